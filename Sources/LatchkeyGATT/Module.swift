@@ -1,0 +1,1 @@
+// Module LatchkeyGATT: see docs/ARCHITECTURE.md.

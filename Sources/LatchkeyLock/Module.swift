@@ -1,0 +1,1 @@
+// Module LatchkeyLock: see docs/ARCHITECTURE.md.

@@ -1,0 +1,1 @@
+// Module LatchkeyManagers: see docs/ARCHITECTURE.md.

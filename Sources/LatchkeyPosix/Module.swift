@@ -1,0 +1,1 @@
+// Module LatchkeyPosix: see docs/ARCHITECTURE.md.

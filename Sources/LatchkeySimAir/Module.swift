@@ -1,0 +1,1 @@
+// Module LatchkeySimAir: see docs/ARCHITECTURE.md.

@@ -1,0 +1,140 @@
+import LatchkeyATT
+
+/// The seam between the Bluetooth managers and whatever moves the bytes.
+///
+/// Two worlds implement it: the Linux kernel (mgmt socket + L2CAP ATT sockets) and the
+/// simulated radio. Nothing above this file knows which one it runs on. The protocol is
+/// deliberately the shape of the kernel's interface, not of Core Bluetooth's: Core
+/// Bluetooth semantics (connect that never times out, restoration, ...) are built on top
+/// by the managers.
+///
+/// Threading: every call and every delegate callback happens on `loop`.
+public protocol BluetoothTransport: AnyObject {
+    /// The loop this transport delivers its callbacks on.
+    var loop: any EventLoop { get }
+    /// Our own controller address.
+    var address: BluetoothAddress { get }
+    var state: RadioState { get }
+    var delegate: (any BluetoothTransportDelegate)? { get set }
+
+    // MARK: Advertising (peripheral role)
+    /// Starts (or replaces) connectable advertising. Throws when powered off.
+    func startAdvertising(_ advertisement: Advertisement) throws(TransportError)
+    func stopAdvertising()
+    var isAdvertising: Bool { get }
+
+    // MARK: Scanning (central role)
+    /// Starts (or reconfigures) a scan. Results arrive as `didReceive(_:)`. The transport
+    /// never stops a scan by itself: bounding it is the caller's job, because an open
+    /// scan drains batteries and, on Linux, suspends the kernel's auto-connect.
+    func startScanning(_ parameters: ScanParameters) throws(TransportError)
+    func stopScanning()
+    var isScanning: Bool { get }
+
+    // MARK: The pending-connection list, held below the application
+    /// Asks the controller to connect to `peer` whenever it is seen advertising, with no
+    /// timeout. The entry stays until removed: after a link loss the controller connects
+    /// again by itself (kernel mgmt Add Device, action 0x02 "auto-connect"). The list is
+    /// owned by the system, not by this process: it outlives the application.
+    func addPendingConnection(to peer: BluetoothAddress) throws(TransportError)
+    /// Removes the entry (mgmt Remove Device). A link that is up is not dropped.
+    func removePendingConnection(to peer: BluetoothAddress)
+    /// What the system holds right now (used to reconcile after a relaunch).
+    var pendingConnections: Set<BluetoothAddress> { get }
+
+    // MARK: Links
+    /// Links that are up right now, including links formed while this process was gone.
+    var connectedLinks: [any ATTLink] { get }
+    /// Connection and scan timing for the pending-connection machinery (mgmt Set Default
+    /// System Configuration on Linux).
+    func setConnectionParameters(_ parameters: ConnectionParameters) throws(TransportError)
+}
+
+/// Callbacks from a transport, always on its loop.
+public protocol BluetoothTransportDelegate: AnyObject {
+    func transport(_ transport: any BluetoothTransport, didChangeState state: RadioState)
+    func transport(_ transport: any BluetoothTransport, didReceive report: AdvertisementReport)
+    /// A link came up: an incoming connection (we advertise) or one the pending list made.
+    /// The receiver must set `link.delegate` before returning, or the link is dropped the
+    /// way the kernel drops an unclaimed link.
+    func transport(_ transport: any BluetoothTransport, didConnect link: any ATTLink)
+}
+
+public enum RadioState: String, Sendable {
+    case unknown, unsupported, unauthorized, poweredOff, poweredOn
+}
+
+/// One ATT bearer (L2CAP fixed channel 4 on a real link). One PDU per `send`.
+public protocol ATTLink: AnyObject {
+    var id: LinkID { get }
+    var peer: BluetoothAddress { get }
+    /// Our role on this link.
+    var role: LinkRole { get }
+    /// The largest ATT_MTU the bearer can carry; GATT negotiates the ATT MTU within it.
+    var maximumTransmissionUnit: Int { get }
+    var isConnected: Bool { get }
+    var delegate: (any ATTLinkDelegate)? { get set }
+    /// Queues one PDU. `.full` means nothing was queued: wait for `linkIsWritable`.
+    func send(_ pdu: [UInt8]) -> SendResult
+    /// Ends the link (HCI reason 0x16, local host terminated).
+    func disconnect()
+}
+
+public protocol ATTLinkDelegate: AnyObject {
+    func link(_ link: any ATTLink, didReceive pdu: [UInt8])
+    /// The transmit queue has room again after a `.full`.
+    func linkIsWritable(_ link: any ATTLink)
+    func link(_ link: any ATTLink, didDisconnect reason: DisconnectReason)
+}
+
+public struct LinkID: Hashable, Sendable, CustomStringConvertible {
+    public var rawValue: UInt64
+    public init(_ rawValue: UInt64) { self.rawValue = rawValue }
+    public var description: String { "link#\(rawValue)" }
+}
+
+public enum LinkRole: String, Sendable { case central, peripheral }
+
+public enum SendResult: Sendable, Equatable {
+    case sent
+    /// The link's transmit buffer is full; nothing was queued. `linkIsWritable` follows.
+    case full
+    /// The link is gone.
+    case disconnected
+}
+
+/// Why a link ended, as HCI disconnect reasons (Core spec Vol 1 Part F).
+public struct DisconnectReason: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    public var rawValue: UInt8
+    public init(rawValue: UInt8) { self.rawValue = rawValue }
+    public static let connectionTimeout = Self(rawValue: 0x08)  // supervision timeout
+    public static let remoteUserTerminated = Self(rawValue: 0x13)
+    public static let remotePowerOff = Self(rawValue: 0x15)
+    public static let localHostTerminated = Self(rawValue: 0x16)
+    public static let failedToEstablish = Self(rawValue: 0x3E)
+    public var description: String {
+        switch self {
+        case .connectionTimeout: "supervision timeout"
+        case .remoteUserTerminated: "remote user terminated"
+        case .remotePowerOff: "remote power off"
+        case .localHostTerminated: "local host terminated"
+        case .failedToEstablish: "failed to be established"
+        default: "HCI reason 0x" + String(rawValue, radix: 16)
+        }
+    }
+}
+
+public struct TransportError: Error, Hashable, Sendable, CustomStringConvertible {
+    public struct Code: Hashable, Sendable {
+        let raw: String
+        public static let poweredOff = Code(raw: "powered off")
+        public static let unsupported = Code(raw: "unsupported")
+        public static let invalidParameters = Code(raw: "invalid parameters")
+        public static let busy = Code(raw: "busy")
+        public static let failed = Code(raw: "failed")
+    }
+    public var code: Code
+    public var message: String
+    public init(_ code: Code, _ message: String) { self.code = code; self.message = message }
+    public var description: String { "\(code.raw): \(message)" }
+}
