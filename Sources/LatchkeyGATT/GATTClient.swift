@@ -1,0 +1,153 @@
+import LatchkeyATT
+
+/// The client side of one ATT bearer, as a state machine.
+///
+/// Procedures (Vol 3, Part G, 4) are queued and run one request at a time, as ATT allows
+/// (3.3.2: one outstanding request per bearer). PDUs to send collect in an outbox that the
+/// bearer drains when its link can take them (`nextOutgoing()`), so back-pressure never
+/// loses a PDU. Responses come in through `receive(_:)`. Completions run synchronously
+/// from `receive`, after the client's own state is consistent, so a completion may start
+/// the next procedure.
+public final class GATTClient {
+    public let preferredMTU: Int
+    public private(set) var mtu: Int = ATTLimits.minimumMTU
+
+    /// Server-initiated values: (value handle, value, isIndication). Indications are
+    /// confirmed automatically once the handler returns.
+    public var onValue: ((UInt16, ATTBytes, Bool) -> Void)?
+
+    /// Procedures waiting for the bearer.
+    private var queue: [Procedure] = []
+    private var queueHead = 0
+    /// The procedure whose request is outstanding.
+    private var current: Procedure?
+    /// Encoded PDUs ready to go, oldest first.
+    private var outbox: [[UInt8]] = []
+    private var outboxHead = 0
+    /// Once a transaction has timed out, the bearer may carry no more requests (3.3.3).
+    public private(set) var isDead = false
+
+    public init(preferredMTU: Int = 247) {
+        self.preferredMTU = max(ATTLimits.minimumMTU, preferredMTU)
+    }
+
+    // MARK: Bearer side
+
+    /// The next PDU to transmit, if any. The bearer calls this until nil or the link is full;
+    /// when the link says full, it keeps the PDU and calls `requeueFront` with it.
+    public func nextOutgoing() -> [UInt8]? {
+        guard outboxHead < outbox.count else { return nil }
+        let pdu = outbox[outboxHead]
+        outboxHead += 1
+        if outboxHead == outbox.count { outbox.removeAll(keepingCapacity: true); outboxHead = 0 }
+        return pdu
+    }
+
+    /// Puts back a PDU the link refused (queue full), to be sent first when it has room.
+    public func requeueFront(_ pdu: [UInt8]) {
+        if outboxHead > 0 { outboxHead -= 1; outbox[outboxHead] = pdu } else { outbox.insert(pdu, at: 0) }
+    }
+
+    public var hasOutgoing: Bool { outboxHead < outbox.count }
+    /// Whether a request awaits its response (the bearer runs the 30 s timer while true).
+    public var isAwaitingResponse: Bool { current != nil }
+
+    /// A server-to-client PDU arrived. Returns false when it was not one this client handles.
+    @discardableResult
+    public func receive(_ bytes: ATTBytes) -> Bool {
+        guard let pdu = try? ATTPDU(decoding: bytes) else {
+            // A malformed response still ends the transaction it answers.
+            if let op = bytes.first, ATTOpcode(rawValue: op).isServerToClient, current != nil {
+                finishCurrent { $0.fail(.invalidResponse("malformed \(ATTOpcode(rawValue: op))")) }
+            }
+            return false
+        }
+        switch pdu {
+        case .handleValueNotification(let handle, let value):
+            onValue?(handle, value, false)
+        case .handleValueIndication(let handle, let value):
+            onValue?(handle, value, true)
+            enqueue(ATTPDU.handleValueConfirmation.bytes)
+        case .errorResponse, .exchangeMTUResponse, .findInformationResponse, .findByTypeValueResponse,
+             .readByTypeResponse, .readResponse, .readBlobResponse, .readMultipleResponse, .readByGroupTypeResponse,
+             .writeResponse, .prepareWriteResponse, .executeWriteResponse:
+            guard let proc = current else { return true }  // unsolicited: ignored (3.4.9)
+            if case .errorResponse(let req, _, _) = pdu, req != proc.requestOpcode {
+                finishCurrent { $0.fail(.invalidResponse("error response for \(req), expected \(proc.requestOpcode)")) }
+                return true
+            }
+            switch proc.handle(pdu, mtu: mtu) {
+            case .send(let next):
+                proc.requestOpcode = next.opcode
+                enqueue(next.bytes)
+            case .done:
+                if case .exchangeMTUResponse(let serverMTU) = pdu {
+                    mtu = max(ATTLimits.minimumMTU, min(preferredMTU, Int(serverMTU)))
+                }
+                finishCurrent { _ in }
+            }
+        default:
+            return false
+        }
+        return true
+    }
+
+    /// The bearer's 30 s timer expired with a request outstanding: fail everything.
+    public func transactionTimedOut() {
+        isDead = true
+        failAll(.timeout)
+    }
+
+    /// The link went away: fail everything queued and outstanding.
+    public func disconnected() {
+        isDead = true
+        failAll(.disconnected)
+    }
+
+    // MARK: Internals
+
+    private func enqueue(_ pdu: [UInt8]) { outbox.append(pdu) }
+
+    func submit(_ proc: Procedure) {
+        guard !isDead else { proc.fail(.disconnected); return }
+        queue.append(proc)
+        pump()
+    }
+
+    /// Sends a command (no response, no transaction) straight to the outbox.
+    func submitCommand(_ pdu: ATTPDU) { if !isDead { enqueue(pdu.bytes) } }
+
+    private func pump() {
+        while current == nil, queueHead < queue.count {
+            let proc = queue[queueHead]
+            queueHead += 1
+            if queueHead == queue.count { queue.removeAll(keepingCapacity: true); queueHead = 0 }
+            switch proc.start(mtu: mtu) {
+            case .send(let pdu):
+                proc.requestOpcode = pdu.opcode
+                current = proc
+                enqueue(pdu.bytes)
+            case .done:
+                proc.complete()
+            }
+        }
+    }
+
+    private func finishCurrent(_ body: (Procedure) -> Void) {
+        guard let proc = current else { return }
+        current = nil
+        body(proc)
+        proc.complete()
+        pump()
+    }
+
+    private func failAll(_ error: GATTClientError) {
+        let outstanding = current
+        let waiting = Array(queue[queueHead...])
+        current = nil
+        queue.removeAll(); queueHead = 0
+        outbox.removeAll(); outboxHead = 0
+        outstanding?.fail(error); outstanding?.complete()
+        for p in waiting { p.fail(error); p.complete() }
+    }
+}

@@ -1,0 +1,190 @@
+import LatchkeyATT
+
+/// Where the application plugs into a server: dynamic reads, writes, subscriptions.
+/// Every method has a default, so a delegate implements only what it handles.
+public protocol GATTServerDelegate: AnyObject {
+    /// A read of a dynamic characteristic value (one defined with `value: nil`).
+    /// Return the whole value; the server applies the offset and the MTU.
+    func server(_ server: GATTServer, readDynamicValueAt handle: UInt16) -> Result<[UInt8], ATTErrorCode>
+    /// A write (request, command, or an executed prepared write) to a characteristic value or
+    /// a descriptor other than the CCCD. Return nil to accept; the server then stores the value
+    /// unless the characteristic is dynamic.
+    func server(_ server: GATTServer, write value: ATTBytes, at handle: UInt16, withResponse: Bool) -> ATTErrorCode?
+    /// The client changed a CCCD.
+    func server(_ server: GATTServer, didChangeClientConfiguration configuration: ClientConfiguration,
+                forValueAt handle: UInt16)
+}
+
+extension GATTServerDelegate {
+    public func server(_ server: GATTServer, readDynamicValueAt handle: UInt16) -> Result<[UInt8], ATTErrorCode> {
+        .failure(.readNotPermitted)
+    }
+    public func server(_ server: GATTServer, write value: ATTBytes, at handle: UInt16, withResponse: Bool) -> ATTErrorCode? {
+        nil
+    }
+    public func server(_ server: GATTServer, didChangeClientConfiguration configuration: ClientConfiguration,
+                       forValueAt handle: UInt16) {}
+}
+
+/// The server side of one ATT bearer, as a state machine: a request in, a response out.
+///
+/// It holds the per-connection state the spec puts on the bearer: the negotiated MTU, the
+/// client's CCCD values, the prepared-write queue and the one indication that may be
+/// outstanding. It does no I/O and reads no clock; the bearer that owns it sends what it
+/// returns and runs the 30 s indication timeout.
+///
+/// Every request gets exactly one response or one Error Response; every malformed command
+/// is dropped (Vol 3, Part F, 3.3 and 3.4.9). Nothing a client sends can crash it.
+public final class GATTServer {
+    public let database: GATTDatabase
+    public weak var delegate: (any GATTServerDelegate)?
+    public var security: LinkSecurity
+
+    /// Our receive MTU, offered in Exchange MTU; capped by the bearer's capacity.
+    public let preferredMTU: Int
+    /// The ATT_MTU in force on this bearer (23 until exchanged).
+    public private(set) var mtu: Int = ATTLimits.minimumMTU
+    public internal(set) var clientConfigurations: [UInt16: ClientConfiguration] = [:]
+    /// Whether an indication is waiting for its confirmation (only one may be, 3.4.7.2).
+    public private(set) var indicationPending = false
+
+    /// Prepared writes, in arrival order (Vol 3, Part F, 3.4.6.1).
+    var prepareQueue: [(handle: UInt16, offset: UInt16, value: [UInt8])] = []
+    /// Prepared writes queued at most. The spec leaves the size to the server; this is enough
+    /// for the largest attribute (512 octets) in MTU-23 pieces of 18 octets (29), rounded up.
+    public static let maximumPrepareQueueLength = 32
+
+    public init(database: GATTDatabase, preferredMTU: Int = 247, security: LinkSecurity = .none) {
+        self.database = database
+        self.preferredMTU = max(ATTLimits.minimumMTU, preferredMTU)
+        self.security = security
+    }
+
+    // MARK: Input
+
+    /// Handles one client-to-server PDU. Returns the bytes to send back, if any.
+    public func handle(_ bytes: ATTBytes) -> [UInt8]? {
+        guard let response = respond(to: bytes) else { return nil }
+        return response.bytes
+    }
+
+    /// Same, returning the PDU instead of its bytes (for tests and tracing).
+    public func respond(to bytes: ATTBytes) -> ATTPDU? {
+        let pdu: ATTPDU
+        do {
+            pdu = try ATTPDU(decoding: bytes)
+        } catch {
+            guard let first = bytes.first else { return nil }
+            let op = ATTOpcode(rawValue: first)
+            // A command (bit 6) is never answered, not even with an error (3.3.1).
+            if op.isCommand { return nil }
+            switch error {
+            case .unknownOpcode:
+                return .errorResponse(request: op, handle: 0, error: .requestNotSupported)
+            case .invalidLength, .invalidField, .empty:
+                // Responses, notifications and confirmations arriving malformed are not
+                // requests: there is nothing to answer.
+                if op.isServerToClient || op == .handleValueConfirmation { return nil }
+                return .errorResponse(request: op, handle: 0, error: .invalidPDU)
+            }
+        }
+        return respond(to: pdu)
+    }
+
+    public func respond(to pdu: ATTPDU) -> ATTPDU? {
+        switch pdu {
+        case .exchangeMTURequest(let clientMTU):
+            // 3.4.2.2: the ATT_MTU is the minimum of both Rx MTUs, never below 23.
+            mtu = max(ATTLimits.minimumMTU, min(Int(clientMTU), preferredMTU))
+            return .exchangeMTUResponse(serverRxMTU: UInt16(preferredMTU))
+        case .findInformationRequest(let start, let end):
+            return findInformation(start, end)
+        case .findByTypeValueRequest(let start, let end, let type, let value):
+            return findByTypeValue(start, end, type, value)
+        case .readByTypeRequest(let start, let end, let type):
+            return readByType(start, end, type)
+        case .readByGroupTypeRequest(let start, let end, let type):
+            return readByGroupType(start, end, type)
+        case .readRequest(let handle):
+            switch readValue(handle) {
+            case .success(let v): return .readResponse(value: v.prefix(mtu - 1))
+            case .failure(let e): return .errorResponse(request: .readRequest, handle: handle, error: e)
+            }
+        case .readBlobRequest(let handle, let offset):
+            switch readValue(handle) {
+            case .success(let v):
+                guard Int(offset) <= v.count else {
+                    return .errorResponse(request: .readBlobRequest, handle: handle, error: .invalidOffset)
+                }
+                return .readBlobResponse(value: v[Int(offset)...].prefix(mtu - 1))
+            case .failure(let e): return .errorResponse(request: .readBlobRequest, handle: handle, error: e)
+            }
+        case .readMultipleRequest(let handles):
+            var out: [UInt8] = []
+            for h in handles {
+                switch readValue(h) {
+                case .success(let v): out += v
+                case .failure(let e): return .errorResponse(request: .readMultipleRequest, handle: h, error: e)
+                }
+            }
+            return .readMultipleResponse(values: out.prefix(mtu - 1))
+        case .writeRequest(let handle, let value):
+            if let e = write(value, at: handle, withResponse: true) {
+                return .errorResponse(request: .writeRequest, handle: handle, error: e)
+            }
+            return .writeResponse
+        case .writeCommand(let handle, let value):
+            _ = write(value, at: handle, withResponse: false)
+            return nil
+        case .signedWriteCommand:
+            // We hold no CSRK, so no signature can be verified: drop, as for any failed command.
+            return nil
+        case .prepareWriteRequest(let handle, let offset, let value):
+            return prepareWrite(handle, offset, value)
+        case .executeWriteRequest(let flags):
+            return executeWrite(flags)
+        case .handleValueConfirmation:
+            indicationPending = false
+            return nil
+        case .errorResponse, .exchangeMTUResponse, .findInformationResponse, .findByTypeValueResponse,
+             .readByTypeResponse, .readResponse, .readBlobResponse, .readMultipleResponse, .readByGroupTypeResponse,
+             .writeResponse, .prepareWriteResponse, .executeWriteResponse, .handleValueNotification,
+             .handleValueIndication:
+            // Server-to-client PDUs belong to the client half of the bearer.
+            return nil
+        }
+    }
+
+    // MARK: Output
+
+    public enum ValueUpdateError: Error, Equatable {
+        case notSubscribed
+        case tooLong(maximum: Int)
+        case indicationInFlight
+    }
+
+    /// A notification for a subscribed client. The value must fit in one PDU (MTU − 3);
+    /// larger values go through `ChunkedSender`.
+    public func notification(_ value: [UInt8], forValueAt handle: UInt16) -> Result<[UInt8], ValueUpdateError> {
+        guard clientConfigurations[handle, default: []].contains(.notify) else { return .failure(.notSubscribed) }
+        guard value.count <= mtu - 3 else { return .failure(.tooLong(maximum: mtu - 3)) }
+        return .success(ATTPDU.handleValueNotification(handle: handle, value: value[...]).bytes)
+    }
+
+    /// An indication; only one may await its confirmation.
+    public func indication(_ value: [UInt8], forValueAt handle: UInt16) -> Result<[UInt8], ValueUpdateError> {
+        guard clientConfigurations[handle, default: []].contains(.indicate) else { return .failure(.notSubscribed) }
+        guard !indicationPending else { return .failure(.indicationInFlight) }
+        guard value.count <= mtu - 3 else { return .failure(.tooLong(maximum: mtu - 3)) }
+        indicationPending = true
+        return .success(ATTPDU.handleValueIndication(handle: handle, value: value[...]).bytes)
+    }
+
+    /// Restores CCCD values remembered for a bonded client (or across an agent restart).
+    public func restoreClientConfigurations(_ values: [UInt16: ClientConfiguration]) {
+        for (h, v) in values {
+            guard let a = database.attribute(at: h), case .characteristicValue = a.kind else { continue }
+            clientConfigurations[h] = v
+        }
+    }
+}

@@ -1,1 +1,0 @@
-// Module LatchkeyGATT: see docs/ARCHITECTURE.md.
