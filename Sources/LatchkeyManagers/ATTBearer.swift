@@ -1,0 +1,129 @@
+import LatchkeyATT
+import LatchkeyGATT
+import LatchkeyTransport
+
+/// One ATT bearer: a link plus the GATT halves that use it.
+///
+/// It routes what arrives (requests, commands and confirmations to the server half;
+/// responses, notifications and indications to the client half), sends what the halves
+/// produce in order, and applies the link's back-pressure: when the link says `.full`, the
+/// PDU waits here and nothing is dropped; `linkIsWritable` resumes. It runs the ATT
+/// transaction timeout (30 s, Vol 3 Part F 3.3.3) on the injected loop. Flow control lives
+/// in this data structure, as in BlueZ's att.c.
+final class ATTBearer: ATTLinkDelegate {
+    let link: any ATTLink
+    let loop: any EventLoop
+    var server: GATTServer?
+    var client: GATTClient?
+
+    /// Server output waiting for link room (responses first; they must never be dropped).
+    private var serverOutbox: [[UInt8]] = []
+    private var transactionTimer: Scheduled?
+    private var blocked = false
+
+    /// Called when the link has room again after a `.full` (ready to update subscribers).
+    var onWritable: (() -> Void)?
+    var onDisconnect: ((DisconnectReason) -> Void)?
+    /// Called for every received and sent PDU, for `.trace` hex logging.
+    var trace: ((String, [UInt8]) -> Void)?
+
+    init(link: any ATTLink, loop: any EventLoop) {
+        self.link = link
+        self.loop = loop
+        link.delegate = self
+    }
+
+    /// The ATT MTU in force: the client half's negotiated value, else the server half's.
+    var mtu: Int { max(client?.mtu ?? ATTLimits.minimumMTU, server?.mtu ?? ATTLimits.minimumMTU) }
+
+    // MARK: ATTLinkDelegate
+
+    func link(_ link: any ATTLink, didReceive pdu: [UInt8]) {
+        trace?("rx", pdu)
+        guard let first = pdu.first else { return }
+        let op = ATTOpcode(rawValue: first)
+        if op.isServerToClient {
+            if op != .handleValueNotification && op != .handleValueIndication {
+                // A response ends the transaction; the next request gets a fresh 30 s.
+                transactionTimer?.cancel()
+                transactionTimer = nil
+            }
+            client?.receive(pdu[...])
+        } else if let server {
+            if let response = server.handle(pdu[...]) { serverOutbox.append(response) }
+        } else if !op.isCommand && op != .handleValueConfirmation {
+            // No GATT server on this side: every request still gets an answer (3.4.9).
+            serverOutbox.append(ATTPDU.errorResponse(request: op, handle: 0, error: .requestNotSupported).bytes)
+        }
+        flush()
+    }
+
+    func linkIsWritable(_ link: any ATTLink) {
+        blocked = false
+        flush()
+        if !blocked { onWritable?() }
+    }
+
+    func link(_ link: any ATTLink, didDisconnect reason: DisconnectReason) {
+        transactionTimer?.cancel()
+        transactionTimer = nil
+        serverOutbox.removeAll()
+        client?.disconnected()
+        onDisconnect?(reason)
+    }
+
+    // MARK: Sending
+
+    /// Sends whatever the halves have queued, until the link is full.
+    func flush() {
+        guard link.isConnected else { return }
+        while !blocked, !serverOutbox.isEmpty {
+            if !transmit(serverOutbox[0]) { return }
+            serverOutbox.removeFirst()
+        }
+        while !blocked, let client, let pdu = client.nextOutgoing() {
+            if !transmit(pdu) { client.requeueFront(pdu); return }
+        }
+        armTransactionTimer()
+    }
+
+    /// Sends a notification or indication built by the server half. False when the link is
+    /// full (or other output waits first): Core Bluetooth's `updateValue` returning false.
+    func sendServerInitiated(_ pdu: [UInt8]) -> Bool {
+        guard serverOutbox.isEmpty, !blocked else { return false }
+        return transmit(pdu)
+    }
+
+    var isBlocked: Bool { blocked }
+
+    private func transmit(_ pdu: [UInt8]) -> Bool {
+        switch link.send(pdu) {
+        case .sent:
+            trace?("tx", pdu)
+            return true
+        case .full:
+            blocked = true
+            return false
+        case .disconnected:
+            blocked = true
+            return false
+        }
+    }
+
+    private func armTransactionTimer() {
+        guard let client else { return }
+        if client.isAwaitingResponse && !client.hasOutgoing {
+            guard transactionTimer == nil else { return }
+            transactionTimer = loop.schedule(after: ATTLimits.transactionTimeout) { [weak self] in
+                guard let self, let client = self.client, client.isAwaitingResponse else { return }
+                self.transactionTimer = nil
+                client.transactionTimedOut()
+                // 3.3.3: after a timeout no more ATT PDUs may be sent on this bearer.
+                self.link.disconnect()
+            }
+        } else if !client.isAwaitingResponse {
+            transactionTimer?.cancel()
+            transactionTimer = nil
+        }
+    }
+}

@@ -1,0 +1,223 @@
+import LatchkeyATT
+import LatchkeyGATT
+import LatchkeyTransport
+
+/// CBCentralManagerDelegate. Only the state update is required, as in Core Bluetooth.
+public protocol CentralManagerDelegate: AnyObject {
+    func centralManagerDidUpdateState(_ central: CentralManager)
+    func centralManager(_ central: CentralManager, didDiscover peripheral: Peripheral,
+                        advertisementData: AdvertisingData, rssi: Int8)
+    func centralManager(_ central: CentralManager, didStopScan reason: ScanStopReason)
+    func centralManager(_ central: CentralManager, didConnect peripheral: Peripheral)
+    /// `error` is nil when the app cancelled the connection.
+    func centralManager(_ central: CentralManager, didDisconnectPeripheral peripheral: Peripheral, error: BluetoothError?)
+}
+
+extension CentralManagerDelegate {
+    public func centralManager(_ central: CentralManager, didDiscover peripheral: Peripheral,
+                               advertisementData: AdvertisingData, rssi: Int8) {}
+    public func centralManager(_ central: CentralManager, didStopScan reason: ScanStopReason) {}
+    public func centralManager(_ central: CentralManager, didConnect peripheral: Peripheral) {}
+    public func centralManager(_ central: CentralManager, didDisconnectPeripheral peripheral: Peripheral,
+                               error: BluetoothError?) {}
+}
+
+/// CBCentralManager on any `BluetoothTransport`.
+///
+/// `connect` never times out: it puts the peripheral on the transport's pending-connection
+/// list (the kernel's auto-connect list on Linux), where it stays until the link forms or
+/// the app cancels — minutes or weeks later. As in Core Bluetooth, a request is fulfilled by
+/// one connection: after a disconnection the app asks again (usually from the disconnect
+/// callback), and if it does not, the manager withdraws the entry from the list.
+public final class CentralManager: BluetoothTransportDelegate {
+    public let transport: any BluetoothTransport
+    public weak var delegate: (any CentralManagerDelegate)?
+    public private(set) var state: ManagerState
+
+    /// Peripherals this manager has seen or been asked about (retrievePeripherals).
+    private var known: [BluetoothAddress: Peripheral] = [:]
+    /// Outstanding connect requests with their options (M4 alerts read these).
+    public private(set) var pendingConnects: [BluetoothAddress: ConnectOptions] = [:]
+    /// Options of the request that produced each current connection.
+    public private(set) var connectedOptions: [BluetoothAddress: ConnectOptions] = [:]
+
+    // Scanning
+    public private(set) var isScanning = false
+    private var scanFilter: [BluetoothUUID]?
+    private var scanOptions = ScanOptions()
+    private var scanTimer: Scheduled?
+    private var discoveredThisScan: Set<BluetoothAddress> = []
+
+    /// Hex trace of every ATT PDU, for `.trace` logging.
+    public var trace: ((BluetoothAddress, String, [UInt8]) -> Void)?
+
+    public init(transport: any BluetoothTransport, delegate: (any CentralManagerDelegate)? = nil) {
+        self.transport = transport
+        self.delegate = delegate
+        self.state = ManagerState(transport.state)
+        transport.delegate = self
+        // Core Bluetooth always tells the delegate the state first, asynchronously.
+        transport.loop.execute { [weak self] in
+            guard let self else { return }
+            self.delegate?.centralManagerDidUpdateState(self)
+        }
+    }
+
+    // MARK: Scanning
+
+    /// scanForPeripherals(withServices:options:), bounded by `options.duration`.
+    public func scanForPeripherals(withServices services: [BluetoothUUID]?, options: ScanOptions = ScanOptions())
+        throws(BluetoothError)
+    {
+        guard state == .poweredOn else { throw .poweredOff }
+        guard options.duration > .zero else { throw .invalidParameters("scan duration must be positive") }
+        scanFilter = services
+        scanOptions = options
+        discoveredThisScan.removeAll()
+        do {
+            try transport.startScanning(ScanParameters(active: options.active, interval: .milliseconds(60),
+                                                       window: .milliseconds(30),
+                                                       filterDuplicates: !options.allowDuplicates))
+        } catch {
+            throw .invalidParameters(error.description)
+        }
+        isScanning = true
+        scanTimer?.cancel()
+        scanTimer = transport.loop.schedule(after: options.duration) { [weak self] in
+            self?.endScan(.durationElapsed)
+        }
+    }
+
+    public func stopScan() {
+        guard isScanning else { return }
+        endScan(.stopped)
+    }
+
+    private func endScan(_ reason: ScanStopReason) {
+        guard isScanning else { return }
+        isScanning = false
+        scanTimer?.cancel()
+        scanTimer = nil
+        transport.stopScanning()
+        delegate?.centralManager(self, didStopScan: reason)
+    }
+
+    // MARK: Connecting
+
+    /// connect(_:options:). No timeout: only `cancelPeripheralConnection` ends the request.
+    public func connect(_ peripheral: Peripheral, options: ConnectOptions = ConnectOptions()) throws(BluetoothError) {
+        known[peripheral.identifier] = peripheral
+        guard peripheral.state != .connected else { return }  // already fulfilled
+        pendingConnects[peripheral.identifier] = options
+        peripheral.state = .connecting
+        guard state == .poweredOn else { return }  // asserted when the radio comes on
+        do {
+            try transport.addPendingConnection(to: peripheral.identifier)
+        } catch {
+            throw .invalidParameters(error.description)
+        }
+    }
+
+    /// cancelPeripheralConnection(_:): withdraws a pending request, or ends a live link.
+    public func cancelPeripheralConnection(_ peripheral: Peripheral) {
+        let address = peripheral.identifier
+        pendingConnects[address] = nil
+        transport.removePendingConnection(to: address)
+        if let bearer = peripheral.bearer {
+            peripheral.state = .disconnecting
+            bearer.link.disconnect()
+        } else {
+            peripheral.state = .disconnected
+        }
+    }
+
+    /// retrievePeripherals(withIdentifiers:): proxies for addresses, known or not.
+    public func retrievePeripherals(withIdentifiers ids: [BluetoothAddress]) -> [Peripheral] {
+        ids.map { peripheral(for: $0) }
+    }
+
+    /// retrieveConnectedPeripherals(withServices:): connected peripherals with a discovered
+    /// service among `services` (all connected ones when the list is empty).
+    public func retrieveConnectedPeripherals(withServices services: [BluetoothUUID]) -> [Peripheral] {
+        known.values.filter { p in
+            p.state == .connected
+                && (services.isEmpty || (p.services ?? []).contains { services.contains($0.uuid) })
+        }.sorted { $0.identifier < $1.identifier }
+    }
+
+    func peripheral(for address: BluetoothAddress) -> Peripheral {
+        if let p = known[address] { return p }
+        let p = Peripheral(identifier: address)
+        known[address] = p
+        return p
+    }
+
+    // MARK: BluetoothTransportDelegate
+
+    public func transport(_ transport: any BluetoothTransport, didChangeState radio: RadioState) {
+        state = ManagerState(radio)
+        if state != .poweredOn {
+            if isScanning { endScan(.poweredOff) }
+        } else {
+            // Re-assert every outstanding request: a controller power-down clears the list.
+            for address in pendingConnects.keys.sorted() where !transport.pendingConnections.contains(address) {
+                try? transport.addPendingConnection(to: address)
+            }
+        }
+        delegate?.centralManagerDidUpdateState(self)
+    }
+
+    public func transport(_ transport: any BluetoothTransport, didReceive report: AdvertisementReport) {
+        guard isScanning else { return }
+        if let filter = scanFilter, !filter.isEmpty,
+           !report.data.serviceUUIDs.contains(where: { filter.contains($0) }) { return }
+        if !scanOptions.allowDuplicates {
+            guard discoveredThisScan.insert(report.address).inserted else { return }
+        }
+        let p = peripheral(for: report.address)
+        if let name = report.data.localName { p.name = name }
+        delegate?.centralManager(self, didDiscover: p, advertisementData: report.data, rssi: report.rssi)
+    }
+
+    public func transport(_ transport: any BluetoothTransport, didConnect link: any ATTLink) {
+        guard link.role == .central else { return }  // incoming links belong to a peripheral manager
+        guard let options = pendingConnects[link.peer] else {
+            // Nobody here asked for this link (a stale entry on the system's list): let it go.
+            transport.removePendingConnection(to: link.peer)
+            link.disconnect()
+            return
+        }
+        adopt(link, options: options)
+    }
+
+    /// Takes over a link: attaches the bearer and reports the connection.
+    func adopt(_ link: any ATTLink, options: ConnectOptions) {
+        let p = peripheral(for: link.peer)
+        pendingConnects[link.peer] = nil
+        connectedOptions[link.peer] = options
+        let bearer = ATTBearer(link: link, loop: transport.loop)
+        let address = link.peer
+        bearer.trace = { [weak self] dir, pdu in self?.trace?(address, dir, pdu) }
+        bearer.onDisconnect = { [weak self, weak p] reason in
+            guard let self, let p else { return }
+            self.linkLost(p, reason: reason)
+        }
+        p.attach(bearer)
+        delegate?.centralManager(self, didConnect: p)
+    }
+
+    private func linkLost(_ p: Peripheral, reason: DisconnectReason) {
+        let cancelled = p.state == .disconnecting
+        p.detach()
+        connectedOptions[p.identifier] = nil
+        delegate?.centralManager(self, didDisconnectPeripheral: p,
+                                 error: cancelled ? nil : .disconnected(reason))
+        // One request, one connection: unless the app asked again in the callback, the
+        // system's auto-connect entry goes too.
+        if pendingConnects[p.identifier] == nil {
+            transport.removePendingConnection(to: p.identifier)
+        } else {
+            p.state = .connecting
+        }
+    }
+}

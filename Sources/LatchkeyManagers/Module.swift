@@ -1,1 +1,0 @@
-// Module LatchkeyManagers: see docs/ARCHITECTURE.md.

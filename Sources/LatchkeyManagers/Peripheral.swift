@@ -1,0 +1,281 @@
+import LatchkeyATT
+import LatchkeyGATT
+import LatchkeyTransport
+
+/// CBPeripheralDelegate. Every method has a default.
+public protocol PeripheralDelegate: AnyObject {
+    func peripheral(_ peripheral: Peripheral, didDiscoverServices error: BluetoothError?)
+    func peripheral(_ peripheral: Peripheral, didDiscoverCharacteristicsFor service: RemoteService, error: BluetoothError?)
+    func peripheral(_ peripheral: Peripheral, didDiscoverDescriptorsFor characteristic: RemoteCharacteristic,
+                    error: BluetoothError?)
+    /// A read completed, or a notification/indication arrived.
+    func peripheral(_ peripheral: Peripheral, didUpdateValueFor characteristic: RemoteCharacteristic, error: BluetoothError?)
+    func peripheral(_ peripheral: Peripheral, didUpdateValueFor descriptor: RemoteDescriptor, error: BluetoothError?)
+    func peripheral(_ peripheral: Peripheral, didWriteValueFor characteristic: RemoteCharacteristic, error: BluetoothError?)
+    func peripheral(_ peripheral: Peripheral, didUpdateNotificationStateFor characteristic: RemoteCharacteristic,
+                    error: BluetoothError?)
+    /// The link can take another write without response (peripheralIsReady(toSendWriteWithoutResponse:)).
+    func peripheralIsReady(toSendWriteWithoutResponse peripheral: Peripheral)
+    func peripheral(_ peripheral: Peripheral, didUpdateMTU mtu: Int)
+}
+
+extension PeripheralDelegate {
+    public func peripheral(_ peripheral: Peripheral, didDiscoverServices error: BluetoothError?) {}
+    public func peripheral(_ peripheral: Peripheral, didDiscoverCharacteristicsFor service: RemoteService, error: BluetoothError?) {}
+    public func peripheral(_ peripheral: Peripheral, didDiscoverDescriptorsFor characteristic: RemoteCharacteristic,
+                           error: BluetoothError?) {}
+    public func peripheral(_ peripheral: Peripheral, didUpdateValueFor characteristic: RemoteCharacteristic, error: BluetoothError?) {}
+    public func peripheral(_ peripheral: Peripheral, didUpdateValueFor descriptor: RemoteDescriptor, error: BluetoothError?) {}
+    public func peripheral(_ peripheral: Peripheral, didWriteValueFor characteristic: RemoteCharacteristic, error: BluetoothError?) {}
+    public func peripheral(_ peripheral: Peripheral, didUpdateNotificationStateFor characteristic: RemoteCharacteristic,
+                           error: BluetoothError?) {}
+    public func peripheralIsReady(toSendWriteWithoutResponse peripheral: Peripheral) {}
+    public func peripheral(_ peripheral: Peripheral, didUpdateMTU mtu: Int) {}
+}
+
+/// The central's proxy for a remote peripheral (CBPeripheral). Identified by its address.
+public final class Peripheral {
+    public enum State: String, Sendable { case disconnected, connecting, connected, disconnecting }
+
+    public let identifier: BluetoothAddress
+    public internal(set) var name: String?
+    public internal(set) var state: State = .disconnected
+    public weak var delegate: (any PeripheralDelegate)?
+    /// Nil until discovered (CBPeripheral.services).
+    public internal(set) var services: [RemoteService]?
+
+    var bearer: ATTBearer?
+    var client: GATTClient? { bearer?.client }
+
+    init(identifier: BluetoothAddress) { self.identifier = identifier }
+
+    /// The ATT MTU in force on the link (23 until the exchange completes).
+    public var mtu: Int { bearer?.mtu ?? ATTLimits.minimumMTU }
+
+    /// CBPeripheral.maximumWriteValueLength(for:).
+    public func maximumWriteValueLength(withResponse: Bool) -> Int {
+        withResponse ? ATTLimits.maximumAttributeLength : mtu - 3
+    }
+
+    /// CBPeripheral.canSendWriteWithoutResponse.
+    public var canSendWriteWithoutResponse: Bool { bearer.map { !$0.isBlocked } ?? false }
+
+    public func service(_ uuid: BluetoothUUID) -> RemoteService? { services?.first { $0.uuid == uuid } }
+
+    // MARK: Discovery
+
+    /// Discovers primary services; with a filter, only those (by Find By Type Value per UUID).
+    public func discoverServices(_ uuids: [BluetoothUUID]? = nil) {
+        guard let client else { delegate?.peripheral(self, didDiscoverServices: .notConnected); return }
+        if let uuids, !uuids.isEmpty {
+            var collected: [DiscoveredService] = []
+            var remaining = uuids.count
+            var failure: BluetoothError?
+            for uuid in uuids {
+                client.discoverPrimaryServices(uuid) { [weak self] result in
+                    switch result {
+                    case .success(let s): collected += s
+                    case .failure(let e): failure = failure ?? BluetoothError(e)
+                    }
+                    remaining -= 1
+                    if remaining == 0 { self?.finishServiceDiscovery(collected.sorted { $0.startHandle < $1.startHandle }, failure) }
+                }
+            }
+        } else {
+            client.discoverPrimaryServices(nil) { [weak self] result in
+                switch result {
+                case .success(let s): self?.finishServiceDiscovery(s, nil)
+                case .failure(let e): self?.finishServiceDiscovery([], BluetoothError(e))
+                }
+            }
+        }
+        bearer?.flush()
+    }
+
+    private func finishServiceDiscovery(_ found: [DiscoveredService], _ error: BluetoothError?) {
+        if error == nil || !found.isEmpty {
+            // Keep already-discovered service objects so their characteristics survive a re-discovery.
+            let old = services ?? []
+            services = found.map { d in
+                old.first { $0.startHandle == d.startHandle && $0.uuid == d.uuid } ?? RemoteService(d, peripheral: self)
+            }
+        }
+        delegate?.peripheral(self, didDiscoverServices: error)
+    }
+
+    public func discoverCharacteristics(_ uuids: [BluetoothUUID]? = nil, for service: RemoteService) {
+        guard let client else {
+            delegate?.peripheral(self, didDiscoverCharacteristicsFor: service, error: .notConnected); return
+        }
+        client.discoverCharacteristics(of: service.discovered) { [weak self, weak service] result in
+            guard let self, let service else { return }
+            switch result {
+            case .success(let found):
+                let wanted = found.filter { uuids == nil || uuids!.contains($0.uuid) }
+                let old = service.characteristics ?? []
+                service.characteristics = wanted.map { d in
+                    old.first { $0.valueHandle == d.valueHandle } ?? RemoteCharacteristic(d, service: service)
+                }
+                self.delegate?.peripheral(self, didDiscoverCharacteristicsFor: service, error: nil)
+            case .failure(let e):
+                self.delegate?.peripheral(self, didDiscoverCharacteristicsFor: service, error: BluetoothError(e))
+            }
+        }
+        bearer?.flush()
+    }
+
+    public func discoverDescriptors(for characteristic: RemoteCharacteristic) {
+        guard let client else {
+            delegate?.peripheral(self, didDiscoverDescriptorsFor: characteristic, error: .notConnected); return
+        }
+        client.discoverDescriptors(of: characteristic.discovered) { [weak self, weak characteristic] result in
+            guard let self, let characteristic else { return }
+            switch result {
+            case .success(let found):
+                characteristic.descriptors = found.map { RemoteDescriptor($0, characteristic: characteristic) }
+                self.delegate?.peripheral(self, didDiscoverDescriptorsFor: characteristic, error: nil)
+            case .failure(let e):
+                self.delegate?.peripheral(self, didDiscoverDescriptorsFor: characteristic, error: BluetoothError(e))
+            }
+        }
+        bearer?.flush()
+    }
+
+    // MARK: Reads and writes
+
+    public func readValue(for characteristic: RemoteCharacteristic) {
+        guard let client else {
+            delegate?.peripheral(self, didUpdateValueFor: characteristic, error: .notConnected); return
+        }
+        client.read(characteristic.valueHandle) { [weak self, weak characteristic] result in
+            guard let self, let characteristic else { return }
+            switch result {
+            case .success(let v):
+                characteristic.value = v
+                self.delegate?.peripheral(self, didUpdateValueFor: characteristic, error: nil)
+            case .failure(let e):
+                self.delegate?.peripheral(self, didUpdateValueFor: characteristic, error: BluetoothError(e))
+            }
+        }
+        bearer?.flush()
+    }
+
+    public func readValue(for descriptor: RemoteDescriptor) {
+        guard let client else { delegate?.peripheral(self, didUpdateValueFor: descriptor, error: .notConnected); return }
+        client.read(descriptor.handle) { [weak self, weak descriptor] result in
+            guard let self, let descriptor else { return }
+            switch result {
+            case .success(let v):
+                descriptor.value = v
+                self.delegate?.peripheral(self, didUpdateValueFor: descriptor, error: nil)
+            case .failure(let e):
+                self.delegate?.peripheral(self, didUpdateValueFor: descriptor, error: BluetoothError(e))
+            }
+        }
+        bearer?.flush()
+    }
+
+    /// CBPeripheral.writeValue(_:for:type:). With response: a Write Request (or a reliable
+    /// long write) and a `didWriteValueFor` callback. Without: a Write Command; check
+    /// `canSendWriteWithoutResponse` first, as on iOS; when the link is full it is refused.
+    public func writeValue(_ value: [UInt8], for characteristic: RemoteCharacteristic, withResponse: Bool = true) {
+        guard let client, let bearer else {
+            if withResponse { delegate?.peripheral(self, didWriteValueFor: characteristic, error: .notConnected) }
+            return
+        }
+        if withResponse {
+            client.write(value, to: characteristic.valueHandle) { [weak self, weak characteristic] result in
+                guard let self, let characteristic else { return }
+                self.delegate?.peripheral(self, didWriteValueFor: characteristic,
+                                          error: result.failure.map(BluetoothError.init))
+            }
+        } else {
+            try? client.writeWithoutResponse(value, to: characteristic.valueHandle)
+        }
+        bearer.flush()
+    }
+
+    /// CBPeripheral.setNotifyValue(_:for:): writes the CCCD (notify, or indicate when the
+    /// characteristic only indicates). Descriptors are discovered first if needed.
+    public func setNotifyValue(_ enabled: Bool, for characteristic: RemoteCharacteristic) {
+        guard client != nil else {
+            delegate?.peripheral(self, didUpdateNotificationStateFor: characteristic, error: .notConnected); return
+        }
+        guard !characteristic.properties.isDisjoint(with: [.notify, .indicate]) else {
+            delegate?.peripheral(self, didUpdateNotificationStateFor: characteristic,
+                                 error: .operationNotSupported("characteristic neither notifies nor indicates"))
+            return
+        }
+        if let cccd = characteristic.clientConfigurationHandle {
+            writeClientConfiguration(enabled, cccd, characteristic)
+            return
+        }
+        client!.discoverDescriptors(of: characteristic.discovered) { [weak self, weak characteristic] result in
+            guard let self, let characteristic else { return }
+            if case .success(let found) = result {
+                characteristic.descriptors = found.map { RemoteDescriptor($0, characteristic: characteristic) }
+            }
+            guard let cccd = characteristic.clientConfigurationHandle else {
+                self.delegate?.peripheral(self, didUpdateNotificationStateFor: characteristic,
+                                          error: .att(.attributeNotFound))
+                return
+            }
+            self.writeClientConfiguration(enabled, cccd, characteristic)
+        }
+        bearer?.flush()
+    }
+
+    private func writeClientConfiguration(_ enabled: Bool, _ handle: UInt16, _ characteristic: RemoteCharacteristic) {
+        guard let client else { return }
+        let config: ClientConfiguration = !enabled ? [] : characteristic.properties.contains(.notify) ? .notify : .indicate
+        client.setClientConfiguration(config, descriptor: handle) { [weak self, weak characteristic] result in
+            guard let self, let characteristic else { return }
+            if case .success = result { characteristic.isNotifying = enabled }
+            self.delegate?.peripheral(self, didUpdateNotificationStateFor: characteristic,
+                                      error: result.failure.map(BluetoothError.init))
+        }
+        bearer?.flush()
+    }
+
+    // MARK: Link plumbing (driven by CentralManager)
+
+    /// Finds the characteristic that owns a value handle.
+    func characteristic(valueHandle: UInt16) -> RemoteCharacteristic? {
+        for s in services ?? [] {
+            if let c = s.characteristics?.first(where: { $0.valueHandle == valueHandle }) { return c }
+        }
+        return nil
+    }
+
+    func attach(_ bearer: ATTBearer) {
+        self.bearer = bearer
+        let client = GATTClient(preferredMTU: bearer.link.maximumTransmissionUnit)
+        bearer.client = client
+        client.onValue = { [weak self] handle, value, _ in
+            guard let self, let c = self.characteristic(valueHandle: handle) else { return }
+            c.value = Array(value)
+            self.delegate?.peripheral(self, didUpdateValueFor: c, error: nil)
+        }
+        bearer.onWritable = { [weak self] in
+            guard let self else { return }
+            self.delegate?.peripheralIsReady(toSendWriteWithoutResponse: self)
+        }
+        state = .connected
+        // iOS exchanges the MTU as soon as a link is up; so do we.
+        client.exchangeMTU { [weak self] result in
+            guard let self, case .success(let mtu) = result else { return }
+            self.delegate?.peripheral(self, didUpdateMTU: mtu)
+        }
+        bearer.flush()
+    }
+
+    func detach() {
+        bearer = nil
+        state = .disconnected
+        for s in services ?? [] { for c in s.characteristics ?? [] { c.isNotifying = false } }
+    }
+}
+
+extension Result {
+    var failure: Failure? { if case .failure(let e) = self { return e } else { return nil } }
+}

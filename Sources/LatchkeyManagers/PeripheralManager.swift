@@ -1,0 +1,277 @@
+import LatchkeyATT
+import LatchkeyGATT
+import LatchkeyTransport
+
+/// A central connected to our peripheral manager (CBCentral).
+public final class Central {
+    public let identifier: BluetoothAddress
+    let bearer: ATTBearer
+    let server: GATTServer
+    init(identifier: BluetoothAddress, bearer: ATTBearer, server: GATTServer) {
+        self.identifier = identifier; self.bearer = bearer; self.server = server
+    }
+    /// CBCentral.maximumUpdateValueLength: one notification's payload, MTU − 3.
+    public var maximumUpdateValueLength: Int { server.mtu - 3 }
+    public var linkID: LinkID { bearer.link.id }
+}
+
+/// A read from a central (CBATTRequest for reads). `offset` is already applied by the
+/// server; the delegate returns the whole value.
+public struct ReadRequest {
+    public let central: Central
+    public let characteristic: LocalCharacteristic
+}
+
+/// A write from a central (CBATTRequest for writes).
+public struct WriteRequest {
+    public let central: Central
+    public let characteristic: LocalCharacteristic
+    public let value: [UInt8]
+    public let withResponse: Bool
+}
+
+/// CBPeripheralManagerDelegate.
+///
+/// Reads and writes are answered by returning the result, where Core Bluetooth has
+/// `respond(to:withResult:)`: every callback runs on the one loop, so the answer is ready
+/// before the next PDU is looked at, and a request can never be left unanswered.
+public protocol PeripheralManagerDelegate: AnyObject {
+    func peripheralManagerDidUpdateState(_ peripheral: PeripheralManager)
+    func peripheralManager(_ peripheral: PeripheralManager, didAdd service: LocalService, error: BluetoothError?)
+    func peripheralManagerDidStartAdvertising(_ peripheral: PeripheralManager, error: BluetoothError?)
+    func peripheralManager(_ peripheral: PeripheralManager, didReceiveRead request: ReadRequest) -> Result<[UInt8], ATTErrorCode>
+    func peripheralManager(_ peripheral: PeripheralManager, didReceiveWrite request: WriteRequest) -> ATTErrorCode?
+    func peripheralManager(_ peripheral: PeripheralManager, central: Central, didSubscribeTo characteristic: LocalCharacteristic)
+    func peripheralManager(_ peripheral: PeripheralManager, central: Central, didUnsubscribeFrom characteristic: LocalCharacteristic)
+    /// After `updateValue` returned false, there is room again.
+    func peripheralManagerIsReady(toUpdateSubscribers peripheral: PeripheralManager)
+    func peripheralManager(_ peripheral: PeripheralManager, didConnect central: Central)
+    func peripheralManager(_ peripheral: PeripheralManager, didDisconnect central: Central, reason: DisconnectReason)
+}
+
+extension PeripheralManagerDelegate {
+    public func peripheralManager(_ peripheral: PeripheralManager, didAdd service: LocalService, error: BluetoothError?) {}
+    public func peripheralManagerDidStartAdvertising(_ peripheral: PeripheralManager, error: BluetoothError?) {}
+    public func peripheralManager(_ peripheral: PeripheralManager, didReceiveRead request: ReadRequest) -> Result<[UInt8], ATTErrorCode> {
+        .failure(.readNotPermitted)
+    }
+    public func peripheralManager(_ peripheral: PeripheralManager, didReceiveWrite request: WriteRequest) -> ATTErrorCode? {
+        .writeNotPermitted
+    }
+    public func peripheralManager(_ peripheral: PeripheralManager, central: Central, didSubscribeTo characteristic: LocalCharacteristic) {}
+    public func peripheralManager(_ peripheral: PeripheralManager, central: Central, didUnsubscribeFrom characteristic: LocalCharacteristic) {}
+    public func peripheralManagerIsReady(toUpdateSubscribers peripheral: PeripheralManager) {}
+    public func peripheralManager(_ peripheral: PeripheralManager, didConnect central: Central) {}
+    public func peripheralManager(_ peripheral: PeripheralManager, didDisconnect central: Central, reason: DisconnectReason) {}
+}
+
+/// A published service and its characteristics' handles (CBMutableService once added).
+public final class LocalService {
+    public let definition: GATTService
+    public let handles: GATTServiceHandles
+    public let characteristics: [LocalCharacteristic]
+    init(definition: GATTService, handles: GATTServiceHandles) {
+        self.definition = definition
+        self.handles = handles
+        characteristics = definition.characteristics.indices.map {
+            LocalCharacteristic(definition: definition.characteristics[$0], valueHandle: handles.characteristicValues[$0])
+        }
+    }
+    public var uuid: BluetoothUUID { definition.uuid }
+    public func characteristic(_ uuid: BluetoothUUID) -> LocalCharacteristic? { characteristics.first { $0.uuid == uuid } }
+}
+
+/// A published characteristic (CBMutableCharacteristic once added).
+public final class LocalCharacteristic {
+    public let definition: GATTCharacteristic
+    public let valueHandle: UInt16
+    /// Centrals subscribed right now (CBMutableCharacteristic.subscribedCentrals).
+    public internal(set) var subscribedCentrals: [Central] = []
+    init(definition: GATTCharacteristic, valueHandle: UInt16) { self.definition = definition; self.valueHandle = valueHandle }
+    public var uuid: BluetoothUUID { definition.uuid }
+}
+
+/// CBPeripheralManager on any `BluetoothTransport`.
+public final class PeripheralManager: BluetoothTransportDelegate, GATTServerDelegate {
+    public let transport: any BluetoothTransport
+    public weak var delegate: (any PeripheralManagerDelegate)?
+    public private(set) var state: ManagerState
+    public let database = GATTDatabase()
+    public private(set) var services: [LocalService] = []
+    public private(set) var centrals: [Central] = []
+    /// What the app asked to advertise; re-armed after each connection and disconnection
+    /// because a legacy connectable advertiser stops when a central connects.
+    public private(set) var advertisement: Advertisement?
+    private var waitingForReady = false
+
+    public var trace: ((BluetoothAddress, String, [UInt8]) -> Void)?
+
+    public init(transport: any BluetoothTransport, delegate: (any PeripheralManagerDelegate)? = nil) {
+        self.transport = transport
+        self.delegate = delegate
+        self.state = ManagerState(transport.state)
+        transport.delegate = self
+        transport.loop.execute { [weak self] in
+            guard let self else { return }
+            self.delegate?.peripheralManagerDidUpdateState(self)
+        }
+    }
+
+    // MARK: Services
+
+    /// add(_:). `startHandle` pins the handles (restoration keeps a central's cache valid).
+    @discardableResult
+    public func add(_ service: GATTService, startHandle: UInt16? = nil) throws(BluetoothError) -> LocalService {
+        let handles: GATTServiceHandles
+        do { handles = try database.add(service, startHandle: startHandle) } catch {
+            throw .invalidParameters(error.message)
+        }
+        let local = LocalService(definition: service, handles: handles)
+        services.append(local)
+        delegate?.peripheralManager(self, didAdd: local, error: nil)
+        return local
+    }
+
+    public func remove(_ service: LocalService) {
+        database.removeService(at: service.handles.service)
+        services.removeAll { $0 === service }
+    }
+
+    // MARK: Advertising
+
+    public func startAdvertising(_ advertisement: Advertisement) {
+        self.advertisement = advertisement
+        do {
+            try transport.startAdvertising(advertisement)
+            delegate?.peripheralManagerDidStartAdvertising(self, error: nil)
+        } catch {
+            delegate?.peripheralManagerDidStartAdvertising(
+                self, error: error.code == .poweredOff ? .poweredOff : .invalidParameters(error.description))
+        }
+    }
+
+    public func stopAdvertising() {
+        advertisement = nil
+        transport.stopAdvertising()
+    }
+
+    public var isAdvertising: Bool { transport.isAdvertising }
+
+    private func rearmAdvertising() {
+        guard let advertisement, state == .poweredOn, !transport.isAdvertising else { return }
+        try? transport.startAdvertising(advertisement)
+    }
+
+    // MARK: Notifications
+
+    /// updateValue(_:for:onSubscribedCentrals:). Stores the value and notifies (or
+    /// indicates) the subscribed centrals. Returns false when a link's queue is full: the
+    /// value was not sent to every central, and `peripheralManagerIsReady` follows.
+    @discardableResult
+    public func updateValue(_ value: [UInt8], for characteristic: LocalCharacteristic,
+                            onSubscribedCentrals only: [Central]? = nil) -> Bool {
+        if characteristic.definition.value != nil { database.setValue(value, at: characteristic.valueHandle) }
+        var allSent = true
+        for central in characteristic.subscribedCentrals where only == nil || only!.contains(where: { $0 === central }) {
+            let config = central.server.clientConfigurations[characteristic.valueHandle, default: []]
+            let pdu = config.contains(.notify)
+                ? central.server.notification(value, forValueAt: characteristic.valueHandle)
+                : central.server.indication(value, forValueAt: characteristic.valueHandle)
+            switch pdu {
+            case .success(let bytes):
+                if !central.bearer.sendServerInitiated(bytes) {
+                    allSent = false
+                    // The indication never left, so no confirmation will come: clear the
+                    // in-flight mark the way its confirmation would.
+                    if config.contains(.indicate) { _ = central.server.respond(to: .handleValueConfirmation) }
+                }
+            case .failure(.indicationInFlight):
+                allSent = false
+            case .failure:
+                allSent = false
+            }
+        }
+        if !allSent { waitingForReady = true }
+        return allSent
+    }
+
+    // MARK: BluetoothTransportDelegate
+
+    public func transport(_ transport: any BluetoothTransport, didChangeState radio: RadioState) {
+        state = ManagerState(radio)
+        if state == .poweredOn { rearmAdvertising() }
+        delegate?.peripheralManagerDidUpdateState(self)
+    }
+
+    public func transport(_ transport: any BluetoothTransport, didReceive report: AdvertisementReport) {}
+
+    public func transport(_ transport: any BluetoothTransport, didConnect link: any ATTLink) {
+        guard link.role == .peripheral else { return }
+        let server = GATTServer(database: database, preferredMTU: link.maximumTransmissionUnit)
+        server.delegate = self
+        let bearer = ATTBearer(link: link, loop: transport.loop)
+        bearer.server = server
+        let central = Central(identifier: link.peer, bearer: bearer, server: server)
+        let address = link.peer
+        bearer.trace = { [weak self] dir, pdu in self?.trace?(address, dir, pdu) }
+        bearer.onWritable = { [weak self] in
+            guard let self, self.waitingForReady else { return }
+            self.waitingForReady = false
+            self.delegate?.peripheralManagerIsReady(toUpdateSubscribers: self)
+        }
+        bearer.onDisconnect = { [weak self, weak central] reason in
+            guard let self, let central else { return }
+            self.centralLeft(central, reason: reason)
+        }
+        centrals.append(central)
+        delegate?.peripheralManager(self, didConnect: central)
+        transport.loop.execute { [weak self] in self?.rearmAdvertising() }
+    }
+
+    private func centralLeft(_ central: Central, reason: DisconnectReason) {
+        centrals.removeAll { $0 === central }
+        for s in services {
+            for c in s.characteristics where c.subscribedCentrals.contains(where: { $0 === central }) {
+                c.subscribedCentrals.removeAll { $0 === central }
+                delegate?.peripheralManager(self, central: central, didUnsubscribeFrom: c)
+            }
+        }
+        delegate?.peripheralManager(self, didDisconnect: central, reason: reason)
+        rearmAdvertising()
+    }
+
+    // MARK: GATTServerDelegate
+
+    private func lookup(_ handle: UInt16) -> LocalCharacteristic? {
+        for s in services { if let c = s.characteristics.first(where: { $0.valueHandle == handle }) { return c } }
+        return nil
+    }
+
+    private func central(for server: GATTServer) -> Central? { centrals.first { $0.server === server } }
+
+    public func server(_ server: GATTServer, readDynamicValueAt handle: UInt16) -> Result<[UInt8], ATTErrorCode> {
+        guard let c = lookup(handle), let central = central(for: server), let delegate else { return .failure(.unlikelyError) }
+        return delegate.peripheralManager(self, didReceiveRead: ReadRequest(central: central, characteristic: c))
+    }
+
+    public func server(_ server: GATTServer, write value: ATTBytes, at handle: UInt16, withResponse: Bool) -> ATTErrorCode? {
+        guard let c = lookup(handle), let central = central(for: server) else { return nil }  // descriptors: stored
+        guard let delegate else { return .writeNotPermitted }
+        return delegate.peripheralManager(
+            self, didReceiveWrite: WriteRequest(central: central, characteristic: c, value: Array(value), withResponse: withResponse))
+    }
+
+    public func server(_ server: GATTServer, didChangeClientConfiguration configuration: ClientConfiguration,
+                       forValueAt handle: UInt16) {
+        guard let c = lookup(handle), let central = central(for: server) else { return }
+        let was = c.subscribedCentrals.contains { $0 === central }
+        if configuration.isEmpty {
+            guard was else { return }
+            c.subscribedCentrals.removeAll { $0 === central }
+            delegate?.peripheralManager(self, central: central, didUnsubscribeFrom: c)
+        } else if !was {
+            c.subscribedCentrals.append(central)
+            delegate?.peripheralManager(self, central: central, didSubscribeTo: c)
+        }
+    }
+}
