@@ -1,0 +1,33 @@
+import Crypto
+import LatchkeyLockProtocol
+
+/// Seals and opens command frames with ChaChaPoly (RFC 8439). The AEAD's associated data
+/// is the frame header — version, kind, key id, counter, challenge, nonce — so the tag
+/// covers the whole frame, not just the operation.
+public enum CommandSealing {
+    /// The phone side: seals `body` for the lock.
+    public static func seal(_ body: CommandBody, keyID: UInt32, secret: [UInt8], counter: UInt64,
+                            challenge: [UInt8]) throws -> CommandFrame {
+        precondition(challenge.count == CommandFrame.challengeLength)
+        let nonce = ChaChaPoly.Nonce()
+        var frame = CommandFrame(keyID: keyID, counter: counter, challenge: challenge, nonce: Array(nonce), sealed: [])
+        let box = try ChaChaPoly.seal(body.bytes, using: SymmetricKey(data: secret), nonce: nonce,
+                                      authenticating: frame.associatedData)
+        frame.sealed = Array(box.ciphertext) + Array(box.tag)
+        return frame
+    }
+
+    /// The lock side: authenticates the whole frame and returns the body; throws when the
+    /// tag does not verify under `secret`.
+    public static func open(_ frame: CommandFrame, secret: [UInt8]) throws -> [UInt8] {
+        let n = frame.sealed.count - CommandFrame.tagLength
+        let box = try ChaChaPoly.SealedBox(nonce: ChaChaPoly.Nonce(data: frame.nonce),
+                                           ciphertext: frame.sealed[..<n], tag: frame.sealed[n...])
+        return Array(try ChaChaPoly.open(box, using: SymmetricKey(data: secret), authenticating: frame.associatedData))
+    }
+
+    /// 32 random octets for a new phone key.
+    public static func newSecret() -> [UInt8] {
+        SymmetricKey(size: .bits256).withUnsafeBytes { Array($0) }
+    }
+}

@@ -1,0 +1,59 @@
+import LatchkeyLockProtocol
+
+/// What a key may do (lock-domain.md, security rule 2: per-command authorization).
+public enum KeyRole: String, Sendable, Codable, CaseIterable {
+    /// May also manage keys and configuration.
+    case admin
+    case user
+}
+
+/// One phone's key, as the lock holds it. The secret is per phone: no two phones share one,
+/// and revoking one key touches no other.
+public struct PhoneKey: Sendable, Equatable, Codable {
+    public var id: UInt32
+    public var name: String
+    /// 32 octets, the ChaChaPoly key.
+    public var secret: [UInt8]
+    public var role: KeyRole
+    /// Whether this phone's away→home logic may ask for an arrival unlock.
+    public var mayRequestArrivalUnlock: Bool
+    public var revoked: Bool
+
+    public init(id: UInt32, name: String, secret: [UInt8], role: KeyRole, mayRequestArrivalUnlock: Bool = true,
+                revoked: Bool = false) {
+        precondition(secret.count == 32, "a phone key is 32 octets")
+        self.id = id; self.name = name; self.secret = secret; self.role = role
+        self.mayRequestArrivalUnlock = mayRequestArrivalUnlock; self.revoked = revoked
+    }
+
+    /// Whether this key's role allows `operation` (arrival unlock also needs the key's flag).
+    public func permits(_ operation: LockOperation) -> Bool {
+        switch operation {
+        case .lock, .unlock, .unlockWithTimeout: true
+        case .arrivalUnlock: mayRequestArrivalUnlock
+        }
+    }
+}
+
+/// Where the lock finds keys and keeps each key's last accepted counter. The counter must
+/// be durable before the command acts, or a replay after a restart would pass.
+public protocol KeyStore: AnyObject {
+    func key(id: UInt32) -> PhoneKey?
+    func lastCounter(keyID: UInt32) -> UInt64
+    func recordCounter(_ counter: UInt64, keyID: UInt32) throws
+}
+
+/// A key store in memory, for tests and for the phone side's own bookkeeping.
+public final class InMemoryKeyStore: KeyStore {
+    public var keys: [UInt32: PhoneKey] = [:]
+    public var counters: [UInt32: UInt64] = [:]
+    public var failWrites = false
+    public init(_ keys: [PhoneKey] = []) { for k in keys { self.keys[k.id] = k } }
+    public func key(id: UInt32) -> PhoneKey? { keys[id] }
+    public func lastCounter(keyID: UInt32) -> UInt64 { counters[keyID] ?? 0 }
+    public func recordCounter(_ counter: UInt64, keyID: UInt32) throws {
+        if failWrites { throw StoreWriteFailed() }
+        counters[keyID] = counter
+    }
+    public struct StoreWriteFailed: Error {}
+}
