@@ -11,7 +11,9 @@
 //   LatchkeyManagers   Core-Bluetooth-like central and peripheral managers, generic over the seam
 //   LatchkeyLockProtocol pure lock service protocol: UUIDs, command/challenge frames, rejections
 //   LatchkeySecurity   per-phone keys, sealed commands (ChaChaPoly), single-use challenges
+//   LatchkeyPhone      phone domain: the away/home presence machine (pure)
 //   LatchkeyLock       lock domain: lock state machine, GPIO protocol, simulated GPIO
+//   LatchkeyAgents     the lock agent and the phone agent, wiring domain + managers + security
 //   latchkey           the CLI (the only module that picks a transport)
 import PackageDescription
 
@@ -49,10 +51,16 @@ let package = Package(
             dependencies: ["LatchkeyTransport", "LatchkeyGATT", "LatchkeyATT"],
             swiftSettings: strictness),
         .target(name: "LatchkeyLock", dependencies: ["LatchkeyTransport"], swiftSettings: strictness),
+        .target(name: "LatchkeyPhone", swiftSettings: strictness),
         .target(name: "LatchkeyLockProtocol", dependencies: ["LatchkeyATT"], swiftSettings: strictness),
         .target(
             name: "LatchkeySecurity",
             dependencies: ["LatchkeyLockProtocol", "LatchkeyTransport", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: strictness),
+        .target(
+            name: "LatchkeyAgents",
+            dependencies: ["LatchkeyManagers", "LatchkeyPhone", "LatchkeyLock", "LatchkeyLockProtocol", "LatchkeySecurity",
+                           "LatchkeyTransport", "LatchkeyGATT", "LatchkeyATT"],
             swiftSettings: strictness),
         .executableTarget(
             name: "latchkey",
@@ -70,6 +78,7 @@ let package = Package(
             dependencies: ["LatchkeyManagers", "LatchkeySim", "LatchkeyGATT", "LatchkeyATT"]),
         .testTarget(name: "LatchkeySimAirTests", dependencies: ["LatchkeySimAir", "LatchkeySim", "LatchkeyPosix"]),
         .testTarget(name: "LatchkeySecurityTests", dependencies: ["LatchkeySecurity", "LatchkeyLockProtocol", "LatchkeySim"]),
+        .testTarget(name: "LatchkeyPhoneTests", dependencies: ["LatchkeyPhone"]),
         .testTarget(name: "LatchkeyLockTests", dependencies: ["LatchkeyLock", "LatchkeySim"]),
     ]
 )

@@ -1,0 +1,288 @@
+import LatchkeyATT
+import LatchkeyGATT
+import LatchkeyLockProtocol
+import LatchkeyManagers
+import LatchkeyPhone
+import LatchkeySecurity
+import LatchkeyTransport
+
+public struct PhoneAgentConfiguration: Sendable {
+    public var lockAddress: BluetoothAddress
+    public var keyID: UInt32
+    public var secret: [UInt8]
+    /// How long the link must stay down before the owner counts as away. 30 s rides out the
+    /// short drops a body or a door between phone and lock cause; configurable per home.
+    public var gracePeriod: Duration
+    public var connectOptions: ConnectOptions
+
+    public static let defaultGracePeriod: Duration = .seconds(30)
+
+    public init(lockAddress: BluetoothAddress, keyID: UInt32, secret: [UInt8],
+                gracePeriod: Duration = PhoneAgentConfiguration.defaultGracePeriod,
+                connectOptions: ConnectOptions = ConnectOptions(notifyOnConnection: true, notifyOnDisconnection: true)) {
+        self.lockAddress = lockAddress; self.keyID = keyID; self.secret = secret
+        self.gracePeriod = gracePeriod; self.connectOptions = connectOptions
+    }
+}
+
+/// The central agent (the "phone"): keeps a connect request to its lock open forever,
+/// tracks away/home, and makes one authenticated arrival request per away→home cycle.
+/// A bare re-link never sends anything that opens the door.
+public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
+    public let configuration: PhoneAgentConfiguration
+    public let central: CentralManager
+    let store: any PhoneStateStore
+    let events: any AgentEventSink
+    var loop: any EventLoop { central.transport.loop }
+
+    public private(set) var state: PhoneState
+    private var graceTimer: Scheduled?
+    private let lock: Peripheral
+    /// GATT handles, once discovered on the current link.
+    private var control: RemoteCharacteristic?
+    private var challenge: RemoteCharacteristic?
+    private var status: RemoteCharacteristic?
+    /// Commands waiting for the GATT setup, or for the previous one to finish.
+    private var queue: [(LockOperation, (Result<Void, CommandError>) -> Void)] = []
+    private var inFlight: InFlight?
+    private var ready = false
+
+    private struct InFlight {
+        var operation: LockOperation
+        var sentAt: Instant
+        var completion: (Result<Void, CommandError>) -> Void
+        var awaitingChallenge: Bool
+    }
+
+    /// Why a command did not go through.
+    public enum CommandError: Error, Equatable, Sendable, CustomStringConvertible {
+        case rejected(CommandRejection)
+        case notDelivered(String)
+        public var description: String {
+            switch self {
+            case .rejected(let r): "lock refused: \(r)"
+            case .notDelivered(let why): "not delivered: \(why)"
+            }
+        }
+    }
+
+    /// The lock's last reported status bytes.
+    public private(set) var lastStatus: [UInt8]?
+    public var presence: Presence { state.presence.presence }
+    public var isLinked: Bool { lock.state == .connected }
+
+    public init(transport: any BluetoothTransport, configuration: PhoneAgentConfiguration, store: any PhoneStateStore,
+                events: any AgentEventSink) throws {
+        self.configuration = configuration
+        self.store = store
+        self.events = events
+        // A phone that died while leaving or arriving resumes as away (PresenceMachine rules).
+        let saved = try store.load()
+        self.state = saved.map { PhoneState(presence: PresenceMachine(restoring: $0.presence), counter: $0.counter) }
+            ?? PhoneState()
+        self.central = CentralManager(transport: transport)
+        self.lock = central.retrievePeripherals(withIdentifiers: [configuration.lockAddress])[0]
+        central.delegate = self
+        lock.delegate = self
+        emit("phone.started", ["presence": state.presence.presence.rawValue, "cycle": "\(state.presence.cycle)"])
+    }
+
+    // MARK: Commands
+
+    /// Sends an authenticated command: read a fresh challenge, seal, write, wait for the
+    /// Write Response. Runs after the GATT setup on the current link.
+    public func perform(_ operation: LockOperation, completion: @escaping (Result<Void, CommandError>) -> Void) {
+        queue.append((operation, completion))
+        pump()
+    }
+
+    private func pump() {
+        guard ready, inFlight == nil, !queue.isEmpty, let challenge else { return }
+        let (op, completion) = queue.removeFirst()
+        inFlight = InFlight(operation: op, sentAt: loop.now, completion: completion, awaitingChallenge: true)
+        lock.readValue(for: challenge)
+    }
+
+    private func finish(_ result: Result<Void, CommandError>) {
+        guard let f = inFlight else { return }
+        inFlight = nil
+        f.completion(result)
+        pump()
+    }
+
+    private func failAllCommands(_ why: String) {
+        let pending = queue
+        queue.removeAll()
+        if let f = inFlight { inFlight = nil; f.completion(.failure(.notDelivered(why))) }
+        for (_, c) in pending { c(.failure(.notDelivered(why))) }
+    }
+
+    // MARK: Presence
+
+    private func feed(_ input: PresenceMachine.Input) {
+        let before = state.presence.presence
+        let actions = state.presence.handle(input)
+        for action in actions {
+            switch action {
+            case .persist:
+                persist()
+            case .startGraceTimer:
+                graceTimer?.cancel()
+                graceTimer = loop.schedule(after: configuration.gracePeriod) { [weak self] in
+                    self?.graceTimer = nil
+                    self?.feed(.graceExpired)
+                }
+            case .cancelGraceTimer:
+                graceTimer?.cancel()
+                graceTimer = nil
+            case .departed(let cycle):
+                emit("phone.away", ["cycle": "\(cycle)"])
+            case .requestArrivalUnlock(let cycle):
+                emit("phone.arrival_request", ["cycle": "\(cycle)"])
+                perform(.arrivalUnlock) { [weak self] result in
+                    guard let self else { return }
+                    switch result {
+                    case .success:
+                        self.feed(.arrivalAnswered(cycle: cycle, granted: true))
+                    case .failure(.rejected(let why)):
+                        self.emit("phone.arrival_refused", ["cycle": "\(cycle)", "reason": "\(why)"])
+                        self.feed(.arrivalAnswered(cycle: cycle, granted: false))
+                    case .failure(.notDelivered):
+                        self.feed(.arrivalNotDelivered)
+                    }
+                }
+            case .arrived(let cycle, let unlocked):
+                emit("phone.home", ["cycle": "\(cycle)", "unlocked": "\(unlocked)"])
+            }
+        }
+        if state.presence.presence != before {
+            emit("phone.presence", ["from": before.rawValue, "to": state.presence.presence.rawValue])
+        }
+    }
+
+    private func persist() {
+        do { try store.save(state) } catch {
+            emit("phone.persist_failed", ["error": "\(error)"])
+        }
+    }
+
+    // MARK: CentralManagerDelegate
+
+    public func centralManagerDidUpdateState(_ central: CentralManager) {
+        emit("phone.radio", ["state": central.state.rawValue])
+        guard central.state == .poweredOn else { return }
+        requestConnection()
+        if lock.state != .connected && state.presence.presence == .unknown {
+            // No link at start and no history: begin the grace period, as after a drop.
+            feed(.linkDown)
+        }
+    }
+
+    private func requestConnection() {
+        do {
+            try central.connect(lock, options: configuration.connectOptions)
+            emit("phone.connect_pending", ["lock": "\(configuration.lockAddress)"])
+        } catch {
+            emit("phone.connect_failed", ["error": "\(error)"])
+        }
+    }
+
+    public func centralManager(_ central: CentralManager, didConnect peripheral: Peripheral) {
+        emit("phone.linked", ["lock": "\(peripheral.identifier)"])
+        ready = false
+        control = nil; challenge = nil; status = nil
+        peripheral.discoverServices([LockServiceUUID.service])
+        feed(.linkUp)
+    }
+
+    public func centralManager(_ central: CentralManager, didDisconnectPeripheral peripheral: Peripheral,
+                               error: BluetoothError?) {
+        emit("phone.link_lost", ["reason": error.map { "\($0)" } ?? "cancelled"])
+        ready = false
+        failAllCommands("link lost")
+        // Keep the never-timing-out request open: the next return re-links by itself.
+        requestConnection()
+        feed(.linkDown)
+    }
+
+    // MARK: PeripheralDelegate
+
+    public func peripheral(_ peripheral: Peripheral, didDiscoverServices error: BluetoothError?) {
+        guard let service = peripheral.service(LockServiceUUID.service) else {
+            emit("phone.gatt_failed", ["step": "services", "error": error.map { "\($0)" } ?? "lock service missing"])
+            return
+        }
+        peripheral.discoverCharacteristics(nil, for: service)
+    }
+
+    public func peripheral(_ peripheral: Peripheral, didDiscoverCharacteristicsFor service: RemoteService,
+                           error: BluetoothError?) {
+        control = service.characteristic(LockServiceUUID.lockControl)
+        challenge = service.characteristic(LockServiceUUID.challenge)
+        status = service.characteristic(LockServiceUUID.lockState)
+        guard control != nil, challenge != nil, let status else {
+            emit("phone.gatt_failed", ["step": "characteristics", "error": error.map { "\($0)" } ?? "missing"])
+            return
+        }
+        peripheral.setNotifyValue(true, for: status)
+    }
+
+    public func peripheral(_ peripheral: Peripheral, didUpdateNotificationStateFor characteristic: RemoteCharacteristic,
+                           error: BluetoothError?) {
+        guard characteristic === status else { return }
+        if let error { emit("phone.gatt_failed", ["step": "subscribe", "error": "\(error)"]); return }
+        ready = true
+        emit("phone.gatt_ready", ["mtu": "\(peripheral.mtu)"])
+        pump()
+    }
+
+    public func peripheral(_ peripheral: Peripheral, didUpdateValueFor characteristic: RemoteCharacteristic,
+                           error: BluetoothError?) {
+        if characteristic === status, let v = characteristic.value, error == nil {
+            lastStatus = v
+            emit("phone.lock_status", ["bytes": v.map { String($0) }.joined(separator: ",")])
+            return
+        }
+        guard characteristic === challenge, var f = inFlight, f.awaitingChallenge else { return }
+        if let error { finish(.failure(.notDelivered("challenge read: \(error)"))); return }
+        guard let grant = try? ChallengeGrant(decoding: characteristic.value ?? []), let control else {
+            finish(.failure(.notDelivered("bad challenge")))
+            return
+        }
+        f.awaitingChallenge = false
+        inFlight = f
+        // The counter is durable before the frame leaves: a restart never reuses one.
+        state.counter += 1
+        persist()
+        do {
+            let frame = try CommandSealing.seal(CommandBody(operation: f.operation, commandID: state.counter),
+                                                keyID: configuration.keyID, secret: configuration.secret,
+                                                counter: state.counter, challenge: grant.challenge)
+            emit("phone.command_sent", ["op": "\(f.operation)", "counter": "\(state.counter)"])
+            peripheral.writeValue(frame.bytes, for: control, withResponse: true)
+        } catch {
+            finish(.failure(.notDelivered("seal: \(error)")))
+        }
+    }
+
+    public func peripheral(_ peripheral: Peripheral, didWriteValueFor characteristic: RemoteCharacteristic,
+                           error: BluetoothError?) {
+        guard characteristic === control, let f = inFlight, !f.awaitingChallenge else { return }
+        let ms = (loop.now - f.sentAt).milliseconds
+        switch error {
+        case nil:
+            emit("phone.command_ok", ["op": "\(f.operation)", "ms": "\(ms)"])
+            finish(.success(()))
+        case .att(let code)?:
+            let why = CommandRejection(code) ?? .malformed
+            emit("phone.command_refused", ["op": "\(f.operation)", "reason": "\(why)"])
+            finish(.failure(.rejected(why)))
+        case let e?:
+            finish(.failure(.notDelivered("\(e)")))
+        }
+    }
+
+    private func emit(_ name: String, _ fields: KeyValuePairs<String, String> = [:]) {
+        events.emit(AgentEvent(name, time: loop.now, fields.map { ($0.key, $0.value) }))
+    }
+}
