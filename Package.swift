@@ -11,6 +11,7 @@
 //   LatchkeyManagers   Core-Bluetooth-like central and peripheral managers, generic over the seam
 //   LatchkeyLockProtocol pure lock service protocol: UUIDs, command/challenge frames, rejections
 //   LatchkeySecurity   per-phone keys, sealed commands (ChaChaPoly), single-use challenges
+//   LatchkeyConfig     YAML configuration files with file:line:field errors (Yams)
 //   LatchkeyPhone      phone domain: the away/home presence machine (pure)
 //   LatchkeyLock       lock domain: lock state machine, GPIO protocol, simulated GPIO
 //   LatchkeyAgents     the lock agent and the phone agent, wiring domain + managers + security
@@ -52,6 +53,7 @@ let package = Package(
             swiftSettings: strictness),
         .target(name: "LatchkeyLock", dependencies: ["LatchkeyTransport"], swiftSettings: strictness),
         .target(name: "LatchkeyPhone", swiftSettings: strictness),
+        .target(name: "LatchkeyConfig", dependencies: [.product(name: "Yams", package: "Yams")], swiftSettings: strictness),
         .target(name: "LatchkeyLockProtocol", dependencies: ["LatchkeyATT"], swiftSettings: strictness),
         .target(
             name: "LatchkeySecurity",
@@ -79,6 +81,7 @@ let package = Package(
         .testTarget(name: "LatchkeySimAirTests", dependencies: ["LatchkeySimAir", "LatchkeySim", "LatchkeyPosix"]),
         .testTarget(name: "LatchkeySecurityTests", dependencies: ["LatchkeySecurity", "LatchkeyLockProtocol", "LatchkeySim"]),
         .testTarget(name: "LatchkeyPhoneTests", dependencies: ["LatchkeyPhone"]),
+        .testTarget(name: "LatchkeyConfigTests", dependencies: ["LatchkeyConfig"]),
         .testTarget(name: "LatchkeyLockTests", dependencies: ["LatchkeyLock", "LatchkeySim"]),
     ]
 )
