@@ -30,7 +30,9 @@ let package = Package(
         .target(name: "LatchkeyGATT", dependencies: ["LatchkeyATT"], swiftSettings: strictness),
         .target(name: "LatchkeyTransport", dependencies: ["LatchkeyATT"], swiftSettings: strictness),
         .target(name: "LatchkeySim", dependencies: ["LatchkeyTransport", "LatchkeyATT"], swiftSettings: strictness),
-        .target(name: "LatchkeyPosix", dependencies: ["LatchkeyTransport"], swiftSettings: strictness),
+        // epoll-era calls Glibc does not import (ppoll, accept4, pipe2), sockaddr_un, signal self-pipe.
+        .target(name: "CLinuxShims"),
+        .target(name: "LatchkeyPosix", dependencies: ["LatchkeyTransport", "CLinuxShims"], swiftSettings: strictness),
         .target(
             name: "LatchkeySimAir",
             dependencies: ["LatchkeySim", "LatchkeyPosix", "LatchkeyTransport", "LatchkeyATT"],
@@ -54,6 +56,7 @@ let package = Package(
         .testTarget(
             name: "LatchkeyManagersTests",
             dependencies: ["LatchkeyManagers", "LatchkeySim", "LatchkeyGATT", "LatchkeyATT"]),
+        .testTarget(name: "LatchkeyPosixTests", dependencies: ["LatchkeyPosix", "LatchkeyTransport"]),
         .testTarget(name: "LatchkeySimAirTests", dependencies: ["LatchkeySimAir", "LatchkeySim", "LatchkeyPosix"]),
         .testTarget(name: "LatchkeyLockTests", dependencies: ["LatchkeyLock", "LatchkeySim"]),
     ]
