@@ -32,7 +32,7 @@ extension AirMessage {
         case .linkRelease(let id): w.u8(Kind.linkRelease.rawValue); w.linkID(id)
         case .welcome(let version, let status, let links):
             w.u8(Kind.welcome.rawValue); w.u8(version); w.status(status); w.list(links) { $0.linkDescription($1) }
-        case .status(let s): w.u8(Kind.status.rawValue); w.status(s)
+        case .status(let s, let processed): w.u8(Kind.status.rawValue); w.status(s); w.u32(processed)
         case .advertisementReport(let r): w.u8(Kind.advertisementReport.rawValue); w.report(r)
         case .linkUp(let l): w.u8(Kind.linkUp.rawValue); w.linkDescription(l)
         case .linkReceived(let id, let pdu): w.u8(Kind.linkReceived.rawValue); w.linkID(id); w.data(pdu)
@@ -78,7 +78,7 @@ extension AirMessage {
         case .welcome:
             self = .welcome(version: try r.u8(), status: try r.status(),
                             links: try r.list { r throws(AirProtocolError) in try r.linkDescription() })
-        case .status: self = .status(try r.status())
+        case .status: self = .status(try r.status(), commandsProcessed: try r.u32())
         case .advertisementReport: self = .advertisementReport(try r.report())
         case .linkUp: self = .linkUp(try r.linkDescription())
         case .linkReceived: self = .linkReceived(try r.linkID(), try r.data())

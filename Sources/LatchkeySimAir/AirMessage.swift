@@ -28,7 +28,9 @@ public enum AirMessage: Hashable, Sendable {
     // MARK: Air → agent (state and delegate callbacks)
     /// The answer to `.helloAgent`: the controller as it is, with links already up.
     case welcome(version: UInt8, status: ControllerStatus, links: [LinkDescription])
-    case status(ControllerStatus)
+    /// The controller now. `commandsProcessed` counts the agent's transport commands the air
+    /// has handled, so the agent can tell a status that predates its latest call.
+    case status(ControllerStatus, commandsProcessed: UInt32)
     case advertisementReport(AdvertisementReport)
     case linkUp(LinkDescription)
     case linkReceived(LinkID, [UInt8])

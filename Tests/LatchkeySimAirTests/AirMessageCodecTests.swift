@@ -43,7 +43,8 @@ import Testing
             id: LinkID(8), peer: lock, role: .central, maximumTransmissionUnit: 23, window: 1)]),
         .welcome(version: AirMessage.version, status: ControllerStatus(state: .unknown, isAdvertising: false,
                                                                        isScanning: true, pendingConnections: []), links: []),
-        .status(ControllerStatus(state: .poweredOff, isAdvertising: false, isScanning: false, pendingConnections: [])),
+        .status(ControllerStatus(state: .poweredOff, isAdvertising: false, isScanning: false, pendingConnections: []),
+                commandsProcessed: 70_000),
         .advertisementReport(AdvertisementReport(address: lock, data: advertisement.data, rssi: -67, connectable: true)),
         .linkUp(link),
         .linkReceived(LinkID(7), Array(0...255) + [0x1B]),
@@ -124,7 +125,7 @@ import Testing
         rejects([0x01, 1, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0], .invalidValue)  // address wider than 48 bits
         let nan = Double.nan.bitPattern
         rejects([0x01, 1] + address + [1] + (0..<8).map { UInt8(truncatingIfNeeded: nan >> (8 * $0)) }, .invalidValue)
-        rejects([0x81, 5, 0, 0, 0, 0], .invalidValue)  // radio state 5
+        rejects([0x81, 5, 0, 0, 0, 0, 0, 0, 0, 0], .invalidValue)  // radio state 5
         rejects([0x88, 2, 0, 0xC3, 0x28], .invalidValue)  // invalid UTF-8
         rejects([0x88, 0xFF, 0xFF], .truncated)  // string of 65535 bytes, none there
         // A service UUID of 3 bytes in advertising data: flags absent, one UUID.
