@@ -1,0 +1,167 @@
+import LatchkeyTransport
+
+/// The connection between two ends: connection events, supervision timeout, termination.
+///
+/// Connection events fall at anchor + k·connInterval. They are scheduled only while an
+/// end has PDUs queued or a termination is due; an idle link costs no timer. While the
+/// devices are in range, an unscheduled event is an empty one that succeeds; so when they
+/// move apart, the last successful event is the last anchor at or before that moment, and
+/// the link is lost `supervisionTimeout` after it (Core Vol 6 Part B 4.5.2), unless they
+/// come back in range first.
+final class SimulatedConnection {
+    let id: LinkID
+    unowned let air: SimulatedAir
+    let anchor: Instant
+    let interval: Duration
+    let supervisionTimeout: Duration
+    let packetsPerEvent: Int
+    /// [central end, peripheral end] while open; emptied on close to break the cycle.
+    private var ends: [SimulatedLink] = []
+    private var eventTimer: Scheduled?
+    private var supervisionTimer: Scheduled?
+    /// A disconnect waiting for the next connection event.
+    private var termination: (from: SimulatedLink, localReason: DisconnectReason, remoteReason: DisconnectReason)?
+    /// One end closed while the other could not hear it: that end can only time out.
+    private var abandoned = false
+
+    init(id: LinkID, central: SimulatedController, peripheral: SimulatedController,
+         parameters: ConnectionParameters, air: SimulatedAir) {
+        self.id = id
+        self.air = air
+        self.anchor = air.loop.now
+        self.interval = parameters.connectionInterval
+        self.supervisionTimeout = parameters.supervisionTimeout
+        self.packetsPerEvent = air.packetsPerEvent
+        ends = [
+            SimulatedLink(id: id, peer: peripheral.address, role: .central, controller: central, connection: self),
+            SimulatedLink(id: id, peer: central.address, role: .peripheral, controller: peripheral, connection: self),
+        ]
+    }
+
+    var centralEnd: SimulatedLink { ends[0] }
+    var peripheralEnd: SimulatedLink { ends[1] }
+    private var isOpen: Bool { !ends.isEmpty }
+    private var loop: any EventLoop { air.loop }
+    private var inRange: Bool { air.inRange(ends[0].controller, ends[1].controller) }
+
+    private func other(_ end: SimulatedLink) -> SimulatedLink { end === ends[0] ? ends[1] : ends[0] }
+
+    // MARK: Connection events
+
+    /// The first anchor strictly after `t`.
+    private func nextAnchor(after t: Instant) -> Instant {
+        anchor + interval * Int((t - anchor).nanoseconds / interval.nanoseconds + 1)
+    }
+
+    /// The last anchor at or before `t`.
+    private func lastAnchor(atOrBefore t: Instant) -> Instant {
+        anchor + interval * Int((t - anchor).nanoseconds / interval.nanoseconds)
+    }
+
+    func scheduleEventIfNeeded() {
+        guard isOpen, !abandoned, eventTimer == nil else { return }
+        let due = termination != nil || (inRange && ends.contains { $0.queuedCount > 0 })
+        guard due else { return }
+        eventTimer = loop.schedule(at: nextAnchor(after: loop.now)) { [weak self] in self?.connectionEvent() }
+    }
+
+    private func connectionEvent() {
+        eventTimer = nil
+        guard isOpen, !abandoned else { return }
+        if let termination {
+            finishTermination(termination)
+            return
+        }
+        guard inRange else { return }  // resumes from rangeDidChange
+        let central = ends[0], peripheral = ends[1]
+        let up = central.dequeue(upTo: packetsPerEvent)
+        let down = peripheral.dequeue(upTo: packetsPerEvent)
+        for pdu in up { peripheral.receive(pdu) }
+        for pdu in down { central.receive(pdu) }
+        central.noteRoom()
+        peripheral.noteRoom()
+        scheduleEventIfNeeded()
+    }
+
+    // MARK: Range and supervision
+
+    func rangeDidChange() {
+        guard isOpen else { return }
+        if inRange {
+            if !abandoned {
+                supervisionTimer?.cancel()
+                supervisionTimer = nil
+            }
+            scheduleEventIfNeeded()
+        } else if supervisionTimer == nil {
+            let deadline = lastAnchor(atOrBefore: loop.now) + supervisionTimeout
+            supervisionTimer = loop.schedule(at: deadline) { [weak self] in self?.supervisionTimedOut() }
+        }
+    }
+
+    private func supervisionTimedOut() {
+        supervisionTimer = nil
+        close(ends, reason: { _ in .connectionTimeout })
+    }
+
+    // MARK: Termination
+
+    /// A disconnect carried over the air (LL_TERMINATE_IND) at the next connection event.
+    func terminate(from end: SimulatedLink, localReason: DisconnectReason, remoteReason: DisconnectReason) {
+        guard isOpen, termination == nil, end.phase == .up else { return }
+        termination = (end, localReason, remoteReason)
+        end.beginClosing()  // the peer learns of it only at the event
+        eventTimer?.cancel()
+        eventTimer = nil
+        scheduleEventIfNeeded()
+    }
+
+    private func finishTermination(_ t: (from: SimulatedLink, localReason: DisconnectReason, remoteReason: DisconnectReason)) {
+        termination = nil
+        if inRange {
+            close(ends, reason: { $0 === t.from ? t.localReason : t.remoteReason })
+        } else {
+            abandonPeer(of: t.from, localReason: t.localReason)
+        }
+    }
+
+    /// Ends the link now, without waiting for a connection event (the controller is going
+    /// away). The peer hears `remoteReason` if in range; otherwise it times out.
+    func endImmediately(from end: SimulatedLink, localReason: DisconnectReason, remoteReason: DisconnectReason) {
+        guard isOpen, end.phase != .closed else { return }
+        termination = nil
+        eventTimer?.cancel()
+        eventTimer = nil
+        if inRange && other(end).phase != .closed {
+            close(ends, reason: { $0 === end ? localReason : remoteReason })
+        } else {
+            abandonPeer(of: end, localReason: localReason)
+        }
+    }
+
+    /// `end` is gone but its peer did not hear it go: the peer's supervision timer runs out
+    /// whatever happens to the range.
+    private func abandonPeer(of end: SimulatedLink, localReason: DisconnectReason) {
+        close([end], reason: { _ in localReason })
+        guard isOpen else { return }
+        abandoned = true
+        eventTimer?.cancel()
+        eventTimer = nil
+        if supervisionTimer == nil {
+            supervisionTimer = loop.schedule(at: lastAnchor(atOrBefore: loop.now) + supervisionTimeout) { [weak self] in
+                self?.supervisionTimedOut()
+            }
+        }
+    }
+
+    private func close(_ closing: [SimulatedLink], reason: (SimulatedLink) -> DisconnectReason) {
+        for end in closing where end.phase != .closed { end.close(reason: reason(end)) }
+        guard ends.allSatisfy({ $0.phase == .closed }) else { return }
+        eventTimer?.cancel()
+        supervisionTimer?.cancel()
+        eventTimer = nil
+        supervisionTimer = nil
+        ends = []
+        air.connectionDidClose(self)
+    }
+}
