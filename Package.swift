@@ -57,7 +57,9 @@ let package = Package(
             name: "LatchkeyManagersTests",
             dependencies: ["LatchkeyManagers", "LatchkeySim", "LatchkeyGATT", "LatchkeyATT"]),
         .testTarget(name: "LatchkeyPosixTests", dependencies: ["LatchkeyPosix", "LatchkeyTransport"]),
-        .testTarget(name: "LatchkeySimAirTests", dependencies: ["LatchkeySimAir", "LatchkeySim", "LatchkeyPosix"]),
+        .testTarget(
+            name: "LatchkeySimAirTests",
+            dependencies: ["LatchkeySimAir", "LatchkeySim", "LatchkeyPosix", "LatchkeyTransport", "LatchkeyATT"]),
         .testTarget(name: "LatchkeyLockTests", dependencies: ["LatchkeyLock", "LatchkeySim"]),
     ]
 )

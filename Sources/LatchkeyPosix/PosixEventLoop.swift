@@ -21,7 +21,8 @@ public final class PosixEventLoop: EventLoop {
 
     @discardableResult
     public func schedule(at deadline: Instant, _ work: @escaping () -> Void) -> Scheduled {
-        let item = Scheduled(deadline: deadline, work: work)
+        // A deadline already passed counts as now, so it queues behind work already due.
+        let item = Scheduled(deadline: max(deadline, now), work: work)
         timers.insert(item)
         return item
     }

@@ -183,18 +183,28 @@ import Testing
 
     @Test func malformedOrOutOfOrderMessagesAreRejectedAndTheAirCarriesOn() throws {
         let h = try AirHarness()
-        for bad in [[0x7F], AirMessage.stopScanning.encoded(), AirMessage.helloControl(version: 99).encoded()] {
+        let hello = AirMessage.helloAgent(version: AirMessage.version, address: H.phoneAddress, position: nil).encoded()
+        let conversations: [[[UInt8]]] = [
+            [[0x7F]],                                             // unknown kind
+            [AirMessage.stopScanning.encoded()],                  // a command before hello
+            [AirMessage.helloControl(version: 99).encoded()],     // unsupported version
+            [hello, [0x10, 0x02]],                                // truncated command from an attached agent
+            [hello, AirMessage.welcome(version: 1, status: ControllerStatus(
+                state: .poweredOn, isAdvertising: false, isScanning: false, pendingConnections: []), links: []).encoded()],
+        ]
+        for messages in conversations {
             let channel = PacketChannel(socket: try SeqPacketSocket.connect(to: h.socketPath), loop: h.loop)
             var replies: [AirMessage] = []
             var closed = false
             channel.onMessage = { replies.append((try? AirMessage(decoding: $0)) ?? .rejected("undecodable")) }
             channel.onClose = { _ in closed = true }
-            channel.send(bad)
+            for message in messages { channel.send(message) }
             try h.wait("rejected and closed") { closed }
-            guard replies.count == 1, case .rejected = replies[0] else {
-                Issue.record("expected one rejection, got \(replies)")
+            guard case .rejected = replies.last else {
+                Issue.record("expected a rejection last, got \(replies)")
                 continue
             }
+            #expect(!h.server.isAttached(H.phoneAddress), "a rejected agent is detached")
         }
         let lock = try h.agent(H.lockAddress)
         try h.attached(lock)
