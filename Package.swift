@@ -42,7 +42,9 @@ let package = Package(
         .target(name: "LatchkeyGATT", dependencies: ["LatchkeyATT"], swiftSettings: strictness),
         .target(name: "LatchkeyTransport", dependencies: ["LatchkeyATT"], swiftSettings: strictness),
         .target(name: "LatchkeySim", dependencies: ["LatchkeyTransport", "LatchkeyATT"], swiftSettings: strictness),
-        .target(name: "LatchkeyPosix", dependencies: ["LatchkeyTransport"], swiftSettings: strictness),
+        // epoll-era calls Glibc does not import (ppoll, accept4, pipe2), sockaddr_un, signal self-pipe.
+        .target(name: "CLinuxShims"),
+        .target(name: "LatchkeyPosix", dependencies: ["LatchkeyTransport", "CLinuxShims"], swiftSettings: strictness),
         .target(
             name: "LatchkeySimAir",
             dependencies: ["LatchkeySim", "LatchkeyPosix", "LatchkeyTransport", "LatchkeyATT"],
@@ -78,7 +80,10 @@ let package = Package(
         .testTarget(
             name: "LatchkeyManagersTests",
             dependencies: ["LatchkeyManagers", "LatchkeySim", "LatchkeyGATT", "LatchkeyATT"]),
-        .testTarget(name: "LatchkeySimAirTests", dependencies: ["LatchkeySimAir", "LatchkeySim", "LatchkeyPosix"]),
+        .testTarget(name: "LatchkeyPosixTests", dependencies: ["LatchkeyPosix", "LatchkeyTransport"]),
+        .testTarget(
+            name: "LatchkeySimAirTests",
+            dependencies: ["LatchkeySimAir", "LatchkeySim", "LatchkeyPosix", "LatchkeyTransport", "LatchkeyATT"]),
         .testTarget(name: "LatchkeySecurityTests", dependencies: ["LatchkeySecurity", "LatchkeyLockProtocol", "LatchkeySim"]),
         .testTarget(name: "LatchkeyPhoneTests", dependencies: ["LatchkeyPhone"]),
         .testTarget(name: "LatchkeyConfigTests", dependencies: ["LatchkeyConfig"]),

@@ -6,16 +6,14 @@ import LatchkeyTransport
 public final class ManualEventLoop: EventLoop {
     public private(set) var now: Instant = .zero
 
-    private var timers = TimerHeap()
-    private var sequence: UInt64 = 0
+    private var timers = TimerQueue()
 
     public init() {}
 
     @discardableResult
     public func schedule(at deadline: Instant, _ work: @escaping () -> Void) -> Scheduled {
         let item = Scheduled(deadline: max(deadline, now), work: work)
-        sequence += 1
-        timers.insert(item, sequence: sequence)
+        timers.insert(item)
         return item
     }
 
@@ -36,9 +34,7 @@ public final class ManualEventLoop: EventLoop {
 
     public func advance(to target: Instant) {
         precondition(target >= now, "time only moves forward")
-        while let next = timers.peek(), next.deadline <= target {
-            timers.removeFirst()
-            if next.isCancelled { continue }
+        while let next = timers.popFirst(dueAt: target) {
             now = next.deadline
             next.fire()
         }
@@ -63,44 +59,8 @@ public final class ManualEventLoop: EventLoop {
     }
 
     /// The deadline of the earliest live timer, if any.
-    public var nextDeadline: Instant? {
-        while let top = timers.peek(), top.isCancelled { timers.removeFirst() }
-        return timers.peek()?.deadline
-    }
+    public var nextDeadline: Instant? { timers.first()?.deadline }
 
     /// Number of live scheduled items (a test can assert nothing is left running).
     public var pendingCount: Int { timers.liveCount }
-}
-
-/// A binary min-heap keyed on (deadline, insertion sequence).
-struct TimerHeap {
-    private var items: [(key: (Int64, UInt64), item: Scheduled)] = []
-
-    mutating func insert(_ item: Scheduled, sequence: UInt64) {
-        items.append(((item.deadline.nanoseconds, sequence), item))
-        var i = items.count - 1
-        while i > 0 {
-            let p = (i - 1) / 2
-            if items[i].key < items[p].key { items.swapAt(i, p); i = p } else { break }
-        }
-    }
-
-    func peek() -> Scheduled? { items.first?.item }
-
-    mutating func removeFirst() {
-        guard !items.isEmpty else { return }
-        items.swapAt(0, items.count - 1)
-        items.removeLast()
-        var i = 0
-        while true {
-            let l = 2 * i + 1, r = l + 1
-            var m = i
-            if l < items.count && items[l].key < items[m].key { m = l }
-            if r < items.count && items[r].key < items[m].key { m = r }
-            if m == i { break }
-            items.swapAt(i, m); i = m
-        }
-    }
-
-    var liveCount: Int { items.reduce(0) { $0 + ($1.item.isPending ? 1 : 0) } }
 }

@@ -1,0 +1,37 @@
+// Tiny C shims for LatchkeyPosix: the calls Swift's Glibc module does not import
+// (GNU extensions such as ppoll/accept4/pipe2, which need _GNU_SOURCE), the
+// sockaddr_un plumbing, and an async-signal-safe signal handler that forwards a
+// signal number into a self-pipe. Only LatchkeyPosix/Internal/Syscalls.swift calls these.
+#ifndef LATCHKEY_CLINUXSHIMS_H
+#define LATCHKEY_CLINUXSHIMS_H
+
+#include <poll.h>
+#include <stdint.h>
+
+/// ppoll(2) with a relative timeout in nanoseconds; a negative timeout waits forever.
+int latchkey_ppoll(struct pollfd *fds, unsigned long nfds, int64_t timeout_ns);
+
+/// accept4(2) returning a non-blocking, close-on-exec socket.
+int latchkey_accept_nonblocking(int fd);
+
+/// pipe2(2) with O_NONBLOCK | O_CLOEXEC on both ends.
+int latchkey_pipe_nonblocking(int fds[2]);
+
+/// bind(2) / connect(2) an AF_UNIX socket to a filesystem path.
+/// Fails with ENAMETOOLONG when the path does not fit sun_path.
+int latchkey_unix_bind(int fd, const char *path);
+int latchkey_unix_connect(int fd, const char *path);
+
+/// CLOCK_MONOTONIC in nanoseconds.
+int64_t latchkey_monotonic_ns(void);
+
+/// Installs a handler for `signo` that writes the signal number (one byte) to
+/// `write_fd` (non-blocking; a full pipe drops the byte, as pending signals coalesce
+/// anyway). Remembers the previous disposition for latchkey_signal_restore, and
+/// unblocks `signo` in the calling thread (the loop's), which runtimes often block.
+int latchkey_signal_forward(int signo, int write_fd);
+
+/// Restores the disposition saved by latchkey_signal_forward.
+int latchkey_signal_restore(int signo);
+
+#endif

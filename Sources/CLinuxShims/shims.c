@@ -1,0 +1,97 @@
+#define _GNU_SOURCE
+#include "CLinuxShims.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+int latchkey_ppoll(struct pollfd *fds, unsigned long nfds, int64_t timeout_ns) {
+    if (timeout_ns < 0) return ppoll(fds, nfds, NULL, NULL);
+    struct timespec ts = { .tv_sec = timeout_ns / 1000000000, .tv_nsec = timeout_ns % 1000000000 };
+    return ppoll(fds, nfds, &ts, NULL);
+}
+
+int latchkey_accept_nonblocking(int fd) {
+    return accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+}
+
+int latchkey_pipe_nonblocking(int fds[2]) {
+    return pipe2(fds, O_NONBLOCK | O_CLOEXEC);
+}
+
+static int unix_address(struct sockaddr_un *sa, const char *path) {
+    size_t len = strlen(path);
+    memset(sa, 0, sizeof *sa);
+    sa->sun_family = AF_UNIX;
+    if (len == 0 || len >= sizeof sa->sun_path) { errno = ENAMETOOLONG; return -1; }
+    memcpy(sa->sun_path, path, len);
+    return 0;
+}
+
+int latchkey_unix_bind(int fd, const char *path) {
+    struct sockaddr_un sa;
+    if (unix_address(&sa, path) < 0) return -1;
+    return bind(fd, (struct sockaddr *)&sa, sizeof sa);
+}
+
+int latchkey_unix_connect(int fd, const char *path) {
+    struct sockaddr_un sa;
+    if (unix_address(&sa, path) < 0) return -1;
+    return connect(fd, (struct sockaddr *)&sa, sizeof sa);
+}
+
+int64_t latchkey_monotonic_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+// One write fd per signal number; -1 when not forwarded. Read from the handler, so
+// it is an atomic int (async-signal-safe, lock-free on Linux targets).
+static atomic_int forward_fd[NSIG] = { [0 ... NSIG - 1] = -1 };
+static struct sigaction saved_action[NSIG];
+
+static void forward_signal(int signo) {
+    int saved_errno = errno;  // the interrupted code may be about to read errno
+    int fd = atomic_load(&forward_fd[signo]);
+    if (fd >= 0) {
+        unsigned char byte = (unsigned char)signo;
+        (void)!write(fd, &byte, 1);
+    }
+    errno = saved_errno;
+}
+
+int latchkey_signal_forward(int signo, int write_fd) {
+    if (signo <= 0 || signo >= NSIG) { errno = EINVAL; return -1; }
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = forward_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;  // other blocking calls resume; ppoll still returns EINTR
+    // Threads inherit masks, and runtimes (Dispatch workers, test runners) block most
+    // signals in theirs; the loop's own thread must be able to take it.
+    sigset_t unblock;
+    sigemptyset(&unblock);
+    sigaddset(&unblock, signo);
+    pthread_sigmask(SIG_UNBLOCK, &unblock, NULL);
+    int previous = atomic_exchange(&forward_fd[signo], write_fd);
+    if (previous >= 0) return 0;  // handler already installed; only the target fd changed
+    if (sigaction(signo, &sa, &saved_action[signo]) < 0) {
+        atomic_store(&forward_fd[signo], -1);
+        return -1;
+    }
+    return 0;
+}
+
+int latchkey_signal_restore(int signo) {
+    if (signo <= 0 || signo >= NSIG) { errno = EINVAL; return -1; }
+    if (atomic_exchange(&forward_fd[signo], -1) < 0) return 0;
+    return sigaction(signo, &saved_action[signo], NULL);
+}

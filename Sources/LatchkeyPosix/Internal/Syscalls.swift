@@ -1,0 +1,195 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CLinuxShims
+
+/// Every C call LatchkeyPosix makes, behind one errno policy (swift-system's
+/// `Internals/Syscalls.swift`, swift-nio's `syscall(blocking:where:_:)`):
+/// - EINTR is retried (a signal arrived; the call did nothing);
+/// - EAGAIN/EWOULDBLOCK is `.wouldBlock`, a normal answer on a non-blocking fd;
+/// - EBADF/EFAULT are programming errors (a closed or bogus fd/pointer) and trap;
+/// - anything else is a `SystemError` naming the call.
+/// `close` is the exception: Linux always releases the fd, so it is never retried.
+enum Syscalls {
+    /// Runs `body` (a C call returning -1 and setting errno on failure) under the policy.
+    static func call(_ name: @autoclosure () -> String, _ body: () -> Int) throws(SystemError) -> IOResult<Int> {
+        while true {
+            let result = body()
+            if result != -1 { return .done(result) }
+            let code = Errno(rawValue: errno)
+            switch code {
+            case .interrupted: continue
+            case .wouldBlock: return .wouldBlock
+            case .badFileDescriptor, .badAddress:
+                preconditionFailure("\(name()): \(code) — a closed or invalid descriptor is a bug")
+            default: throw SystemError(code, call: name())
+            }
+        }
+    }
+
+    /// As `call`, for calls on which "would block" cannot happen or is itself an error.
+    static func blocking(_ name: @autoclosure () -> String, _ body: () -> Int) throws(SystemError) -> Int {
+        switch try call(name(), body) {
+        case .done(let value): return value
+        case .wouldBlock: throw SystemError(.wouldBlock, call: name())
+        }
+    }
+
+    static func errorString(_ code: CInt) -> String { String(cString: strerror(code)) }
+
+    // MARK: Time and polling
+
+    static func monotonicNanoseconds() -> Int64 { latchkey_monotonic_ns() }
+
+    /// One poll entry: fd, requested events, returned events.
+    struct PollEntry {
+        var fd: CInt
+        var events: Int16
+        var revents: Int16 = 0
+    }
+    static let pollIn = Int16(POLLIN), pollOut = Int16(POLLOUT)
+    static let pollHangUp = Int16(POLLHUP), pollError = Int16(POLLERR | POLLNVAL)
+
+    /// ppoll with a nanosecond timeout (nil waits forever); fills `revents`.
+    static func poll(_ entries: inout [PollEntry], timeoutNanoseconds: Int64?) throws(SystemError) -> Int {
+        var fds = entries.map { pollfd(fd: $0.fd, events: $0.events, revents: 0) }
+        let timeout = timeoutNanoseconds.map { max(0, $0) } ?? -1
+        let ready = try blocking("ppoll") {
+            Int(fds.withUnsafeMutableBufferPointer { latchkey_ppoll($0.baseAddress, UInt($0.count), timeout) })
+        }
+        for i in entries.indices { entries[i].revents = fds[i].revents }
+        return ready
+    }
+
+    // MARK: File descriptors
+
+    static func pipe() throws(SystemError) -> (read: CInt, write: CInt) {
+        var fds: [CInt] = [-1, -1]
+        _ = try blocking("pipe2") { Int(fds.withUnsafeMutableBufferPointer { latchkey_pipe_nonblocking($0.baseAddress) }) }
+        return (fds[0], fds[1])
+    }
+
+    /// Reads up to `capacity` bytes; an empty array is end of file.
+    static func read(_ fd: CInt, capacity: Int) throws(SystemError) -> IOResult<[UInt8]> {
+        var buffer = [UInt8](repeating: 0, count: capacity)
+        let result = try call("read") { buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) } }
+        guard case .done(let n) = result else { return .wouldBlock }
+        return .done(Array(buffer.prefix(n)))
+    }
+
+    static func close(_ fd: CInt) {
+        _ = Glibc.close(fd)  // never retried: Linux has released the fd even on EINTR
+    }
+
+    static func unlink(_ path: String) { _ = Glibc.unlink(path) }
+
+    /// Whether `path` names a socket file (lstat; never follows a link).
+    static func isSocket(_ path: String) -> Bool {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return false }
+        return info.st_mode & S_IFMT == S_IFSOCK
+    }
+
+    // MARK: Directories and environment
+
+    static func makeTemporaryDirectory(template: String) throws(SystemError) -> String {
+        var bytes = Array(template.utf8CString)
+        _ = try blocking("mkdtemp(\(template))") {
+            bytes.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) == nil ? -1 : 0 }
+        }
+        return String(decoding: bytes.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    static func makeDirectory(_ path: String, mode: UInt32) throws(SystemError) {
+        _ = try blocking("mkdir(\(path))") { Int(mkdir(path, mode)) }
+    }
+
+    /// Names in a directory, without "." and "..".
+    static func directoryEntries(_ path: String) -> [String] {
+        guard let dir = opendir(path) else { return [] }
+        defer { closedir(dir) }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
+    }
+
+    static func removeDirectory(_ path: String) { _ = rmdir(path) }
+
+    static func environment(_ name: String) -> String? {
+        guard let value = getenv(name) else { return nil }
+        return String(validatingCString: value)
+    }
+
+    static func userID() -> UInt32 { getuid() }
+
+    // MARK: Unix SOCK_SEQPACKET sockets
+
+    static let seqPacketType = Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
+
+    static func seqPacketSocket() throws(SystemError) -> CInt {
+        CInt(try blocking("socket(AF_UNIX, SOCK_SEQPACKET)") { Int(socket(AF_UNIX, seqPacketType, 0)) })
+    }
+
+    static func seqPacketPair() throws(SystemError) -> (CInt, CInt) {
+        var fds: [CInt] = [-1, -1]
+        _ = try blocking("socketpair(AF_UNIX, SOCK_SEQPACKET)") {
+            Int(fds.withUnsafeMutableBufferPointer { socketpair(AF_UNIX, seqPacketType, 0, $0.baseAddress) })
+        }
+        return (fds[0], fds[1])
+    }
+
+    static func bind(_ fd: CInt, path: String) throws(SystemError) {
+        _ = try blocking("bind(\(path))") { Int(latchkey_unix_bind(fd, path)) }
+    }
+
+    static func listen(_ fd: CInt, backlog: CInt) throws(SystemError) {
+        _ = try blocking("listen") { Int(Glibc.listen(fd, backlog)) }
+    }
+
+    static func accept(_ fd: CInt) throws(SystemError) -> IOResult<CInt> {
+        switch try call("accept4", { Int(latchkey_accept_nonblocking(fd)) }) {
+        case .done(let client): return .done(CInt(client))
+        case .wouldBlock: return .wouldBlock
+        }
+    }
+
+    /// Connecting an AF_UNIX socket completes at once or fails (EAGAIN: the listener's
+    /// backlog is full, reported as an error since there is no "in progress" here).
+    static func connect(_ fd: CInt, path: String) throws(SystemError) {
+        _ = try blocking("connect(\(path))") { Int(latchkey_unix_connect(fd, path)) }
+    }
+
+    /// Sends one whole message; MSG_NOSIGNAL turns a closed peer into EPIPE, not SIGPIPE.
+    static func send(_ fd: CInt, _ message: [UInt8]) throws(SystemError) -> IOResult<Int> {
+        try call("send") {
+            message.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+        }
+    }
+
+    /// Receives one whole message. MSG_TRUNC makes Linux (>= 3.4 for SEQPACKET) return
+    /// the real length, so a message larger than `capacity` is detected, not cut silently.
+    static func receive(_ fd: CInt, capacity: Int) throws(SystemError) -> IOResult<[UInt8]> {
+        var buffer = [UInt8](repeating: 0, count: capacity)
+        let result = try call("recv") {
+            buffer.withUnsafeMutableBytes { Glibc.recv(fd, $0.baseAddress, $0.count, Int32(MSG_TRUNC | MSG_DONTWAIT)) }
+        }
+        guard case .done(let n) = result else { return .wouldBlock }
+        if n > capacity { throw SystemError(.messageTooLong, call: "recv(\(n) > \(capacity) bytes)") }
+        return .done(Array(buffer.prefix(n)))
+    }
+
+    // MARK: Signals
+
+    static func forwardSignal(_ signo: CInt, to writeFD: CInt) throws(SystemError) {
+        _ = try blocking("sigaction(\(signo))") { Int(latchkey_signal_forward(signo, writeFD)) }
+    }
+
+    static func restoreSignal(_ signo: CInt) {
+        _ = latchkey_signal_restore(signo)
+    }
+
+    static func raise(_ signo: CInt) { _ = Glibc.raise(signo) }
+}

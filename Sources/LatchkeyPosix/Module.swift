@@ -1,1 +1,0 @@
-// Module LatchkeyPosix: see docs/ARCHITECTURE.md.

@@ -1,1 +1,0 @@
-// Module LatchkeySimAir: see docs/ARCHITECTURE.md.
