@@ -1,0 +1,138 @@
+import LatchkeyTransport
+
+// The GPIO seam: the few calls the lock needs from a GPIO character device.
+//
+// Shaped after libgpiod 1.6 (Debian 12 / Raspberry Pi OS bookworm, v1 API), so that a
+// libgpiod backend is a thin wrapper, and equally after its 2.x API:
+//   chip by label  -> gpiod_chip_open_by_label()           (v2: match gpiod_chip_info_get_label)
+//   line by name   -> gpiod_chip_find_line()               (v2: gpiod_chip_get_line_offset_from_name)
+//   output request -> gpiod_line_request_output(line, consumer, default_val) with
+//                     GPIOD_LINE_REQUEST_FLAG_ACTIVE_LOW / _BIAS_* in the flags
+//   input request  -> gpiod_line_request_both_edges_events_flags(); edges read from
+//                     gpiod_line_event_get_fd() when the event loop says it is readable
+//
+// Values are LOGICAL everywhere above this file: `true` means "active". Active-low is part
+// of the request (the kernel inverts, as FLAG_ACTIVE_LOW does), never of the lock logic.
+//
+// Rules every implementation keeps (lock-domain.md, "Hardware and failure behaviour"):
+// - an output is requested with its INACTIVE value in the same request, so it never
+//   glitches active between the request and a first `set`;
+// - an output is never released and re-requested (that glitches too): there is no release
+//   call; a line is held until the process (or the chip object) goes away;
+// - a line already requested is busy (`GPIOError.Code.lineBusy`), like EBUSY from the kernel;
+// - edge callbacks run on the event loop, never inside the caller's stack.
+
+/// Finds chips by label (never by number: the Pi 5 header chip moved from gpiochip4 to
+/// gpiochip0 in 2024 kernels; a Pi 4's is `pinctrl-bcm2711`).
+public protocol GPIOChipFinder {
+    func chip(labelled label: String) throws(GPIOError) -> any GPIOChip
+}
+
+/// One GPIO chip (one /dev/gpiochipN), whose lines are found by name.
+public protocol GPIOChip: AnyObject {
+    var label: String { get }
+    /// Requests `line` as an output driven to its inactive level by the request itself.
+    func requestOutput(_ line: String, _ config: GPIOLineConfig) throws(GPIOError) -> any GPIOOutput
+    /// Requests `line` as an input with edge detection on both edges.
+    func requestInput(_ line: String, _ config: GPIOLineConfig) throws(GPIOError) -> any GPIOInput
+}
+
+/// What a request carries besides the line name.
+public struct GPIOLineConfig: Hashable, Sendable {
+    /// Shown by `gpioinfo` as the holder of the line.
+    public var consumer: String
+    /// The line is active when its physical level is low.
+    public var activeLow: Bool
+    public var bias: GPIOBias
+
+    public init(consumer: String, activeLow: Bool = false, bias: GPIOBias = .asIs) {
+        self.consumer = consumer
+        self.activeLow = activeLow
+        self.bias = bias
+    }
+}
+
+/// Pull resistor setting (libgpiod v1.6 GPIOD_LINE_REQUEST_FLAG_BIAS_*).
+public enum GPIOBias: Hashable, Sendable {
+    case asIs, disabled, pullUp, pullDown
+}
+
+/// A requested output line. Logical values only.
+public protocol GPIOOutput: AnyObject {
+    var name: String { get }
+    /// The last value set (starts `false`: requested inactive).
+    var isActive: Bool { get }
+    func set(_ active: Bool) throws(GPIOError)
+}
+
+/// A requested input line. Logical values only.
+public protocol GPIOInput: AnyObject {
+    var name: String { get }
+    /// Reads the line now.
+    func read() throws(GPIOError) -> Bool
+    /// Called on the event loop for each change of the line, in order.
+    var onEdge: ((GPIOEdge) -> Void)? { get set }
+}
+
+/// One change of an input line.
+public struct GPIOEdge: Hashable, Sendable {
+    /// The logical value after the edge.
+    public var isActive: Bool
+    /// When the change happened on the loop's monotonic clock.
+    public var time: Instant
+
+    public init(isActive: Bool, time: Instant) {
+        self.isActive = isActive
+        self.time = time
+    }
+}
+
+/// A GPIO failure, naming the chip and line (swift-system style: a code plus context).
+public struct GPIOError: Error, Hashable, Sendable, CustomStringConvertible {
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        let raw: String
+        public static let chipNotFound = Code(raw: "chip not found")
+        public static let lineNotFound = Code(raw: "line not found")
+        public static let lineBusy = Code(raw: "line busy")
+        public static let invalidValue = Code(raw: "invalid value")
+        public static let ioFailed = Code(raw: "I/O failed")
+        public var description: String { raw }
+    }
+
+    public var code: Code
+    public var chip: String
+    public var line: String?
+    /// The errno of the failing call, when there was one.
+    public var errno: Int32?
+    public var detail: String?
+
+    public init(_ code: Code, chip: String, line: String? = nil, errno: Int32? = nil, detail: String? = nil) {
+        self.code = code
+        self.chip = chip
+        self.line = line
+        self.errno = errno
+        self.detail = detail
+    }
+
+    public var description: String {
+        var text = "GPIO \(code) on chip '\(chip)'"
+        if let line { text += " line '\(line)'" }
+        if let errno { text += " (errno \(errno))" }
+        if let detail { text += ": \(detail)" }
+        return text
+    }
+}
+
+/// A finder over chips already at hand (the in-process simulation, or a test).
+public struct GPIOChipSet: GPIOChipFinder {
+    public var chips: [any GPIOChip]
+
+    public init(_ chips: [any GPIOChip]) { self.chips = chips }
+
+    public func chip(labelled label: String) throws(GPIOError) -> any GPIOChip {
+        guard let chip = chips.first(where: { $0.label == label }) else {
+            throw GPIOError(.chipNotFound, chip: label)
+        }
+        return chip
+    }
+}

@@ -1,0 +1,188 @@
+import LatchkeyTransport
+
+/// The lock's inputs, already debounced. Logical values: active means open / pressed /
+/// at that end of travel; the wiring's active-low settings make it so.
+public struct LockSensors {
+    /// Active while the door is open (a reed switch).
+    public var door: (any GPIOInput)?
+    /// Active while the inside button is pressed.
+    public var button: (any GPIOInput)?
+    /// Active while the bolt is fully thrown.
+    public var boltLocked: (any GPIOInput)?
+    /// Active while the bolt is fully retracted.
+    public var boltUnlocked: (any GPIOInput)?
+
+    public init(door: (any GPIOInput)? = nil, button: (any GPIOInput)? = nil,
+                boltLocked: (any GPIOInput)? = nil, boltUnlocked: (any GPIOInput)? = nil) {
+        self.door = door
+        self.button = button
+        self.boltLocked = boltLocked
+        self.boltUnlocked = boltUnlocked
+    }
+
+    public var hasBoltSensor: Bool { boltLocked != nil || boltUnlocked != nil }
+
+    /// The bolt as the sensors see it; nil without bolt sensors. With one sensor the other
+    /// end is inferred; contradicting or unreadable sensors count as between.
+    public func boltPosition() -> BoltPosition? {
+        guard hasBoltSensor else { return nil }
+        let locked: Bool?, unlocked: Bool?
+        do {
+            locked = try boltLocked?.read()
+            unlocked = try boltUnlocked?.read()
+        } catch {
+            return .between
+        }
+        switch (locked, unlocked) {
+        case (true, true), (false, false): return .between
+        case (true, _), (nil, false): return .locked
+        case (_, true), (false, nil): return .unlocked
+        case (nil, nil): return nil
+        }
+    }
+}
+
+/// Something went wrong that no event describes: the journal or an output failed.
+public enum LockFault {
+    case journal(any Error)
+    case actuator(GPIOError)
+}
+
+/// The shell around `LockStateMachine`: feeds it inputs from the sensors, the actuator,
+/// the journal, the timers and the agent; performs the actions it returns, in order, on
+/// the one event loop. Journal calls happen here, so `record` always returns before the
+/// actuator moves, and a failed `record` means no movement.
+public final class LockController {
+    public let loop: any EventLoop
+    public private(set) var machine: LockStateMachine
+    private let actuator: ActuatorDriver
+    private let sensors: LockSensors
+    private let journal: any DecisionJournal
+    private var timers: [LockTimer: Scheduled] = [:]
+    private var inbox: [LockInput] = []
+    private var draining = false
+
+    /// Every event, in order: the audit log and what the GATT service notifies.
+    public var onEvent: ((LockEvent) -> Void)?
+    /// Failures of the journal or the outputs, for the logger and alerts.
+    public var onFault: ((LockFault) -> Void)?
+
+    /// Wires everything up; nothing is read or moved until `start(recovered:)`.
+    /// `firstDecisionID` should follow the highest id the journal ever held.
+    public init(loop: any EventLoop, behaviour: LockBehaviour = LockBehaviour(), actuator: ActuatorDriver,
+                sensors: LockSensors, journal: any DecisionJournal, operatingMode: OperatingMode = .normal,
+                firstDecisionID: DecisionID = DecisionID(1)) throws(ActuatorConfigurationError) {
+        guard actuator.hasBoltSensor == sensors.hasBoltSensor else {
+            throw ActuatorConfigurationError("the actuator and the sensors disagree on bolt sensors")
+        }
+        self.loop = loop
+        self.actuator = actuator
+        self.sensors = sensors
+        self.journal = journal
+        machine = LockStateMachine(behaviour: behaviour, hardware: actuator.traits(hasDoorSensor: sensors.door != nil),
+                                   operatingMode: operatingMode, firstDecisionID: firstDecisionID)
+        sensors.door?.onEdge = { [weak self] edge in self?.feed(.doorSensor(open: edge.isActive)) }
+        sensors.button?.onEdge = { [weak self] edge in
+            if edge.isActive { self?.feed(.buttonPressed) }
+        }
+        sensors.boltLocked?.onEdge = { [weak self] _ in self?.boltSensorChanged() }
+        sensors.boltUnlocked?.onEdge = { [weak self] _ in self?.boltSensorChanged() }
+        actuator.onMovementCompleted = { [weak self] operation in self?.feed(.movementCompleted(operation)) }
+        actuator.onReleased = { [weak self] in self?.feed(.actuatorReleased) }
+        actuator.onFault = { [weak self] error in
+            self?.onFault?(.actuator(error))
+            self?.feed(.actuatorFault)
+        }
+    }
+
+    /// Convenience: the actuator and sensors of opened hardware.
+    public convenience init(loop: any EventLoop, behaviour: LockBehaviour = LockBehaviour(), hardware: LockHardware,
+                            journal: any DecisionJournal, operatingMode: OperatingMode = .normal,
+                            firstDecisionID: DecisionID = DecisionID(1)) throws(ActuatorConfigurationError) {
+        try self.init(loop: loop, behaviour: behaviour, actuator: hardware.actuator, sensors: hardware.sensors,
+                      journal: journal, operatingMode: operatingMode, firstDecisionID: firstDecisionID)
+    }
+
+    public var lockState: LockState { machine.lockState }
+    public var doorState: DoorState { machine.doorState }
+    public var operatingMode: OperatingMode { machine.operatingMode }
+    public var actuatorEnabled: Bool { machine.actuatorEnabled }
+
+    /// Reads the sensors, then reconciles with `recovered`, the decision the journal holds
+    /// as recorded but never completed (nil after a clean stop): a lock decision is
+    /// resumed; an unlock is resumed only inside its validity window, else the lock
+    /// resolves to locked. Until this runs the lock state is unknown and commands fail.
+    public func start(recovered: LockDecision?) {
+        let doorOpen: Bool?
+        do { doorOpen = try sensors.door?.read() } catch { doorOpen = nil }
+        feed(.start(StartupReading(doorOpen: doorOpen, bolt: sensors.boltPosition()), recovered: recovered))
+    }
+
+    /// Asks the lock to lock or unlock. The outcome arrives as events: LockOperation when
+    /// the bolt arrives, LockOperationError when refused or failed.
+    public func submit(_ command: LockCommand) {
+        feed(.command(command))
+    }
+
+    /// Changes the operating mode; false when refused (an operation is under way, or
+    /// Passage with an actuator that cannot hold the door unlocked).
+    @discardableResult
+    public func setOperatingMode(_ mode: OperatingMode, source: OperationSource) -> Bool {
+        feed(.setOperatingMode(mode, source: source))
+        return machine.operatingMode == mode
+    }
+
+    // MARK: The loop
+
+    /// Runs one input and everything it causes, in order. Re-entrant calls (an event
+    /// handler submitting a command) queue behind the current input.
+    private func feed(_ input: LockInput) {
+        inbox.append(input)
+        guard !draining else { return }
+        draining = true
+        defer { draining = false }
+        while !inbox.isEmpty {
+            let next = inbox.removeFirst()
+            for action in machine.handle(next, at: loop.now) { perform(action) }
+        }
+    }
+
+    private func perform(_ action: LockAction) {
+        switch action {
+        case .record(let decision):
+            do {
+                try journal.record(decision)
+                inbox.append(.journalRecorded(decision.id))
+            } catch {
+                onFault?(.journal(error))
+                inbox.append(.journalFailed(decision.id))
+            }
+        case .complete(let id, let outcome):
+            do { try journal.complete(id, outcome: outcome) } catch { onFault?(.journal(error)) }
+        case .drive(let operation):
+            do { try actuator.drive(operation) } catch {
+                onFault?(.actuator(error))
+                inbox.append(.actuatorFault)
+            }
+        case .stopActuator:
+            do { try actuator.stop() } catch { onFault?(.actuator(error)) }
+        case .startTimer(let timer, let delay):
+            timers[timer]?.cancel()
+            timers[timer] = loop.schedule(after: delay) { [weak self] in
+                self?.timers[timer] = nil
+                self?.feed(.timerFired(timer))
+            }
+        case .cancelTimer(let timer):
+            timers[timer]?.cancel()
+            timers[timer] = nil
+        case .emit(let event):
+            onEvent?(event)
+        }
+    }
+
+    private func boltSensorChanged() {
+        guard let position = sensors.boltPosition() else { return }
+        actuator.boltMoved(to: position)
+        feed(.boltPosition(position))
+    }
+}

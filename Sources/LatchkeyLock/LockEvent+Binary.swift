@@ -1,0 +1,156 @@
+import LatchkeyTransport
+
+// The wire and log form of a LockEvent: fixed layout, fixed size, little-endian, led by a
+// version byte. Every byte has one meaning and one valid value for a given event, so
+// `LockEvent(decoding: e.encoded) == e` and a decoded buffer re-encodes to itself. It is
+// sent over BLE in chunks (M9) and appended to the log as is.
+//
+//   offset size field
+//   0      1    version (1)
+//   1      1    kind: 0 LockOperation, 1 LockOperationError, 2 DoorLockAlarm, 3 DoorStateChange
+//   2      1    lock state before (LockState raw value)
+//   3      1    lock state after
+//   4      1    door state (DoorState raw value; 0xFF = null)
+//   5      1    operation type            kinds 0-1, else 0xFF
+//   6      1    operation source          kinds 0-1, else 0xFF
+//   7      1    code: OperationError (1), AlarmCode (2), DoorState (3, equal to byte 4); 0xFF for 0
+//   8      1    flags: bit 0 who present, bit 1 decision present (kinds 0-1 only); others 0
+//   9      4    who (KeyID), 0 when absent
+//   13     8    decision id, 0 when absent
+//   21     8    time, nanoseconds on the lock's monotonic clock (signed)
+
+/// Why bytes are not a LockEvent, and where.
+public struct LockEventDecodingError: Error, Hashable, Sendable, CustomStringConvertible {
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        let raw: String
+        public static let wrongLength = Code(raw: "wrong length")
+        public static let unsupportedVersion = Code(raw: "unsupported version")
+        public static let invalidField = Code(raw: "invalid field")
+        public var description: String { raw }
+    }
+
+    public var code: Code
+    /// The offset of the offending byte (the length for `wrongLength`).
+    public var offset: Int
+
+    public init(_ code: Code, offset: Int) {
+        self.code = code
+        self.offset = offset
+    }
+
+    public var description: String { "LockEvent \(code) at byte \(offset)" }
+}
+
+extension LockEvent {
+    public static let encodingVersion: UInt8 = 1
+    public static let encodedSize = 29
+    private static let absent: UInt8 = 0xFF
+    private static let whoFlag: UInt8 = 1 << 0
+    private static let decisionFlag: UInt8 = 1 << 1
+
+    public var encoded: [UInt8] {
+        var bytes: [UInt8] = [Self.encodingVersion, 0, lockStateBefore.rawValue, lockStateAfter.rawValue,
+                              doorState.rawValue, Self.absent, Self.absent, Self.absent, 0]
+        var who: UInt32 = 0
+        var decision: UInt64 = 0
+        switch kind {
+        case .lockOperation(let record), .lockOperationError(let record, _):
+            if case .lockOperationError(_, let error) = kind {
+                bytes[1] = 1
+                bytes[7] = error.rawValue
+            }
+            bytes[5] = record.operation.rawValue
+            bytes[6] = record.source.rawValue
+            if let id = record.who { bytes[8] |= Self.whoFlag; who = id.rawValue }
+            if let id = record.decision { bytes[8] |= Self.decisionFlag; decision = id.rawValue }
+        case .doorLockAlarm(let code):
+            bytes[1] = 2
+            bytes[7] = code.rawValue
+        case .doorStateChange(let state):
+            bytes[1] = 3
+            bytes[7] = state.rawValue
+        }
+        bytes.appendLittleEndian(who)
+        bytes.appendLittleEndian(decision)
+        bytes.appendLittleEndian(UInt64(bitPattern: time.nanoseconds))
+        return bytes
+    }
+
+    /// Strict decoding: the exact length, a known version, and every field valid for the kind.
+    public init(decoding input: some Collection<UInt8>) throws(LockEventDecodingError) {
+        let bytes = Array(input)
+        guard bytes.count == Self.encodedSize else {
+            throw LockEventDecodingError(.wrongLength, offset: bytes.count)
+        }
+        guard bytes[0] == Self.encodingVersion else {
+            throw LockEventDecodingError(.unsupportedVersion, offset: 0)
+        }
+        let before = try Self.field(bytes, 2, LockState.init(rawValue:))
+        let after = try Self.field(bytes, 3, LockState.init(rawValue:))
+        let door = try Self.field(bytes, 4, DoorState.init(rawValue:))
+        let who = bytes.readLittleEndian(UInt32.self, at: 9)
+        let decision = bytes.readLittleEndian(UInt64.self, at: 13)
+        let flags = bytes[8]
+
+        let kind: Kind
+        switch bytes[1] {
+        case 0, 1:
+            guard flags & ~(Self.whoFlag | Self.decisionFlag) == 0 else { throw LockEventDecodingError(.invalidField, offset: 8) }
+            if flags & Self.whoFlag == 0 && who != 0 { throw LockEventDecodingError(.invalidField, offset: 9) }
+            if flags & Self.decisionFlag == 0 && decision != 0 { throw LockEventDecodingError(.invalidField, offset: 13) }
+            let record = LockOperationRecord(
+                operation: try Self.field(bytes, 5, LockOperationType.init(rawValue:)),
+                source: try Self.field(bytes, 6, OperationSource.init(rawValue:)),
+                who: flags & Self.whoFlag != 0 ? KeyID(who) : nil,
+                decision: flags & Self.decisionFlag != 0 ? DecisionID(decision) : nil)
+            if bytes[1] == 0 {
+                try Self.expectAbsent(bytes, 7)
+                kind = .lockOperation(record)
+            } else {
+                kind = .lockOperationError(record, try Self.field(bytes, 7, OperationError.init(rawValue:)))
+            }
+        case 2, 3:
+            try Self.expectAbsent(bytes, 5)
+            try Self.expectAbsent(bytes, 6)
+            guard flags == 0 else { throw LockEventDecodingError(.invalidField, offset: 8) }
+            guard who == 0 else { throw LockEventDecodingError(.invalidField, offset: 9) }
+            guard decision == 0 else { throw LockEventDecodingError(.invalidField, offset: 13) }
+            if bytes[1] == 2 {
+                kind = .doorLockAlarm(try Self.field(bytes, 7, AlarmCode.init(rawValue:)))
+            } else {
+                let changed = try Self.field(bytes, 7, DoorState.init(rawValue:))
+                guard changed == door else { throw LockEventDecodingError(.invalidField, offset: 7) }
+                kind = .doorStateChange(changed)
+            }
+        default:
+            throw LockEventDecodingError(.invalidField, offset: 1)
+        }
+        let nanoseconds = Int64(bitPattern: bytes.readLittleEndian(UInt64.self, at: 21))
+        self.init(kind: kind, time: Instant(nanoseconds: nanoseconds),
+                  lockStateBefore: before, lockStateAfter: after, doorState: door)
+    }
+
+    private static func field<T>(_ bytes: [UInt8], _ offset: Int, _ make: (UInt8) -> T?) throws(LockEventDecodingError) -> T {
+        guard let value = make(bytes[offset]) else { throw LockEventDecodingError(.invalidField, offset: offset) }
+        return value
+    }
+
+    private static func expectAbsent(_ bytes: [UInt8], _ offset: Int) throws(LockEventDecodingError) {
+        guard bytes[offset] == absent else { throw LockEventDecodingError(.invalidField, offset: offset) }
+    }
+}
+
+extension [UInt8] {
+    mutating func appendLittleEndian<T: FixedWidthInteger>(_ value: T) {
+        var v = value.littleEndian
+        Swift.withUnsafeBytes(of: &v) { append(contentsOf: $0) }
+    }
+
+    func readLittleEndian<T: FixedWidthInteger>(_: T.Type, at offset: Int) -> T {
+        var value: T = 0
+        for index in 0..<MemoryLayout<T>.size {
+            value |= T(self[offset + index]) << (8 * index)
+        }
+        return value
+    }
+}

@@ -1,1 +1,0 @@
-// Module LatchkeyLock: see docs/ARCHITECTURE.md.

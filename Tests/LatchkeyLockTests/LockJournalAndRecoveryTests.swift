@@ -1,0 +1,193 @@
+import LatchkeyLock
+import LatchkeySim
+import LatchkeyTransport
+import Testing
+
+/// The decision journal comes before the actuator, and crash recovery follows
+/// lock-domain.md: unlocks past their window resolve to locked, lock intents are resumed.
+@Suite struct LockJournalAndRecoveryTests {
+    @Test func decisionIsRecordedBeforeTheLineMoves() throws {
+        var probe: ProbeJournal?
+        let rig = try LockRig(wrapJournal: { inner in
+            let journal = ProbeJournal(inner)
+            probe = journal
+            return journal
+        })
+        let journal = try #require(probe)
+        journal.probe = { [unowned rig] in rig.unlockEnergized }
+        rig.start()
+        rig.submit(.unlock)
+        #expect(journal.lineWhenRecorded == [false], "the line had not moved when record ran")
+        #expect(rig.unlockEnergized)
+        #expect(rig.journal.outcome(of: DecisionID(1)) == .succeeded)
+    }
+
+    @Test func aJournalThatThrowsKeepsTheLineStill() throws {
+        let journal = InMemoryDecisionJournal()
+        journal.recordFailure = .init("disk full")
+        let rig = try LockRig(journal: journal)
+        rig.start()
+        rig.submit(.unlock)
+        rig.loop.advance(by: .seconds(60))
+        #expect(!rig.unlockEnergized)
+        #expect(rig.state == .locked)
+        #expect(rig.errors == [.journalFailed])
+        #expect(rig.faults.count == 1)
+        #expect(journal.entries.isEmpty)
+    }
+
+    @Test func aFailingCompleteIsReportedNotHidden() throws {
+        let journal = InMemoryDecisionJournal()
+        journal.completeFailure = .init("fsync failed")
+        let rig = try LockRig(journal: journal)
+        rig.start()
+        rig.submit(.unlock)
+        #expect(rig.state == .unlocked)
+        #expect(rig.faults.count == 1)
+        #expect(journal.interrupted?.id == DecisionID(1), "a restart would treat it as interrupted")
+    }
+
+    @Test func interruptedUnlockPastItsDeadlineResolvesToLocked() throws {
+        let loop = ManualEventLoop()
+        loop.advance(by: .seconds(100))
+        let stale = LockDecision(id: DecisionID(41), operation: .unlock, source: .remote, who: KeyID(2),
+                                 decidedAt: .zero + .seconds(90), deadline: .zero + .seconds(95))
+        let rig = try LockRig(actuator: .motor(runTime: .seconds(2)), boltSensors: true, bolt: .between, loop: loop)
+        rig.start(recovered: stale)
+        #expect(!rig.unlockEnergized, "never finish an unlock nobody decided for now")
+        #expect(rig.lockEnergized)
+        #expect(rig.state == .locking)
+        #expect(rig.journal.outcome(of: DecisionID(41)) == .abandoned)
+        #expect(rig.errors == [.interrupted])
+        let resolution = try #require(rig.recorded.first)
+        #expect(resolution.operation == .lock && resolution.source == .auto)
+        #expect(resolution.id == DecisionID(42), "ids continue after the recovered one")
+        rig.setBolt(.locked)
+        #expect(rig.state == .locked)
+    }
+
+    @Test func interruptedUnlockPastItsDeadlineOnAFailSecureLockStaysLocked() throws {
+        let loop = ManualEventLoop()
+        loop.advance(by: .seconds(10))
+        let stale = LockDecision(id: DecisionID(5), operation: .unlock, source: .remote,
+                                 decidedAt: .zero, deadline: .zero + .seconds(5))
+        let rig = try LockRig(loop: loop)
+        rig.start(recovered: stale)
+        rig.loop.advance(by: .seconds(60))
+        #expect(rig.state == .locked)
+        #expect(!rig.unlockEnergized)
+        #expect(rig.recorded.isEmpty)
+    }
+
+    @Test func interruptedUnlockInsideItsWindowIsResumed() throws {
+        let loop = ManualEventLoop()
+        loop.advance(by: .seconds(2))
+        let fresh = LockDecision(id: DecisionID(9), operation: .unlock, source: .remote, who: KeyID(1),
+                                 decidedAt: .zero, deadline: .zero + .seconds(5))
+        let rig = try LockRig(loop: loop)
+        rig.start(recovered: fresh)
+        #expect(rig.state == .unlocked)
+        #expect(rig.unlockEnergized)
+        #expect(rig.recorded.isEmpty, "the journal already holds it")
+        #expect(rig.journal.outcome(of: DecisionID(9)) == .succeeded)
+        #expect(rig.operations == [LockOperationRecord(operation: .unlock, source: .remote, who: KeyID(1),
+                                                       decision: DecisionID(9))])
+    }
+
+    @Test func interruptedUnlockFromAnEarlierBootIsNotResumed() throws {
+        // A deadline "ahead" of a clock that restarted at zero must not count as valid.
+        let loop = ManualEventLoop()
+        loop.advance(by: .seconds(3))
+        let earlierBoot = LockDecision(id: DecisionID(9), operation: .unlock, source: .remote,
+                                       decidedAt: .zero + .seconds(5000), deadline: .zero + .seconds(5005))
+        let rig = try LockRig(loop: loop)
+        rig.start(recovered: earlierBoot)
+        #expect(rig.state == .locked)
+        #expect(!rig.unlockEnergized)
+    }
+
+    @Test func interruptedLockIsAlwaysResumed() throws {
+        let loop = ManualEventLoop()
+        loop.advance(by: .seconds(3600))
+        let old = LockDecision(id: DecisionID(3), operation: .lock, source: .remote,
+                               decidedAt: .zero, deadline: .zero + .seconds(5))
+        let rig = try LockRig(actuator: .motor(runTime: .seconds(2)), boltSensors: true, bolt: .unlocked, loop: loop)
+        rig.start(recovered: old)
+        #expect(rig.state == .locking)
+        #expect(rig.lockEnergized)
+        #expect(rig.recorded.isEmpty)
+        rig.setBolt(.locked)
+        #expect(rig.state == .locked)
+        #expect(rig.journal.outcome(of: DecisionID(3)) == .succeeded)
+    }
+
+    @Test func interruptedLockWithTheDoorOpenLocksWhenItCloses() throws {
+        let old = LockDecision(id: DecisionID(3), operation: .lock, source: .auto,
+                               decidedAt: .zero, deadline: .zero + .seconds(5))
+        let rig = try LockRig(actuator: .motor(runTime: .seconds(2)), boltSensors: true, bolt: .unlocked, doorOpen: true)
+        rig.start(recovered: old)
+        #expect(rig.state == .unlocked)
+        #expect(!rig.lockEnergized)
+        rig.setDoor(open: false)
+        #expect(rig.state == .locking)
+        #expect(rig.lockEnergized)
+    }
+
+    @Test func crashMidUnlockThenRestartPastTheWindow() throws {
+        // First life: the unlock is recorded and the motor runs, then the process dies.
+        let loop = ManualEventLoop()
+        let journal = InMemoryDecisionJournal()
+        do {
+            let first = try LockRig(actuator: .motor(runTime: .seconds(2)), boltSensors: true, journal: journal, loop: loop)
+            first.start()
+            first.submit(.unlock)
+            #expect(first.state == .unlocking)
+        }
+        loop.advance(by: .seconds(30))
+        // Second life: the bolt stopped half way; the journal hands back the unlock.
+        let recovered = try #require(journal.interrupted)
+        #expect(recovered.operation == .unlock)
+        let second = try LockRig(actuator: .motor(runTime: .seconds(2)), boltSensors: true, journal: journal,
+                                 bolt: .between, loop: loop, firstDecisionID: DecisionID(1))
+        second.start(recovered: recovered)
+        #expect(second.lockEnergized && !second.unlockEnergized)
+        second.setBolt(.locked)
+        #expect(second.state == .locked)
+        #expect(journal.interrupted == nil)
+    }
+
+    @Test func noRecoveredDecisionAndMeasuredUnlockedRelocks() throws {
+        let rig = try LockRig(actuator: .motor(runTime: .seconds(2)), boltSensors: true, bolt: .unlocked)
+        rig.start()
+        #expect(rig.state == .unlocked)
+        rig.loop.advance(by: .seconds(30))
+        #expect(rig.state == .locking)
+    }
+
+    @Test func commandsBeforeStartAreRefused() throws {
+        let rig = try LockRig()
+        rig.submit(.unlock)
+        #expect(rig.errors == [.notReady])
+        #expect(rig.state == .unknown)
+        #expect(!rig.unlockEnergized)
+        #expect(rig.recorded.isEmpty)
+    }
+}
+
+/// Records what the actuator line looked like when each decision was recorded.
+final class ProbeJournal: DecisionJournal {
+    let inner: InMemoryDecisionJournal
+    var probe: () -> Bool = { false }
+    private(set) var lineWhenRecorded: [Bool] = []
+
+    init(_ inner: InMemoryDecisionJournal) { self.inner = inner }
+
+    func record(_ decision: LockDecision) throws {
+        lineWhenRecorded.append(probe())
+        try inner.record(decision)
+    }
+
+    func complete(_ id: DecisionID, outcome: DecisionOutcome) throws {
+        try inner.complete(id, outcome: outcome)
+    }
+}

@@ -1,0 +1,91 @@
+import LatchkeyLock
+import LatchkeySim
+import LatchkeyTransport
+import Testing
+
+/// OperatingMode: Normal, NoRemoteLockUnlock, Passage.
+@Suite struct LockModeTests {
+    @Test func normalAcceptsEverySource() throws {
+        let rig = try LockRig()
+        rig.start()
+        for source in [OperationSource.remote, .button, .manual, .auto] {
+            rig.submit(.unlock, source: source)
+            rig.submit(.lock, source: source)
+        }
+        #expect(rig.errors.isEmpty)
+        #expect(rig.recorded.count == 8)
+    }
+
+    @Test func noRemoteLockUnlockRefusesRemoteOnly() throws {
+        let rig = try LockRig(mode: .noRemoteLockUnlock)
+        rig.start()
+        rig.submit(.unlock, source: .remote)
+        #expect(rig.errors == [.restricted])
+        #expect(rig.state == .locked)
+        #expect(!rig.unlockEnergized, "a refused command never moves the lock")
+        #expect(rig.recorded.isEmpty)
+
+        rig.pressButton()
+        #expect(rig.state == .unlocked, "the inside button still works")
+        rig.submit(.lock, source: .remote)
+        #expect(rig.errors == [.restricted, .restricted])
+        #expect(rig.state == .unlocked)
+        rig.submit(.lock, source: .manual)
+        #expect(rig.state == .locked)
+    }
+
+    @Test func noRemoteLockUnlockStillRelocks() throws {
+        let rig = try LockRig(mode: .noRemoteLockUnlock)
+        rig.start()
+        rig.submit(.unlock, source: .button)
+        rig.loop.advance(by: .seconds(30))
+        #expect(rig.state == .locked)
+    }
+
+    @Test func passageHoldsTheLockUnlockedWithoutRelock() throws {
+        let rig = try LockRig()
+        rig.start()
+        #expect(rig.controller.setOperatingMode(.passage, source: .remote))
+        rig.loop.run()
+        #expect(rig.state == .unlocked)
+        #expect(rig.unlockEnergized)
+        #expect(rig.operations.last?.source == .remote)
+
+        rig.loop.advance(by: .seconds(24 * 3600))
+        #expect(rig.state == .unlocked, "no auto-relock in Passage")
+
+        rig.submit(.lock, source: .button)
+        #expect(rig.errors == [.restricted])
+        #expect(rig.state == .unlocked)
+    }
+
+    @Test func leavingPassageRearmsTheRelock() throws {
+        let rig = try LockRig(mode: .passage)
+        rig.start()
+        rig.submit(.unlock)
+        rig.loop.advance(by: .seconds(60))
+        #expect(rig.state == .unlocked)
+        #expect(rig.controller.setOperatingMode(.normal, source: .remote))
+        rig.loop.advance(by: .seconds(30) - .milliseconds(1))
+        #expect(rig.state == .unlocked)
+        rig.loop.advance(by: .milliseconds(1))
+        #expect(rig.state == .locked)
+    }
+
+    @Test func passageRefusedForAPulseActuator() throws {
+        let rig = try LockRig(actuator: .pulse(.seconds(3)))
+        rig.start()
+        #expect(!rig.controller.setOperatingMode(.passage, source: .remote))
+        #expect(rig.controller.operatingMode == .normal)
+        #expect(rig.state == .locked)
+        #expect(!rig.unlockEnergized)
+    }
+
+    @Test func modeChangeRefusedDuringAMovement() throws {
+        let rig = try LockRig(boltSensors: true)
+        rig.start()
+        rig.submit(.unlock)
+        #expect(!rig.controller.setOperatingMode(.noRemoteLockUnlock, source: .remote))
+        #expect(rig.controller.operatingMode == .normal)
+    }
+}
