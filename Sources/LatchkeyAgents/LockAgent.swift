@@ -1,0 +1,286 @@
+import LatchkeyATT
+import LatchkeyGATT
+import LatchkeyLock
+import LatchkeyLockProtocol
+import LatchkeyManagers
+import LatchkeySecurity
+import LatchkeyTransport
+
+public struct LockAgentConfiguration: Sendable {
+    public var name: String
+    /// 152.5 ms: the first of Apple's recommended slow advertising intervals (accessory
+    /// design guidelines), quick enough for a returning phone to re-link within a second.
+    public var advertisingInterval: Duration
+    /// How long a phone that authenticated may stay gone before the lock locks behind its
+    /// owner. Matches the phone's own grace period by default.
+    public var departureGrace: Duration
+    public var challengeLifetime: Duration
+    public var arrivalPolicy: ArrivalPolicy
+
+    public init(name: String = "Latchkey", advertisingInterval: Duration = .microseconds(152_500),
+                departureGrace: Duration = .seconds(30), challengeLifetime: Duration = ChallengeIssuer.defaultLifetime,
+                arrivalPolicy: ArrivalPolicy = ArrivalPolicy()) {
+        self.name = name; self.advertisingInterval = advertisingInterval; self.departureGrace = departureGrace
+        self.challengeLifetime = challengeLifetime; self.arrivalPolicy = arrivalPolicy
+    }
+}
+
+/// The peripheral agent: publishes the lock service, verifies sealed commands, applies the
+/// lock's own rules, and hands decisions to the `LockController` (which journals each one
+/// before the actuator moves). A link, by itself, never moves the lock.
+public final class LockAgent: PeripheralManagerDelegate {
+    public let configuration: LockAgentConfiguration
+    public let peripheral: PeripheralManager
+    public let controller: LockController
+    let verifier: CommandVerifier
+    let log: any LockEventLog
+    let events: any AgentEventSink
+    let outputClock: OutputChangeClock?
+    var loop: any EventLoop { peripheral.transport.loop }
+
+    private var service: LocalService?
+    private var stateCharacteristic: LocalCharacteristic?
+    private var transferCharacteristic: LocalCharacteristic?
+    private var statusDirty = false
+    private var transfers: [LinkID: ChunkedSender] = [:]
+
+    // Arrival and departure bookkeeping.
+    private var keyOfLink: [LinkID: UInt32] = [:]
+    private var addressOfKey: [UInt32: BluetoothAddress] = [:]
+    private var departureTimers: [UInt32: Scheduled] = [:]
+    private var lastManualUnlock: Instant?
+    private var lastArrival: (key: UInt32, at: Instant)?
+    /// Events the controller emitted during the current `submit`, to learn a refusal at once.
+    private var capture: [LockEvent]?
+
+    /// Software-path latencies (command received → actuator line changed), in ms.
+    public private(set) var commandLatencies: [Double] = []
+
+    public init(transport: any BluetoothTransport, controller: LockController, keys: any KeyStore,
+                log: any LockEventLog, events: any AgentEventSink, configuration: LockAgentConfiguration = .init(),
+                outputClock: OutputChangeClock? = nil) {
+        self.configuration = configuration
+        self.controller = controller
+        self.log = log
+        self.events = events
+        self.outputClock = outputClock
+        self.peripheral = PeripheralManager(transport: transport)
+        self.verifier = CommandVerifier(keys: keys, challenges: ChallengeIssuer(loop: transport.loop,
+                                                                               lifetime: configuration.challengeLifetime))
+        peripheral.delegate = self
+        controller.onEvent = { [weak self] event in self?.lockEvent(event) }
+        controller.onFault = { [weak self] fault in self?.emit("lock.fault", ["fault": "\(fault)"]) }
+    }
+
+    /// Reads the sensors and reconciles with the interrupted decision (if any), then publishes.
+    public func start(recovered: LockDecision?) {
+        if let recovered {
+            emit("lock.recovering", ["decision": "\(recovered.id)", "operation": "\(recovered.operation)"])
+        }
+        controller.start(recovered: recovered)
+        emit("lock.started", ["state": "\(controller.lockState)", "door": "\(controller.doorState)"])
+    }
+
+    public var statusFrame: LockStatusFrame {
+        LockStatusFrame(lockState: controller.lockState.rawValue, doorState: controller.doorState.rawValue,
+                        operatingMode: controller.operatingMode.rawValue, actuatorEnabled: controller.actuatorEnabled,
+                        lastEventSequence: log.lastSequence)
+    }
+
+    // MARK: Lock events
+
+    private func lockEvent(_ event: LockEvent) {
+        capture?.append(event)
+        do { try log.append(event) } catch { emit("lock.log_failed", ["error": "\(error)"]) }
+        if case .lockOperation(let r) = event.kind, r.operation == .unlock, r.source == .manual || r.source == .button {
+            lastManualUnlock = event.time
+        }
+        emit("lock.event", ["event": "\(event.kind)", "state": "\(event.lockStateAfter)", "door": "\(event.doorState)"])
+        publishStatus()
+    }
+
+    private func publishStatus() {
+        guard let c = stateCharacteristic else { return }
+        statusDirty = !peripheral.updateValue(statusFrame.bytes, for: c)
+    }
+
+    // MARK: PeripheralManagerDelegate
+
+    public func peripheralManagerDidUpdateState(_ pm: PeripheralManager) {
+        emit("lock.radio", ["state": pm.state.rawValue])
+        guard pm.state == .poweredOn else { return }
+        if service == nil {
+            do {
+                let s = try pm.add(LockServiceDefinition.service)
+                service = s
+                stateCharacteristic = s.characteristic(LockServiceUUID.lockState)
+                transferCharacteristic = s.characteristic(LockServiceUUID.dataTransfer)
+            } catch {
+                emit("lock.fault", ["fault": "cannot publish service: \(error)"])
+                return
+            }
+        }
+        pm.startAdvertising(Advertisement(
+            data: AdvertisingData(serviceUUIDs: [LockServiceUUID.service], localName: configuration.name),
+            interval: configuration.advertisingInterval))
+    }
+
+    public func peripheralManagerDidStartAdvertising(_ pm: PeripheralManager, error: BluetoothError?) {
+        emit("lock.advertising", error.map { ["error": "\($0)"] } ?? [:])
+    }
+
+    public func peripheralManager(_ pm: PeripheralManager, didConnect central: Central) {
+        emit("lock.central_connected", ["central": "\(central.identifier)"])
+        // A returning phone within the departure grace: its owner did not leave after all.
+        for (key, address) in addressOfKey where address == central.identifier {
+            if let t = departureTimers.removeValue(forKey: key) {
+                t.cancel()
+                emit("lock.departure_cancelled", ["key": "\(key)"])
+            }
+        }
+    }
+
+    public func peripheralManager(_ pm: PeripheralManager, didDisconnect central: Central, reason: DisconnectReason) {
+        emit("lock.central_disconnected", ["central": "\(central.identifier)", "reason": "\(reason)"])
+        verifier.challenges.forget(central.linkID)
+        transfers[central.linkID] = nil
+        guard let key = keyOfLink.removeValue(forKey: central.linkID) else { return }
+        departureTimers[key]?.cancel()
+        departureTimers[key] = loop.schedule(after: configuration.departureGrace) { [weak self] in
+            self?.departed(key)
+        }
+    }
+
+    /// The phone holding `key` has been gone for the grace period: lock behind its owner.
+    private func departed(_ key: UInt32) {
+        departureTimers[key] = nil
+        emit("lock.departure", ["key": "\(key)"])
+        guard controller.lockState != .locked else { return }
+        controller.submit(LockCommand(.lock, source: .auto, who: KeyID(key)))
+    }
+
+    public func peripheralManager(_ pm: PeripheralManager, didReceiveRead request: ReadRequest) -> Result<[UInt8], ATTErrorCode> {
+        switch request.characteristic.uuid {
+        case LockServiceUUID.lockState:
+            return .success(statusFrame.bytes)
+        case LockServiceUUID.challenge:
+            return .success(verifier.challenges.issue(for: request.central.linkID).bytes)
+        default:
+            return .failure(.readNotPermitted)
+        }
+    }
+
+    public func peripheralManager(_ pm: PeripheralManager, didReceiveWrite request: WriteRequest) -> ATTErrorCode? {
+        switch request.characteristic.uuid {
+        case LockServiceUUID.lockControl:
+            guard request.withResponse else { return .writeNotPermitted }  // a command always gets an answer
+            return command(request.value, from: request.central).map(\.attError)
+        case LockServiceUUID.dataTransfer:
+            return startTransfer(request.value, to: request.central)
+        default:
+            return .writeNotPermitted
+        }
+    }
+
+    public func peripheralManagerIsReady(toUpdateSubscribers pm: PeripheralManager) {
+        if statusDirty { publishStatus() }
+        pumpTransfers()
+    }
+
+    // MARK: Commands
+
+    /// Verifies, filters and submits one control write. Nil means accepted (decided and
+    /// journalled; the actuator is moving or already at the target).
+    private func command(_ bytes: [UInt8], from central: Central) -> CommandRejection? {
+        let received = loop.now
+        let verified: VerifiedCommand
+        switch verifier.verify(bytes, on: central.linkID) {
+        case .failure(let why):
+            emit("lock.command_rejected", ["central": "\(central.identifier)", "reason": "\(why)"])
+            return why
+        case .success(let v):
+            verified = v
+        }
+        let key = verified.key.id
+        let op = verified.body.operation
+        if op == .arrivalUnlock, let refusal = configuration.arrivalPolicy.check(
+            now: received, doorState: controller.doorState, mode: controller.operatingMode,
+            lastManualUnlock: lastManualUnlock, lastArrival: lastArrival, key: key) {
+            emit("lock.arrival_refused", ["key": "\(key)", "reason": refusal.rawValue])
+            return .refusedByPolicy
+        }
+        let operation: LockCommand.Operation
+        switch op {
+        case .lock: operation = .lock
+        case .unlock, .arrivalUnlock: operation = .unlock
+        case .unlockWithTimeout: operation = .unlockWithTimeout(.seconds(Int(verified.body.timeoutSeconds ?? 1)))
+        }
+        let changesBefore = outputClock?.changeCount ?? 0
+        capture = []
+        controller.submit(LockCommand(operation, source: .remote, who: KeyID(key),
+                                      validUntil: received + configuration.challengeLifetime))
+        let emitted = capture ?? []
+        capture = nil
+        for e in emitted {
+            if case .lockOperationError(_, let error) = e.kind {
+                emit("lock.command_refused", ["key": "\(key)", "op": "\(op)", "error": "\(error)"])
+                return rejection(for: error)
+            }
+        }
+        // Accepted. Remember who is here (for departure) and measure our own path.
+        keyOfLink[central.linkID] = key
+        addressOfKey[key] = central.identifier
+        if op == .arrivalUnlock { lastArrival = (key, received) }
+        var fields: KeyValuePairs<String, String> = ["key": "\(key)", "op": "\(op)", "counter": "\(verified.counter)"]
+        if let clock = outputClock, clock.changeCount > changesBefore, let changed = clock.lastChange {
+            let ms = (changed - received).milliseconds
+            commandLatencies.append(ms)
+            fields = ["key": "\(key)", "op": "\(op)", "counter": "\(verified.counter)", "actuator_ms": "\(ms)"]
+        }
+        emit("lock.command_accepted", fields)
+        return nil
+    }
+
+    private func rejection(for error: OperationError) -> CommandRejection {
+        switch error {
+        case .jammed, .hardwareFault: .actuatorDisabled
+        case .journalFailed: .storageFailure
+        case .invalidCredential, .disabledUserDenied: .notAuthorized
+        case .unspecified, .restricted, .insufficientBattery, .doorOpen, .busy, .notReady, .interrupted: .refusedByPolicy
+        }
+    }
+
+    // MARK: Event log transfer (M9)
+
+    private func startTransfer(_ bytes: [UInt8], to central: Central) -> ATTErrorCode? {
+        guard let request = try? LogRequest(decoding: bytes) else { return .invalidAttributeValueLength }
+        guard let c = transferCharacteristic, c.subscribedCentrals.contains(where: { $0 === central }) else {
+            return .cccdImproperlyConfigured
+        }
+        let rows: [(sequence: UInt32, bytes: [UInt8])]
+        do { rows = try log.events(from: request.fromSequence, limit: Int(request.maximumCount)) } catch {
+            return .unlikelyError
+        }
+        var payload: [UInt8] = []
+        for r in rows { LogTransferRecord.append(sequence: r.sequence, event: r.bytes, to: &payload) }
+        transfers[central.linkID] = ChunkedSender(value: payload, mtu: central.maximumUpdateValueLength + 3)
+        emit("lock.log_transfer", ["central": "\(central.identifier)", "events": "\(rows.count)"])
+        loop.execute { [weak self] in self?.pumpTransfers() }
+        return nil
+    }
+
+    private func pumpTransfers() {
+        guard let c = transferCharacteristic else { return }
+        for central in c.subscribedCentrals {
+            while var sender = transfers[central.linkID], let chunk = sender.peek() {
+                guard peripheral.updateValue(chunk, for: c, onSubscribedCentrals: [central]) else { return }
+                sender.advance()
+                transfers[central.linkID] = sender.isFinished ? nil : sender
+            }
+        }
+    }
+
+    private func emit(_ name: String, _ fields: KeyValuePairs<String, String> = [:]) {
+        events.emit(AgentEvent(name, time: loop.now, fields.map { ($0.key, $0.value) }))
+    }
+}

@@ -1,0 +1,17 @@
+import LatchkeyATT
+import LatchkeyGATT
+import LatchkeyLockProtocol
+
+/// The lock's GATT service definition (M1). Values are dynamic: each read asks the agent.
+enum LockServiceDefinition {
+    static let service = GATTService(uuid: LockServiceUUID.service, characteristics: [
+        GATTCharacteristic(uuid: LockServiceUUID.lockState, properties: [.read, .notify], permissions: .read,
+                           descriptors: [.userDescription("Lock state")]),
+        GATTCharacteristic(uuid: LockServiceUUID.lockControl, properties: [.write], permissions: .write,
+                           descriptors: [.userDescription("Lock control")]),
+        GATTCharacteristic(uuid: LockServiceUUID.challenge, properties: [.read], permissions: .read,
+                           descriptors: [.userDescription("Challenge")]),
+        GATTCharacteristic(uuid: LockServiceUUID.dataTransfer, properties: [.write, .notify], permissions: .write,
+                           descriptors: [.userDescription("Event log transfer")]),
+    ])
+}

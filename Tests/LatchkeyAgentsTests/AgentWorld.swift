@@ -1,0 +1,67 @@
+import LatchkeyAgents
+import LatchkeyLock
+import LatchkeyLockProtocol
+import LatchkeySecurity
+import LatchkeySim
+import LatchkeyTransport
+
+/// A lock agent and a phone agent on one in-process simulated air, with a simulated GPIO
+/// chip wired as: actuator "latch" (hold, active-high), door sensor "door" (active = open).
+final class AgentWorld {
+    let loop = ManualEventLoop()
+    let air: SimulatedAir
+    let lockAddress = BluetoothAddress(0xC0FFEE000001)
+    let phoneAddress = BluetoothAddress(0xC0FFEE000002)
+    let chip: SimulatedGPIOChip
+    let journal = InMemoryDecisionJournal()
+    let lockLog = InMemoryLockEventLog()
+    let lockEvents = RecordingEventSink()
+    let phoneEvents = RecordingEventSink()
+    let keys: InMemoryKeyStore
+    let key: PhoneKey
+    let phoneStore = InMemoryPhoneStateStore()
+    var lock: LockAgent!
+    var phone: PhoneAgent!
+    let behaviour: LockBehaviour
+
+    init(autoRelock: Duration? = .seconds(30), grace: Duration = .seconds(5), phoneStartsAt position: Double = 100) throws {
+        air = SimulatedAir(loop: loop, seed: 7)
+        chip = SimulatedGPIOChip(label: "sim-lock", lineNames: ["latch", "door", "button"], loop: loop)
+        key = PhoneKey(id: 1, name: "alice", secret: CommandSealing.newSecret(), role: .user)
+        keys = InMemoryKeyStore([key])
+        var b = LockBehaviour()
+        b.autoRelockTime = autoRelock
+        behaviour = b
+        _ = air.addDevice(address: lockAddress, position: 0)
+        _ = air.addDevice(address: phoneAddress, position: position)
+        try startLock()
+        try startPhone(grace: grace)
+    }
+
+    func startLock(recovered: LockDecision? = nil) throws {
+        let wiring = LockWiring(chipLabel: "sim-lock", actuator: .hold, unlockOutput: .init("latch"),
+                                door: .init("door"), button: .init("button"))
+        let hardware = try LockHardware.open(wiring, chips: GPIOChipSet([chip]), loop: loop)
+        let controller = try LockController(loop: loop, behaviour: behaviour, hardware: hardware, journal: journal)
+        lock = LockAgent(transport: air.device(lockAddress)!, controller: controller, keys: keys, log: lockLog,
+                         events: lockEvents,
+                         configuration: LockAgentConfiguration(departureGrace: .seconds(5)))
+        lock.start(recovered: recovered)
+    }
+
+    func startPhone(grace: Duration) throws {
+        phone = try PhoneAgent(transport: air.device(phoneAddress)!,
+                               configuration: PhoneAgentConfiguration(lockAddress: lockAddress, keyID: key.id,
+                                                                      secret: key.secret, gracePeriod: grace),
+                               store: phoneStore, events: phoneEvents)
+    }
+
+    var latchEnergised: Bool { chip.isHigh("latch") }
+
+    func walkPhone(to position: Double) { air.setPosition(position, of: phoneAddress) }
+
+    @discardableResult
+    func advance(until condition: () -> Bool, limit: Duration = .seconds(10)) -> Bool {
+        loop.advance(until: condition, limit: limit)
+    }
+}

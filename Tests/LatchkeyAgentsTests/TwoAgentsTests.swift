@@ -1,0 +1,101 @@
+import LatchkeyAgents
+import LatchkeyLock
+import LatchkeyPhone
+import LatchkeySim
+import Testing
+
+/// The lock and the phone agents end to end on the in-process radio (M7, M8).
+struct TwoAgentsTests {
+    @Test func returningHomeUnlocksOnceThenAutoRelocks() throws {
+        let w = try AgentWorld(autoRelock: .seconds(30), grace: .seconds(5), phoneStartsAt: 100)
+        // Phone starts out of range: after its grace it is away; the door stays locked.
+        #expect(w.advance(until: { w.phone.presence == .away }, limit: .seconds(6)))
+        #expect(w.lock.controller.lockState == .locked)
+        #expect(!w.latchEnergised)
+
+        // Owner comes home: re-link, authenticated arrival unlock, the latch line goes high.
+        w.walkPhone(to: 2)
+        #expect(w.advance(until: { w.latchEnergised }, limit: .seconds(3)))
+        #expect(w.lockEvents.names().contains("lock.command_accepted"))
+        // The Write Response reaches the phone at the next connection event.
+        #expect(w.advance(until: { w.phone.presence == .home }, limit: .milliseconds(100)))
+
+        // Auto-relock after 30 s.
+        #expect(w.advance(until: { !w.latchEnergised }, limit: .seconds(31)))
+        #expect(w.lock.controller.lockState == .locked)
+
+        // A flap (link drops and returns within grace) asks for nothing more.
+        let accepted = w.lockEvents.names().filter { $0 == "lock.command_accepted" }.count
+        w.walkPhone(to: 100)
+        #expect(w.advance(until: { !w.phone.isLinked }, limit: .seconds(2)))
+        w.walkPhone(to: 2)
+        #expect(w.advance(until: { w.phone.isLinked }, limit: .seconds(3)))
+        w.loop.advance(by: .seconds(10))
+        #expect(w.lockEvents.names().filter { $0 == "lock.command_accepted" }.count == accepted)
+        #expect(!w.latchEnergised)
+    }
+
+    @Test func aBareRelinkNeverUnlocks() throws {
+        // The phone starts next to the lock: home with no history, so no arrival request.
+        let w = try AgentWorld(autoRelock: nil, grace: .seconds(5), phoneStartsAt: 1)
+        #expect(w.advance(until: { w.phone.isLinked }, limit: .seconds(3)))
+        w.loop.advance(by: .seconds(60))
+        #expect(w.phone.presence == .home)
+        #expect(w.lock.controller.lockState == .locked)
+        #expect(!w.latchEnergised)
+        #expect(!w.lockEvents.names().contains("lock.command_accepted"))
+    }
+
+    @Test func leavingLocksBehindTheOwner() throws {
+        let w = try AgentWorld(autoRelock: nil, grace: .seconds(5), phoneStartsAt: 100)
+        #expect(w.advance(until: { w.phone.presence == .away }, limit: .seconds(6)))
+        w.walkPhone(to: 2)
+        #expect(w.advance(until: { w.latchEnergised }, limit: .seconds(3)))
+        // No auto-relock configured: the door stays unlocked while the owner is home.
+        w.loop.advance(by: .seconds(20))
+        #expect(w.latchEnergised)
+        // The owner leaves: after the departure grace the lock locks by itself.
+        w.walkPhone(to: 100)
+        #expect(w.advance(until: { !w.latchEnergised }, limit: .seconds(7)))
+        #expect(w.lock.controller.lockState == .locked)
+        #expect(w.lockEvents.names().contains("lock.departure"))
+        #expect(w.advance(until: { w.phone.presence == .away }, limit: .seconds(6)))
+    }
+
+    @Test func theNextReturnUnlocksAgainAfterAnotherTrip() throws {
+        let w = try AgentWorld(autoRelock: .seconds(10), grace: .seconds(5), phoneStartsAt: 100)
+        for trip in 1...3 {
+            #expect(w.advance(until: { w.phone.presence == .away }, limit: .seconds(15)), "trip \(trip)")
+            w.walkPhone(to: 2)
+            #expect(w.advance(until: { w.latchEnergised }, limit: .seconds(3)), "trip \(trip)")
+            #expect(w.advance(until: { !w.latchEnergised }, limit: .seconds(11)), "trip \(trip)")
+            w.walkPhone(to: 100)
+        }
+        #expect(w.phoneStore.state?.presence.answeredCycle == 3)
+    }
+
+    @Test func aPhoneRestartedWhileAwayStillUnlocksOnReturn() throws {
+        let w = try AgentWorld(autoRelock: nil, grace: .seconds(5), phoneStartsAt: 100)
+        #expect(w.advance(until: { w.phone.presence == .away }, limit: .seconds(6)))
+        // The phone agent dies; its controller keeps the pending connect (the system's list).
+        w.air.device(w.phoneAddress)!.detachApplication()
+        w.phone = nil
+        #expect(w.air.device(w.phoneAddress)!.pendingConnections.contains(w.lockAddress))
+        try w.startPhone(grace: .seconds(5))
+        #expect(w.phone.presence == .away)
+        w.walkPhone(to: 2)
+        #expect(w.advance(until: { w.latchEnergised }, limit: .seconds(3)))
+    }
+
+    @Test func arrivalIsRefusedWhileTheDoorIsOpen() throws {
+        let w = try AgentWorld(autoRelock: nil, grace: .seconds(5), phoneStartsAt: 100)
+        #expect(w.advance(until: { w.phone.presence == .away }, limit: .seconds(6)))
+        w.chip.pull("door", high: true)
+        w.loop.advance(by: .seconds(1))
+        w.walkPhone(to: 2)
+        #expect(w.advance(until: { w.phone.presence == .home }, limit: .seconds(3)))
+        #expect(!w.latchEnergised)
+        #expect(w.lockEvents.names().contains("lock.arrival_refused"))
+        #expect(w.phoneEvents.names().contains("phone.arrival_refused"))
+    }
+}
