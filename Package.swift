@@ -15,6 +15,7 @@
 //   LatchkeyPhone      phone domain: the away/home presence machine (pure)
 //   LatchkeyLock       lock domain: lock state machine, GPIO protocol, simulated GPIO
 //   LatchkeyAgents     the lock agent and the phone agent, wiring domain + managers + security
+//   LatchkeyRuntime    config files → agents on the real-time loop: the daemons behind the CLI
 //   latchkey           the CLI (the only module that picks a transport)
 import PackageDescription
 
@@ -65,6 +66,12 @@ let package = Package(
             name: "LatchkeyAgents",
             dependencies: ["LatchkeyManagers", "LatchkeyPhone", "LatchkeyLock", "LatchkeyLockProtocol", "LatchkeySecurity",
                            "LatchkeyTransport", "LatchkeyGATT", "LatchkeyATT"],
+            swiftSettings: strictness),
+        .target(
+            name: "LatchkeyRuntime",
+            dependencies: ["LatchkeyAgents", "LatchkeyConfig", "LatchkeyPosix", "LatchkeySimAir", "LatchkeySim",
+                           "LatchkeyLock", "LatchkeySecurity", "LatchkeyManagers", "LatchkeyTransport",
+                           "LatchkeyLockProtocol", "LatchkeyPhone"],
             swiftSettings: strictness),
         .executableTarget(
             name: "latchkey",

@@ -1,0 +1,101 @@
+import LatchkeyAgents
+import LatchkeyConfig
+import LatchkeyLock
+import LatchkeySecurity
+import LatchkeySimAir
+import LatchkeyTransport
+
+/// Everything `latchkey lock` reads from its configuration file (documented field by field
+/// in docs/CONFIGURATION.md). Every field has a default except the transport's address.
+public struct LockSettings: Sendable {
+    public var transport: TransportSettings
+    public var stateDirectory: String
+    public var agent: LockAgentConfiguration
+    public var behaviour: LockBehaviour
+    public var wiring: LockWiring
+    /// Where file-backed simulated GPIO chips live (gpio-sim-like directories), for `sim`.
+    public var simulatedGPIORoot: String?
+    public var eventFormat: EventFormat
+
+    public static func load(_ file: ConfigFile) throws(ConfigError) -> LockSettings {
+        let root = file.root
+        let transport = try TransportSettings.read(root, defaultAirSocket: AirDefaults.socketPath)
+        let state = try root.string("state_directory", default: "/var/lib/latchkey/lock")
+        var agent = LockAgentConfiguration()
+        agent.name = try root.string("name", default: agent.name)
+        guard agent.name.utf8.count <= 29 else {
+            throw ConfigError(file: file.path, line: nil, field: "name", message: "at most 29 bytes fit in advertising data")
+        }
+        var behaviour = LockBehaviour()
+        if let lock = try root.table("lock") {
+            if let s = try lock.seconds("auto_relock_seconds", in: 0...86_400) { behaviour.autoRelockTime = s == .zero ? nil : s }
+            if let s = try lock.seconds("jam_timeout_seconds", in: 0.1...60) { behaviour.jamTimeout = s }
+            if let s = try lock.seconds("departure_grace_seconds", in: 1...86_400) { agent.departureGrace = s }
+            if let s = try lock.seconds("challenge_lifetime_seconds", in: 0.5...60) { agent.challengeLifetime = s }
+            if let s = try lock.seconds("advertising_interval_seconds", in: 0.02...10.24) { agent.advertisingInterval = s }
+            if let b = try lock.choice("button_action", ["toggle", "unlock", "lock"]) {
+                behaviour.buttonAction = b == "toggle" ? .toggle : b == "unlock" ? .unlock : .lock
+            }
+            if let s = try lock.seconds("arrival_after_manual_unlock_seconds", in: 0...3600) { agent.arrivalPolicy.afterManualUnlock = s }
+            if let s = try lock.seconds("arrival_spacing_seconds", in: 0...3600) { agent.arrivalPolicy.betweenArrivals = s }
+            try lock.finish()
+        }
+        guard let gpio = try root.table("gpio") else {
+            throw ConfigError(file: file.path, line: nil, field: "gpio", message: "is required (the lock's wiring)")
+        }
+        let wiring = try readWiring(gpio)
+        let simRoot = try gpio.string("simulated_chip_root")
+        try gpio.finish()
+        let format = try root.choice("event_format", ["text", "json"]).flatMap(EventFormat.init(rawValue:)) ?? .text
+        try root.finish()
+        return LockSettings(transport: transport, stateDirectory: state, agent: agent, behaviour: behaviour,
+                            wiring: wiring, simulatedGPIORoot: simRoot, eventFormat: format)
+    }
+
+    static func readWiring(_ gpio: ConfigTable) throws(ConfigError) -> LockWiring {
+        let chip = try gpio.required("chip")
+        let kind = try gpio.choice("actuator", ["hold", "pulse", "motor"]) ?? "hold"
+        let actuator: ActuatorKind
+        switch kind {
+        case "pulse": actuator = .pulse(try gpio.milliseconds("pulse_ms", in: 10...10_000) ?? .milliseconds(500))
+        case "motor": actuator = .motor(runTime: try gpio.milliseconds("motor_run_ms", in: 10...30_000) ?? .seconds(1))
+        default: actuator = .hold
+        }
+        func output(_ key: String) throws(ConfigError) -> LockWiring.Output? {
+            guard let line = try gpio.string(key) else { return nil }
+            return LockWiring.Output(line, activeLow: try gpio.bool(key + "_active_low") ?? false)
+        }
+        func input(_ key: String) throws(ConfigError) -> LockWiring.Input? {
+            guard let line = try gpio.string(key) else { return nil }
+            let bias = try gpio.choice(key + "_bias", ["as-is", "disabled", "pull-up", "pull-down"]) ?? "as-is"
+            return LockWiring.Input(line, activeLow: try gpio.bool(key + "_active_low") ?? false,
+                                    bias: ["disabled": .disabled, "pull-up": .pullUp, "pull-down": .pullDown][bias] ?? .asIs)
+        }
+        guard let unlock = try output("unlock_line") else {
+            throw ConfigError(file: gpio.file, line: nil, field: "gpio.unlock_line", message: "is required")
+        }
+        let lockLine = try output("lock_line")
+        if kind == "motor" && lockLine == nil {
+            throw ConfigError(file: gpio.file, line: nil, field: "gpio.lock_line", message: "is required for a motor actuator")
+        }
+        var wiring = LockWiring(chipLabel: chip, actuator: actuator, unlockOutput: unlock, lockOutput: lockLine,
+                                maximumEnergizeTime: try gpio.milliseconds("maximum_energize_ms", in: 10...600_000),
+                                door: try input("door_line"), button: try input("button_line"),
+                                boltLocked: try input("bolt_locked_line"), boltUnlocked: try input("bolt_unlocked_line"))
+        if let d = try gpio.milliseconds("debounce_ms", in: 0...1000) { wiring.debounce = d }
+        return wiring
+    }
+}
+
+/// How an agent prints its timeline events on standard output.
+public enum EventFormat: String, Sendable {
+    /// `12.345 lock.command_accepted key=1 op=unlock`
+    case text
+    /// One JSON object per line.
+    case json
+}
+
+public enum AirDefaults {
+    /// Where `latchkey air` listens unless told otherwise.
+    public static var socketPath: String { AirServer.defaultSocketPath }
+}

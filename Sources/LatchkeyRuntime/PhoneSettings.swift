@@ -1,0 +1,43 @@
+import LatchkeyAgents
+import LatchkeyConfig
+import LatchkeyManagers
+import LatchkeyTransport
+
+/// Everything `latchkey phone` reads from its configuration file.
+public struct PhoneSettings: Sendable {
+    public var transport: TransportSettings
+    public var stateDirectory: String
+    public var lockAddress: BluetoothAddress
+    public var keyID: UInt32
+    /// A file holding the 32-octet key as 64 hex digits (mode 0600).
+    public var keySecretFile: String
+    public var gracePeriod: Duration
+    public var connectOptions: ConnectOptions
+    public var eventFormat: EventFormat
+
+    public static func load(_ file: ConfigFile) throws(ConfigError) -> PhoneSettings {
+        let root = file.root
+        let transport = try TransportSettings.read(root, defaultAirSocket: AirDefaults.socketPath)
+        let state = try root.string("state_directory", default: "/var/lib/latchkey/phone")
+        guard let lock = try root.parsed("lock_address", expected: "an address like C0:FF:EE:00:00:01",
+                                         { BluetoothAddress(string: $0) }) else {
+            throw ConfigError(file: file.path, line: nil, field: "lock_address", message: "is required")
+        }
+        guard let keyID = try root.integer("key_id", in: 1...Int(UInt32.max)) else {
+            throw ConfigError(file: file.path, line: nil, field: "key_id", message: "is required")
+        }
+        let secretFile = try root.required("key_secret_file")
+        let grace = try root.seconds("grace_seconds", in: 1...86_400) ?? PhoneAgentConfiguration.defaultGracePeriod
+        var options = ConnectOptions(notifyOnConnection: true, notifyOnDisconnection: true)
+        if let alerts = try root.table("alerts") {
+            options.notifyOnConnection = try alerts.bool("on_connection") ?? options.notifyOnConnection
+            options.notifyOnDisconnection = try alerts.bool("on_disconnection") ?? options.notifyOnDisconnection
+            options.notifyOnNotification = try alerts.bool("on_notification") ?? options.notifyOnNotification
+            try alerts.finish()
+        }
+        let format = try root.choice("event_format", ["text", "json"]).flatMap(EventFormat.init(rawValue:)) ?? .text
+        try root.finish()
+        return PhoneSettings(transport: transport, stateDirectory: state, lockAddress: lock, keyID: UInt32(keyID),
+                             keySecretFile: secretFile, gracePeriod: grace, connectOptions: options, eventFormat: format)
+    }
+}
