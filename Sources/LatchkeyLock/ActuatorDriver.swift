@@ -103,6 +103,7 @@ public final class ActuatorDriver {
             }
         case .motor(let runTime):
             try stop()
+            // init refuses a motor without its lock-direction output.
             let forward = operation == .unlock ? unlockOutput : lockOutput!
             try forward.set(true)
             motorTarget = operation

@@ -36,7 +36,7 @@ public final class FileGPIOChip: GPIOChip {
         try files.makeDirectory(directory)
         try files.store("label", label)
         for (offset, name) in lineNames.enumerated() {
-            try files.makeDirectory(files.path(offset, ""))
+            try files.makeDirectory(directory + "/line\(offset)")
             try files.store(ChipFiles.linePath(offset, "name"), name)
             try files.store(ChipFiles.linePath(offset, "value"), "0")
             try files.store(ChipFiles.linePath(offset, "pull"), ChipFiles.pullText(high: false))
@@ -78,7 +78,7 @@ public final class FileGPIOChip: GPIOChip {
 
     /// The directories an inotify watch should cover to know when to call `pollInputs()`.
     public var lineDirectories: [String] {
-        table.names.indices.map { ChipFiles(directory: directory, label: label).path($0, "") }
+        table.names.indices.map { directory + "/line\($0)" }
     }
 }
 

@@ -171,6 +171,27 @@ import Testing
         #expect(rig.state == .locked)
     }
 
+    @Test func aPulseEndingBeforeTheBoltRetractsIsAJam() throws {
+        let rig = try LockRig(actuator: .pulse(.seconds(3)), boltSensors: true)
+        rig.start()
+        rig.submit(.unlock)
+        rig.loop.advance(by: .seconds(3))
+        #expect(rig.state == .notFullyLocked, "the strike never released within its pulse")
+        #expect(rig.alarms == [.lockJammed])
+        #expect(!rig.unlockEnergized)
+    }
+
+    @Test func aBoltThatDoesNotSpringBackAfterThePulseIsAJam() throws {
+        let rig = try LockRig(actuator: .pulse(.seconds(3)), boltSensors: true)
+        rig.start()
+        rig.submit(.unlock)
+        rig.setBolt(.unlocked)
+        rig.loop.advance(by: .seconds(3) + .seconds(5))
+        #expect(rig.state == .notFullyLocked)
+        #expect(rig.alarms == [.lockJammed])
+        #expect(!rig.controller.actuatorEnabled)
+    }
+
     @Test func holdActuatorDropsAtTheEnergizeLimit() throws {
         var behaviour = LockBehaviour()
         behaviour.autoRelockTime = nil

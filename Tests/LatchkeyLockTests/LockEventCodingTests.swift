@@ -1,0 +1,92 @@
+import LatchkeyLock
+import LatchkeyTransport
+import Testing
+
+/// The fixed binary layout of LockEvent, and its strict decoder.
+@Suite struct LockEventCodingTests {
+    static let samples: [LockEvent] = [
+        LockEvent(kind: .lockOperation(LockOperationRecord(operation: .unlock, source: .remote, who: KeyID(0x0102_0304),
+                                                           decision: DecisionID(0x1122_3344_5566_7788))),
+                  time: Instant(nanoseconds: 1_500_000_000), lockStateBefore: .locked, lockStateAfter: .unlocked,
+                  doorState: .closed),
+        LockEvent(kind: .lockOperation(LockOperationRecord(operation: .lock, source: .manual)),
+                  time: .zero, lockStateBefore: .unknown, lockStateAfter: .locked, doorState: .unknown),
+        LockEvent(kind: .lockOperationError(LockOperationRecord(operation: .lock, source: .auto, decision: DecisionID(9)), .jammed),
+                  time: Instant(nanoseconds: -5), lockStateBefore: .unlocked, lockStateAfter: .notFullyLocked,
+                  doorState: .open),
+        LockEvent(kind: .lockOperationError(LockOperationRecord(operation: .unlock, source: .remote, who: KeyID(1)), .restricted),
+                  time: Instant(nanoseconds: 42), lockStateBefore: .locked, lockStateAfter: .locked, doorState: .closed),
+        LockEvent(kind: .doorLockAlarm(.doorForcedOpen), time: Instant(nanoseconds: .max),
+                  lockStateBefore: .locked, lockStateAfter: .locked, doorState: .forcedOpen),
+        LockEvent(kind: .doorStateChange(.ajar), time: Instant(nanoseconds: 7),
+                  lockStateBefore: .unlocking, lockStateAfter: .unlocking, doorState: .ajar),
+    ]
+
+    @Test(arguments: samples) func roundTrips(_ event: LockEvent) throws {
+        let bytes = event.encoded
+        #expect(bytes.count == LockEvent.encodedSize)
+        #expect(try LockEvent(decoding: bytes) == event)
+    }
+
+    @Test func layoutIsFixed() {
+        #expect(Self.samples[0].encoded == [
+            0x01, 0x00, 0x01, 0x02, 0x01, 0x01, 0x07, 0xFF, 0x03,
+            0x04, 0x03, 0x02, 0x01,
+            0x88, 0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11,
+            0x00, 0x2F, 0x68, 0x59, 0x00, 0x00, 0x00, 0x00,
+        ])
+        #expect(Self.samples[4].encoded[0...8] == [0x01, 0x02, 0x01, 0x01, 0x03, 0xFF, 0xFF, 0x06, 0x00])
+    }
+
+    @Test func everyOtherLengthIsRejected() {
+        let bytes = Self.samples[0].encoded
+        for length in 0..<bytes.count {
+            let error = #expect(throws: LockEventDecodingError.self) { _ = try LockEvent(decoding: bytes.prefix(length)) }
+            #expect(error == LockEventDecodingError(.wrongLength, offset: length))
+        }
+        #expect(throws: LockEventDecodingError(.wrongLength, offset: 30)) { _ = try LockEvent(decoding: bytes + [0]) }
+    }
+
+    @Test func anotherVersionIsRejected() {
+        var bytes = Self.samples[0].encoded
+        bytes[0] = 2
+        #expect(throws: LockEventDecodingError(.unsupportedVersion, offset: 0)) { _ = try LockEvent(decoding: bytes) }
+    }
+
+    @Test(arguments: [
+        (0, 1, UInt8(4)),     // unknown kind
+        (0, 2, UInt8(3)),     // lock state value Matter reserves (Unlatched) that we never use
+        (0, 4, UInt8(6)),     // door state out of range
+        (0, 5, UInt8(2)),     // operation type
+        (0, 6, UInt8(11)),    // operation source
+        (0, 7, UInt8(0x80)),  // a success carries no error code
+        (0, 8, UInt8(0x07)),  // reserved flag bit
+        (1, 9, UInt8(1)),     // who bytes without the who flag
+        (1, 13, UInt8(1)),    // decision bytes without the decision flag
+        (2, 7, UInt8(0x7F)),  // unknown operation error
+        (4, 5, UInt8(0)),     // an alarm has no operation
+        (4, 7, UInt8(2)),     // alarm code 2 is not assigned
+        (4, 8, UInt8(1)),     // an alarm has no who
+        (5, 7, UInt8(0)),     // door state change must equal the door state byte
+    ])
+    func invalidFieldsAreRejectedAtTheirOffset(sample: Int, offset: Int, value: UInt8) {
+        var bytes = Self.samples[sample].encoded
+        bytes[offset] = value
+        #expect(throws: LockEventDecodingError(.invalidField, offset: offset)) { _ = try LockEvent(decoding: bytes) }
+    }
+
+    @Test func anySingleByteChangeDecodesCanonicallyOrNotAtAll() {
+        for sample in Self.samples {
+            let original = sample.encoded
+            for offset in original.indices {
+                for value in 0...UInt8.max where value != original[offset] {
+                    var bytes = original
+                    bytes[offset] = value
+                    if let decoded = try? LockEvent(decoding: bytes) {
+                        #expect(decoded.encoded == bytes, "byte \(offset) = \(value) decoded to a different encoding")
+                    }
+                }
+            }
+        }
+    }
+}
