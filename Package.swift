@@ -75,7 +75,9 @@ let package = Package(
             swiftSettings: strictness),
         .executableTarget(
             name: "latchkey",
-            dependencies: ["LatchkeyManagers", "LatchkeySim", "LatchkeySimAir", "LatchkeyPosix", "LatchkeyLock"],
+            dependencies: ["LatchkeyRuntime", "LatchkeyAgents", "LatchkeyConfig", "LatchkeySimAir", "LatchkeyPosix",
+                           "LatchkeyLock", "LatchkeySecurity", "LatchkeyTransport",
+                           .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: strictness),
         .executableTarget(
             name: "latchkey-bench",

@@ -1,0 +1,51 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import LatchkeyAgents
+
+/// Prints agent timeline events on standard output, one line each, flushed at once so a
+/// supervisor (the demo, journald) sees them as they happen.
+public final class EventPrinter: AgentEventSink {
+    let format: EventFormat
+    let prefix: String
+    /// Also keeps the events, for callers that want to inspect what was printed.
+    public var onEvent: ((AgentEvent) -> Void)?
+
+    public init(format: EventFormat, prefix: String = "") {
+        self.format = format
+        self.prefix = prefix
+    }
+
+    public func emit(_ event: AgentEvent) {
+        let line: String
+        switch format {
+        case .json:
+            line = event.jsonLine
+        case .text:
+            let secs = Double(event.time.nanoseconds) / 1e9
+            let fields = event.fields.map { "\($0.0)=\($0.1)" }.joined(separator: " ")
+            line = prefix + String(format3(secs)) + " " + event.name + (fields.isEmpty ? "" : " " + fields)
+        }
+        writeLine(line, to: STDOUT_FILENO)
+        onEvent?(event)
+    }
+}
+
+/// Seconds with three decimals, without Foundation.
+func format3(_ x: Double) -> String {
+    let ms = Int64((x * 1000).rounded())
+    let whole = ms / 1000, frac = abs(ms % 1000)
+    return "\(whole)." + String(repeating: "0", count: 3 - String(frac).count) + String(frac)
+}
+
+/// Writes a whole line with write(2): unbuffered, so nothing is lost to a SIGKILL.
+func writeLine(_ line: String, to fd: CInt) {
+    var bytes = Array((line + "\n").utf8)
+    var offset = 0
+    while offset < bytes.count {
+        let n = bytes.withUnsafeMutableBytes { write(fd, $0.baseAddress! + offset, $0.count - offset) }
+        if n < 0 && errno == EINTR { continue }
+        guard n > 0 else { return }
+        offset += n
+    }
+}

@@ -1,0 +1,98 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import LatchkeyAgents
+import LatchkeyLockProtocol
+import LatchkeyPosix
+
+/// `latchkey phone`: the phone agent on the real-time loop until SIGTERM/SIGINT, with a
+/// local control socket for scripted commands (`lock`, `unlock`, `status`, `probe N`).
+public enum PhoneDaemon {
+    public static func run(_ settings: PhoneSettings, store: any PhoneStateStore) throws(RuntimeError) {
+        let secret = try readSecret(settings.keySecretFile)
+        let loop = PosixEventLoop()
+        let printer = EventPrinter(format: settings.eventFormat)
+        let transport = try openTransport(settings.transport, loop: loop, role: "phone")
+        let agent: PhoneAgent
+        do {
+            agent = try PhoneAgent(transport: transport,
+                                   configuration: PhoneAgentConfiguration(lockAddress: settings.lockAddress,
+                                                                          keyID: settings.keyID, secret: secret,
+                                                                          gracePeriod: settings.gracePeriod,
+                                                                          connectOptions: settings.connectOptions),
+                                   store: store, events: printer)
+        } catch { throw RuntimeError("phone state in \(settings.stateDirectory): \(error)") }
+
+        let control: LocalControlServer
+        do {
+            control = try LocalControlServer(path: settings.stateDirectory + "/control.sock", loop: loop) { words, reply in
+                handle(words, agent: agent, reply: reply)
+            }
+        } catch { throw RuntimeError("control socket in \(settings.stateDirectory): \(error)") }
+
+        try runUntilSignalled(loop) { printer.emit(AgentEvent("phone.stopping", time: loop.now)) }
+        control.close()
+        withExtendedLifetime((agent, transport)) {}
+    }
+
+    static func handle(_ words: [String], agent: PhoneAgent, reply: @escaping (String) -> Void) {
+        switch words.first {
+        case "status":
+            reply("ok presence=\(agent.presence.rawValue) linked=\(agent.isLinked)")
+        case "lock", "unlock":
+            agent.perform(words[0] == "lock" ? .lock : .unlock) { result in
+                switch result {
+                case .success: reply("ok \(words[0])")
+                case .failure(let e): reply("error \(e)")
+                }
+            }
+        case "probe":
+            // N authenticated commands, alternating unlock and lock, one after another.
+            guard words.count == 2, let n = Int(words[1]), (1...10_000).contains(n) else {
+                reply("error usage: probe N (1...10000)"); return
+            }
+            var failures = 0
+            var remaining = n
+            func next(_ i: Int) {
+                agent.perform(i % 2 == 0 ? .unlock : .lock) { result in
+                    if case .failure(let e) = result { failures += 1; reply("note command \(i): \(e)") }
+                    remaining -= 1
+                    if remaining == 0 { reply("ok probe \(n) failures=\(failures)") } else { next(i + 1) }
+                }
+            }
+            next(0)
+        default:
+            reply("error unknown command; use lock, unlock, status or probe N")
+        }
+    }
+
+    /// Reads a key file: 64 hex digits (whitespace ignored).
+    static func readSecret(_ path: String) throws(RuntimeError) -> [UInt8] {
+        guard let text = try? readTextFile(path) else { throw RuntimeError("cannot read key file \(path)") }
+        let hex = text.filter { !$0.isWhitespace }
+        guard hex.count == 64 else { throw RuntimeError("key file \(path): expected 64 hex digits") }
+        var out: [UInt8] = []
+        var it = hex.makeIterator()
+        while let a = it.next(), let b = it.next() {
+            guard let v = UInt8(String([a, b]), radix: 16) else { throw RuntimeError("key file \(path): not hex") }
+            out.append(v)
+        }
+        return out
+    }
+}
+
+/// Reads a whole file as UTF-8.
+public func readTextFile(_ path: String) throws -> String {
+    let fd = open(path, O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else { throw RuntimeError("open \(path): errno \(errno)") }
+    defer { close(fd) }
+    var out: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 65536)
+    while true {
+        let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        if n < 0 && errno == EINTR { continue }
+        guard n > 0 else { break }
+        out += buffer[0..<n]
+    }
+    return String(decoding: out, as: UTF8.self)
+}

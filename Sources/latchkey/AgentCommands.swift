@@ -1,0 +1,66 @@
+import ArgumentParser
+import LatchkeyConfig
+import LatchkeyPosix
+import LatchkeyRuntime
+import LatchkeySimAir
+
+extension Latchkey {
+    struct Lock: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Run the lock agent: the Bluetooth LE peripheral that drives the lock hardware.")
+
+        @Option(name: .shortAndLong, help: "The lock's configuration file (YAML).")
+        var config: String = "/etc/latchkey/lock.yaml"
+
+        func run() throws {
+            let settings: LockSettings
+            do { settings = try LockSettings.load(try loadConfig(config)) } catch let e as ConfigError {
+                throw ValidationError("\(e)")
+            }
+            let stores = try openLockStores(settings.stateDirectory)
+            try LockDaemon.run(settings, stores: stores)
+        }
+    }
+
+    struct Phone: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Run the phone agent: the central that keeps a never-timing-out connect request to its lock.")
+
+        @Option(name: .shortAndLong, help: "The phone's configuration file (YAML).")
+        var config: String = "/etc/latchkey/phone.yaml"
+
+        func run() throws {
+            let settings: PhoneSettings
+            do { settings = try PhoneSettings.load(try loadConfig(config)) } catch let e as ConfigError {
+                throw ValidationError("\(e)")
+            }
+            let store = try openPhoneStore(settings.stateDirectory)
+            try PhoneDaemon.run(settings, store: store)
+        }
+    }
+
+    struct Air: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Run the simulated radio that lock and phone agents share (`transport: sim`).")
+
+        @Option(help: "The Unix socket agents connect to.")
+        var socket: String = AirServer.defaultSocketPath
+        @Option(help: "Seed of the radio's deterministic randomness (advertising jitter, RSSI).")
+        var seed: UInt64 = 1
+        @Option(help: "Radio range in metres.")
+        var range: Double = 10
+
+        func run() throws {
+            let loop = PosixEventLoop()
+            let server = AirServer(socketPath: socket, loop: loop, seed: seed, range: range)
+            server.log = { line in print("air: \(line)") }
+            try server.start()
+            print("air: listening on \(socket)")
+            let stop = { server.stop(); loop.stop() }
+            let t = try loop.onSignal(.terminate, stop)
+            let i = try loop.onSignal(.interrupt, stop)
+            try loop.run()
+            withExtendedLifetime((t, i)) {}
+        }
+    }
+}
