@@ -4,6 +4,7 @@
 // The module graph is the layer diagram of docs/ARCHITECTURE.md; dependencies point down:
 //   LatchkeyATT        pure ATT PDUs, UUIDs, error codes (stdlib only, no I/O)
 //   LatchkeyGATT       pure GATT database, server and client state machines, chunked transfer
+//   LatchkeyTestKit    scripted PDU exchanges, fixture databases, PDU-parser verifier (tests only)
 //   LatchkeyTransport  the seam: event loop/clock, radio transport, ATT link protocols
 //   LatchkeySim        the deterministic twin: manual clock, simulated radio, in-process
 //   LatchkeyPosix      real-time poll(2) event loop, Unix sockets, signals (the only Glibc user so far)
@@ -28,6 +29,8 @@ let package = Package(
     targets: [
         .target(name: "LatchkeyATT", swiftSettings: strictness),
         .target(name: "LatchkeyGATT", dependencies: ["LatchkeyATT"], swiftSettings: strictness),
+        // Test support, imported by tests, the benchmark and fuzz targets, never by production modules.
+        .target(name: "LatchkeyTestKit", dependencies: ["LatchkeyGATT", "LatchkeyATT"], swiftSettings: strictness),
         .target(name: "LatchkeyTransport", dependencies: ["LatchkeyATT"], swiftSettings: strictness),
         .target(name: "LatchkeySim", dependencies: ["LatchkeyTransport", "LatchkeyATT"], swiftSettings: strictness),
         .target(name: "LatchkeyPosix", dependencies: ["LatchkeyTransport"], swiftSettings: strictness),
@@ -48,8 +51,8 @@ let package = Package(
             name: "latchkey-bench",
             dependencies: ["LatchkeyGATT", "LatchkeyATT"],
             swiftSettings: strictness),
-        .testTarget(name: "LatchkeyATTTests", dependencies: ["LatchkeyATT"]),
-        .testTarget(name: "LatchkeyGATTTests", dependencies: ["LatchkeyGATT", "LatchkeyATT"]),
+        .testTarget(name: "LatchkeyATTTests", dependencies: ["LatchkeyATT", "LatchkeyTestKit"]),
+        .testTarget(name: "LatchkeyGATTTests", dependencies: ["LatchkeyGATT", "LatchkeyATT", "LatchkeyTestKit"]),
         .testTarget(name: "LatchkeySimTests", dependencies: ["LatchkeySim", "LatchkeyTransport"]),
         .testTarget(
             name: "LatchkeyManagersTests",
