@@ -47,10 +47,14 @@ let package = Package(
             name: "latchkey",
             dependencies: ["LatchkeyManagers", "LatchkeySim", "LatchkeySimAir", "LatchkeyPosix", "LatchkeyLock"],
             swiftSettings: strictness),
+        // Counts malloc calls for the benchmark's allocations-per-PDU figure (bench only).
+        .target(name: "CMallocCounter"),
         .executableTarget(
             name: "latchkey-bench",
-            dependencies: ["LatchkeyGATT", "LatchkeyATT"],
-            swiftSettings: strictness),
+            dependencies: ["LatchkeyGATT", "LatchkeyATT", "CMallocCounter"],
+            swiftSettings: strictness,
+            // Export the counting malloc so the dynamic linker binds the Swift runtime's calls to it.
+            linkerSettings: [.unsafeFlags(["-Xlinker", "--export-dynamic-symbol=malloc"], .when(platforms: [.linux]))]),
         .testTarget(name: "LatchkeyATTTests", dependencies: ["LatchkeyATT", "LatchkeyTestKit"]),
         .testTarget(name: "LatchkeyGATTTests", dependencies: ["LatchkeyGATT", "LatchkeyATT", "LatchkeyTestKit"]),
         .testTarget(name: "LatchkeySimTests", dependencies: ["LatchkeySim", "LatchkeyTransport"]),
