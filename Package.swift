@@ -4,6 +4,7 @@
 // The module graph is the layer diagram of docs/ARCHITECTURE.md; dependencies point down:
 //   LatchkeyATT        pure ATT PDUs, UUIDs, error codes (stdlib only, no I/O)
 //   LatchkeyGATT       pure GATT database, server and client state machines, chunked transfer
+//   LatchkeyTestKit    scripted PDU exchanges, fixture databases, PDU-parser verifier (tests only)
 //   LatchkeyTransport  the seam: event loop/clock, radio transport, ATT link protocols
 //   LatchkeySim        the deterministic twin: manual clock, simulated radio, in-process
 //   LatchkeyPosix      real-time poll(2) event loop, Unix sockets, signals (the only Glibc user so far)
@@ -41,6 +42,8 @@ let package = Package(
     targets: [
         .target(name: "LatchkeyATT", swiftSettings: strictness),
         .target(name: "LatchkeyGATT", dependencies: ["LatchkeyATT"], swiftSettings: strictness),
+        // Test support, imported by tests, the benchmark and fuzz targets, never by production modules.
+        .target(name: "LatchkeyTestKit", dependencies: ["LatchkeyGATT", "LatchkeyATT"], swiftSettings: strictness),
         .target(name: "LatchkeyTransport", dependencies: ["LatchkeyATT"], swiftSettings: strictness),
         .target(name: "LatchkeySim", dependencies: ["LatchkeyTransport", "LatchkeyATT"], swiftSettings: strictness),
         // epoll-era calls Glibc does not import (ppoll, accept4, pipe2), sockaddr_un, signal self-pipe.
@@ -79,12 +82,16 @@ let package = Package(
                            "LatchkeyLock", "LatchkeySecurity", "LatchkeyTransport",
                            .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: strictness),
+        // Counts malloc calls for the benchmark's allocations-per-PDU figure (bench only).
+        .target(name: "CMallocCounter"),
         .executableTarget(
             name: "latchkey-bench",
-            dependencies: ["LatchkeyGATT", "LatchkeyATT"],
-            swiftSettings: strictness),
-        .testTarget(name: "LatchkeyATTTests", dependencies: ["LatchkeyATT"]),
-        .testTarget(name: "LatchkeyGATTTests", dependencies: ["LatchkeyGATT", "LatchkeyATT"]),
+            dependencies: ["LatchkeyGATT", "LatchkeyATT", "CMallocCounter"],
+            swiftSettings: strictness,
+            // Export the counting malloc so the dynamic linker binds the Swift runtime's calls to it.
+            linkerSettings: [.unsafeFlags(["-Xlinker", "--export-dynamic-symbol=malloc"], .when(platforms: [.linux]))]),
+        .testTarget(name: "LatchkeyATTTests", dependencies: ["LatchkeyATT", "LatchkeyTestKit"]),
+        .testTarget(name: "LatchkeyGATTTests", dependencies: ["LatchkeyGATT", "LatchkeyATT", "LatchkeyTestKit"]),
         .testTarget(name: "LatchkeySimTests", dependencies: ["LatchkeySim", "LatchkeyTransport"]),
         .testTarget(
             name: "LatchkeyManagersTests",

@@ -41,42 +41,48 @@ extension GATTClient {
     }
 
     /// Discover All Primary Services (4.4.1), or by UUID with Find By Type Value (4.4.2).
+    ///
+    /// Every entry must lie at or after the handle the request started from, so a server
+    /// that repeats itself cannot keep the procedure asking for the same page forever.
     public func discoverPrimaryServices(_ uuid: BluetoothUUID? = nil,
                                         _ completion: @escaping (Result<[DiscoveredService], GATTClientError>) -> Void) {
         var found: [DiscoveredService] = []
-        func request(from start: UInt16) -> ATTPDU {
+        var from: UInt16 = 0x0001
+        func request() -> ATTPDU {
             if let uuid {
-                return .findByTypeValueRequest(start: start, end: 0xFFFF, type: 0x2800, value: uuid.littleEndianBytes[...])
+                return .findByTypeValueRequest(start: from, end: 0xFFFF, type: 0x2800, value: uuid.littleEndianBytes[...])
             }
-            return .readByGroupTypeRequest(start: start, end: 0xFFFF, type: .primaryService)
+            return .readByGroupTypeRequest(start: from, end: 0xFFFF, type: .primaryService)
         }
         submit(Procedure(
-            start: { _ in .send(request(from: 0x0001)) },
+            start: { _ in .send(request()) },
             onResponse: { p, pdu, _ in
-                var last: UInt16 = 0
+                var last = Int(from) - 1
                 switch pdu {
                 case .readByGroupTypeResponse(let list) where uuid == nil:
                     for e in list {
-                        guard let u = BluetoothUUID(littleEndian: e.value), e.groupEnd >= e.handle, e.handle > last else {
+                        guard let u = BluetoothUUID(littleEndian: e.value), e.groupEnd >= e.handle, Int(e.handle) > last else {
                             p.fail(.invalidResponse("bad service entry")); return .done
                         }
                         found.append(DiscoveredService(uuid: u, startHandle: e.handle, endHandle: e.groupEnd))
-                        last = e.groupEnd
+                        last = Int(e.groupEnd)
                     }
                 case .findByTypeValueResponse(let list) where uuid != nil:
                     for e in list {
-                        guard e.groupEnd >= e.found, e.found > last else {
+                        guard e.groupEnd >= e.found, Int(e.found) > last else {
                             p.fail(.invalidResponse("bad handle range")); return .done
                         }
                         found.append(DiscoveredService(uuid: uuid!, startHandle: e.found, endHandle: e.groupEnd))
-                        last = e.groupEnd
+                        last = Int(e.groupEnd)
                     }
                 case .errorResponse(_, _, .attributeNotFound):
                     return .done  // the end of the database
                 default:
                     return p.unexpected(pdu)
                 }
-                return last == 0xFFFF ? .done : .send(request(from: last + 1))
+                guard last < 0xFFFF else { return .done }
+                from = UInt16(last + 1)
+                return .send(request())
             },
             finish: { e in completion(e.map { .failure($0) } ?? .success(found)) }))
     }
@@ -86,17 +92,21 @@ extension GATTClient {
                                         _ completion: @escaping (Result<[DiscoveredCharacteristic], GATTClientError>) -> Void) {
         var found: [DiscoveredCharacteristic] = []
         let end = service.endHandle
-        func request(_ start: UInt16) -> ATTPDU { .readByTypeRequest(start: start, end: end, type: .characteristic) }
+        var from = service.startHandle
+        func request(_ start: UInt16) -> ATTPDU {
+            from = start
+            return .readByTypeRequest(start: start, end: end, type: .characteristic)
+        }
         submit(Procedure(
             start: { _ in service.startHandle < end ? .send(request(service.startHandle)) : .done },
             onResponse: { p, pdu, _ in
-                var last: UInt16 = 0
+                var last = Int(from) - 1
                 switch pdu {
                 case .readByTypeResponse(let list):
                     for e in list {
                         // Declaration value: properties (1), value handle (2), UUID (2 or 16).
                         let v = e.value
-                        guard v.count == 5 || v.count == 19, e.handle > last,
+                        guard v.count == 5 || v.count == 19, Int(e.handle) > last, e.handle <= end,
                               let u = BluetoothUUID(littleEndian: v.dropFirst(3)) else {
                             p.fail(.invalidResponse("bad characteristic declaration")); return .done
                         }
@@ -104,14 +114,14 @@ extension GATTClient {
                         found.append(DiscoveredCharacteristic(
                             uuid: u, properties: CharacteristicProperties(rawValue: v[v.startIndex]),
                             declarationHandle: e.handle, valueHandle: valueHandle, endHandle: end))
-                        last = e.handle
+                        last = Int(e.handle)
                     }
                 case .errorResponse(_, _, .attributeNotFound):
                     return .done
                 default:
                     return p.unexpected(pdu)
                 }
-                return last >= end ? .done : .send(request(last + 1))
+                return last >= Int(end) ? .done : .send(request(UInt16(last + 1)))
             },
             finish: { e in
                 // Each characteristic's range ends where the next declaration starts.
@@ -125,24 +135,30 @@ extension GATTClient {
                                     _ completion: @escaping (Result<[DiscoveredDescriptor], GATTClientError>) -> Void) {
         var found: [DiscoveredDescriptor] = []
         let end = characteristic.endHandle
-        func request(_ start: UInt16) -> ATTPDU { .findInformationRequest(start: start, end: end) }
+        var from = characteristic.valueHandle
+        func request(_ start: UInt16) -> ATTPDU {
+            from = start
+            return .findInformationRequest(start: start, end: end)
+        }
         submit(Procedure(
             start: { _ in characteristic.valueHandle < end ? .send(request(characteristic.valueHandle + 1)) : .done },
             onResponse: { p, pdu, _ in
-                var last: UInt16 = 0
+                var last = Int(from) - 1
                 switch pdu {
                 case .findInformationResponse(let list):
                     for e in list {
-                        guard e.handle > last else { p.fail(.invalidResponse("handles out of order")); return .done }
+                        guard Int(e.handle) > last, e.handle <= end else {
+                            p.fail(.invalidResponse("handles out of order or out of range")); return .done
+                        }
                         found.append(DiscoveredDescriptor(uuid: e.type, handle: e.handle))
-                        last = e.handle
+                        last = Int(e.handle)
                     }
                 case .errorResponse(_, _, .attributeNotFound):
                     return .done
                 default:
                     return p.unexpected(pdu)
                 }
-                return last >= end ? .done : .send(request(last + 1))
+                return last >= Int(end) ? .done : .send(request(UInt16(last + 1)))
             },
             finish: { e in completion(e.map { .failure($0) } ?? .success(found)) }))
     }

@@ -24,11 +24,15 @@ public final class GATTClient {
     /// Encoded PDUs ready to go, oldest first.
     private var outbox: [[UInt8]] = []
     private var outboxHead = 0
+    /// Why the bearer can carry no more requests: a transaction timed out (3.3.3) or the
+    /// link went away. Procedures submitted afterwards fail with this error.
+    public private(set) var failure: GATTClientError?
     /// Once a transaction has timed out, the bearer may carry no more requests (3.3.3).
-    public private(set) var isDead = false
+    public var isDead: Bool { failure != nil }
 
     public init(preferredMTU: Int = 247) {
-        self.preferredMTU = max(ATTLimits.minimumMTU, preferredMTU)
+        // The Exchange MTU Request carries the MTU in 16 bits (3.4.2.1).
+        self.preferredMTU = min(max(ATTLimits.minimumMTU, preferredMTU), Int(UInt16.max))
     }
 
     // MARK: Bearer side
@@ -81,7 +85,9 @@ public final class GATTClient {
                 proc.requestOpcode = next.opcode
                 enqueue(next.bytes)
             case .done:
-                if case .exchangeMTUResponse(let serverMTU) = pdu {
+                // Only the answer to our own Exchange MTU Request moves the MTU (3.4.2.2);
+                // a stray Exchange MTU Response that fails another procedure does not.
+                if case .exchangeMTUResponse(let serverMTU) = pdu, proc.requestOpcode == .exchangeMTURequest {
                     mtu = max(ATTLimits.minimumMTU, min(preferredMTU, Int(serverMTU)))
                 }
                 finishCurrent { _ in }
@@ -94,13 +100,13 @@ public final class GATTClient {
 
     /// The bearer's 30 s timer expired with a request outstanding: fail everything.
     public func transactionTimedOut() {
-        isDead = true
+        if failure == nil { failure = .timeout }
         failAll(.timeout)
     }
 
     /// The link went away: fail everything queued and outstanding.
     public func disconnected() {
-        isDead = true
+        if failure == nil { failure = .disconnected }
         failAll(.disconnected)
     }
 
@@ -109,13 +115,17 @@ public final class GATTClient {
     private func enqueue(_ pdu: [UInt8]) { outbox.append(pdu) }
 
     func submit(_ proc: Procedure) {
-        guard !isDead else { proc.fail(.disconnected); return }
+        if let failure {
+            proc.fail(failure)
+            proc.complete()
+            return
+        }
         queue.append(proc)
         pump()
     }
 
     /// Sends a command (no response, no transaction) straight to the outbox.
-    func submitCommand(_ pdu: ATTPDU) { if !isDead { enqueue(pdu.bytes) } }
+    func submitCommand(_ pdu: ATTPDU) { if failure == nil { enqueue(pdu.bytes) } }
 
     private func pump() {
         while current == nil, queueHead < queue.count {

@@ -181,19 +181,26 @@ extension GATTServer {
         let queue = prepareQueue
         prepareQueue.removeAll()
         guard flags == .write else { return .executeWriteResponse }
-        // Assemble each handle's value in order, then validate all before applying any, so a
-        // failed execute leaves every attribute as it was (3.4.6.3).
+        // Each prepared write lands at its offset in the value as it stands (3.4.6.3), so a
+        // handle's value starts from its current one; an offset past its end is Invalid
+        // Offset. A write at offset n keeps octets 0..<n and replaces the rest, so pieces at
+        // 0, 18, 36, ... build exactly the value sent. Offsets and lengths are checked here,
+        // not at prepare time (3.4.6.1), and all handles are assembled before any is
+        // written, so a failed execute leaves every attribute as it was.
         var order: [UInt16] = []
         var assembled: [UInt16: [UInt8]] = [:]
         for item in queue {
-            var v = assembled[item.handle] ?? {
+            var v: [UInt8]
+            if let partial = assembled[item.handle] {
+                v = partial
+            } else {
                 order.append(item.handle)
-                return []
-            }()
+                v = currentValueForLongWrite(item.handle)
+            }
             guard Int(item.offset) <= v.count else {
                 return .errorResponse(request: .executeWriteRequest, handle: item.handle, error: .invalidOffset)
             }
-            v.replaceSubrange(Int(item.offset)..<min(v.count, Int(item.offset) + item.value.count), with: item.value)
+            v.replaceSubrange(Int(item.offset)..., with: item.value)
             guard v.count <= ATTLimits.maximumAttributeLength else {
                 return .errorResponse(request: .executeWriteRequest, handle: item.handle, error: .invalidAttributeValueLength)
             }
@@ -205,5 +212,12 @@ extension GATTServer {
             }
         }
         return .executeWriteResponse
+    }
+
+    /// The value a long write starts from: the stored one, or the application's for a
+    /// dynamic value it lets clients read; empty when there is none to read.
+    private func currentValueForLongWrite(_ handle: UInt16) -> [UInt8] {
+        guard let a = database.attribute(at: handle), case .success(let v) = value(of: a) else { return [] }
+        return v
     }
 }

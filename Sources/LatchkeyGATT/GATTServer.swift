@@ -56,7 +56,8 @@ public final class GATTServer {
 
     public init(database: GATTDatabase, preferredMTU: Int = 247, security: LinkSecurity = .none) {
         self.database = database
-        self.preferredMTU = max(ATTLimits.minimumMTU, preferredMTU)
+        // The Exchange MTU Response carries the MTU in 16 bits (3.4.2.2).
+        self.preferredMTU = min(max(ATTLimits.minimumMTU, preferredMTU), Int(UInt16.max))
         self.security = security
     }
 
