@@ -38,6 +38,7 @@ let package = Package(
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
     ],
     targets: [
         .target(name: "LatchkeyATT", swiftSettings: strictness),
@@ -71,14 +72,19 @@ let package = Package(
                            "LatchkeyTransport", "LatchkeyGATT", "LatchkeyATT"],
             swiftSettings: strictness),
         .target(
+            name: "LatchkeyStore",
+            dependencies: ["LatchkeyLock", "LatchkeySecurity", "LatchkeyAgents", "LatchkeyTransport",
+                           .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: strictness),
+        .target(
             name: "LatchkeyRuntime",
             dependencies: ["LatchkeyAgents", "LatchkeyConfig", "LatchkeyPosix", "LatchkeySimAir", "LatchkeySim",
                            "LatchkeyLock", "LatchkeySecurity", "LatchkeyManagers", "LatchkeyTransport",
-                           "LatchkeyLockProtocol", "LatchkeyPhone"],
+                           "LatchkeyLockProtocol", "LatchkeyPhone", "LatchkeyStore"],
             swiftSettings: strictness),
         .executableTarget(
             name: "latchkey",
-            dependencies: ["LatchkeyRuntime", "LatchkeyAgents", "LatchkeyConfig", "LatchkeySimAir", "LatchkeyPosix",
+            dependencies: ["LatchkeyRuntime", "LatchkeyAgents", "LatchkeyConfig", "LatchkeySimAir", "LatchkeyPosix", "LatchkeyStore",
                            "LatchkeyLock", "LatchkeySecurity", "LatchkeyTransport",
                            .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: strictness),

@@ -131,6 +131,18 @@ public final class ConfigTable {
         return .nanoseconds(Int64((v * 1_000_000_000).rounded()))
     }
 
+    /// A duration in milliseconds (decimals allowed), bounded.
+    public func milliseconds(_ key: String, in range: ClosedRange<Double>) throws(ConfigError) -> Duration? {
+        guard let (line, text) = try scalar(key, "a number of milliseconds") else { return nil }
+        guard let v = Double(text), v.isFinite else {
+            throw error(key, "expected a number of milliseconds, found '\(text)'", line: line)
+        }
+        guard range.contains(v) else {
+            throw error(key, "\(text) ms is out of range \(range.lowerBound)...\(range.upperBound) ms", line: line)
+        }
+        return .nanoseconds(Int64((v * 1_000_000).rounded()))
+    }
+
     /// One of a fixed set of words.
     public func choice(_ key: String, _ allowed: [String]) throws(ConfigError) -> String? {
         guard let (line, text) = try scalar(key, "one of \(allowed.joined(separator: ", "))") else { return nil }

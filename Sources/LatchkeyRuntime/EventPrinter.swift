@@ -38,6 +38,10 @@ func format3(_ x: Double) -> String {
     return "\(whole)." + String(repeating: "0", count: 3 - String(frac).count) + String(frac)
 }
 
+/// Prints a line on standard output at once (a pipe to a supervisor would otherwise
+/// buffer it until exit).
+public func printLine(_ line: String) { writeLine(line, to: STDOUT_FILENO) }
+
 /// Writes a whole line with write(2): unbuffered, so nothing is lost to a SIGKILL.
 func writeLine(_ line: String, to fd: CInt) {
     var bytes = Array((line + "\n").utf8)

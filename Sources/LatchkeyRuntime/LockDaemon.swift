@@ -22,9 +22,12 @@ public struct LockStores {
 
 /// `latchkey lock`: the lock agent on the real-time loop until SIGTERM/SIGINT.
 public enum LockDaemon {
-    public static func run(_ settings: LockSettings, stores: LockStores) throws(RuntimeError) {
+    public static func run(_ settings: LockSettings) throws(RuntimeError) {
         let loop = PosixEventLoop()
         let printer = EventPrinter(format: settings.eventFormat)
+        let stores = try StateStores.openLock(settings.stateDirectory, monotonicNow: { loop.now }) { message in
+            printer.emit(AgentEvent("lock.store_recovered", time: loop.now, [("detail", message)]))
+        }
         let transport = try openTransport(settings.transport, loop: loop, role: "lock")
 
         // GPIO: the file-backed simulated chip (the libgpiod backend arrives with the kernel transport).

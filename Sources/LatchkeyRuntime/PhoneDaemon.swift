@@ -8,10 +8,13 @@ import LatchkeyPosix
 /// `latchkey phone`: the phone agent on the real-time loop until SIGTERM/SIGINT, with a
 /// local control socket for scripted commands (`lock`, `unlock`, `status`, `probe N`).
 public enum PhoneDaemon {
-    public static func run(_ settings: PhoneSettings, store: any PhoneStateStore) throws(RuntimeError) {
+    public static func run(_ settings: PhoneSettings) throws(RuntimeError) {
         let secret = try readSecret(settings.keySecretFile)
         let loop = PosixEventLoop()
         let printer = EventPrinter(format: settings.eventFormat)
+        let store = try StateStores.openPhone(settings.stateDirectory) { message in
+            printer.emit(AgentEvent("phone.store_recovered", time: loop.now, [("detail", message)]))
+        }
         let transport = try openTransport(settings.transport, loop: loop, role: "phone")
         let agent: PhoneAgent
         do {
@@ -95,4 +98,11 @@ public func readTextFile(_ path: String) throws -> String {
         out += buffer[0..<n]
     }
     return String(decoding: out, as: UTF8.self)
+}
+
+/// Writes a key secret as 64 hex digits, readable by the owner only (0600).
+public func writeSecretFile(_ path: String, _ secret: [UInt8]) throws(RuntimeError) {
+    let hex = secret.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
+    unlink(path)
+    try writeFile(path, hex, mode: 0o600)
 }

@@ -31,10 +31,3 @@ public enum TransportSettings: Equatable, Sendable {
         }
     }
 }
-
-extension ConfigTable {
-    /// Milliseconds as a Duration, bounded.
-    func milliseconds(_ key: String, in range: ClosedRange<Double>) throws(ConfigError) -> Duration? {
-        try seconds(key, in: (range.lowerBound / 1000)...(range.upperBound / 1000))
-    }
-}

@@ -17,8 +17,7 @@ extension Latchkey {
             do { settings = try LockSettings.load(try loadConfig(config)) } catch let e as ConfigError {
                 throw ValidationError("\(e)")
             }
-            let stores = try openLockStores(settings.stateDirectory)
-            try LockDaemon.run(settings, stores: stores)
+            try LockDaemon.run(settings)
         }
     }
 
@@ -34,8 +33,7 @@ extension Latchkey {
             do { settings = try PhoneSettings.load(try loadConfig(config)) } catch let e as ConfigError {
                 throw ValidationError("\(e)")
             }
-            let store = try openPhoneStore(settings.stateDirectory)
-            try PhoneDaemon.run(settings, store: store)
+            try PhoneDaemon.run(settings)
         }
     }
 
@@ -53,9 +51,9 @@ extension Latchkey {
         func run() throws {
             let loop = PosixEventLoop()
             let server = AirServer(socketPath: socket, loop: loop, seed: seed, range: range)
-            server.log = { line in print("air: \(line)") }
+            server.log = { line in printLine("air: \(line)") }
             try server.start()
-            print("air: listening on \(socket)")
+            printLine("air: listening on \(socket)")
             let stop = { server.stop(); loop.stop() }
             let t = try loop.onSignal(.terminate, stop)
             let i = try loop.onSignal(.interrupt, stop)

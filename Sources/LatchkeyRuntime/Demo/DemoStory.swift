@@ -1,0 +1,164 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import LatchkeyPosix
+import LatchkeyTransport
+
+/// `latchkey demo`: the air, a lock agent process and a phone agent process play one story.
+/// Every step is checked against something outside the agent that claims it — the GPIO
+/// line files, the air's own view of pending connects — and timed on the demo's clock.
+public enum Demo {
+    public static func run(json: Bool, verbose: Bool) -> DemoReport {
+        var report = DemoReport(live: !json)
+        let world: DemoWorld
+        do { world = try DemoWorld(verbose: verbose) } catch {
+            report.record("set up the stage", false, "\(error)")
+            return report
+        }
+        defer { world.shutdown() }
+        do { try play(world, &report) } catch {
+            report.record("story aborted", false, "\(error)")
+        }
+        return report
+    }
+
+    static func play(_ w: DemoWorld, _ r: inout DemoReport) throws(RuntimeError) {
+        let obs = w.observer!
+        func since(_ t: Instant) -> Double { (w.loop.now - t).milliseconds }
+        func locked(after t: Instant) -> Bool {
+            w.lockEvent("lock.event", since: t, where: { $0.field("state") == "locked" }) != nil
+        }
+
+        // 1. The air, a phone key, the lock.
+        var t = w.loop.now
+        let air = try w.startAir()
+        var heard = false
+        air.onLine = { if $0.contains("listening") { heard = true } }
+        r.record("simulated air started", w.wait(.seconds(10)) { heard } && w.connectControl(), latencyMs: since(t))
+
+        let (status, output) = try w.runTool(["keys", "add", "--state-dir", w.lockState, "--id", "1", "--name", "demo-phone",
+                                              "--role", "user", "--export-secret", w.keyFile])
+        r.record("phone key provisioned on the lock", status == 0, output.split(separator: "\n").last.map(String.init) ?? "")
+        guard status == 0 else { return }
+
+        t = w.loop.now
+        _ = try w.startLock()
+        let lockUp = w.wait(.seconds(10)) { w.lockEvent("lock.advertising", since: t) != nil }
+        r.record("lock agent started and advertising", lockUp, latencyMs: since(t),
+                 "latch lines: unlock=\(obs.isHigh("motor_unlock")) lock=\(obs.isHigh("motor_lock"))")
+        guard lockUp else { return }
+        w.wait(.seconds(3)) { locked(after: t) || w.lockEvent("lock.started", since: t)?.0.field("state") == "locked" }
+
+        // 2. The phone starts away from home; the door stays locked.
+        t = w.loop.now
+        _ = try w.startPhone()
+        let away = w.wait(.seconds(10)) { w.phoneEvent("phone.away", since: t) != nil }
+        r.record("phone is away; its connect request is pending", away, latencyMs: since(t),
+                 "pending at the air: \(w.pendingConnects(of: w.phoneAddress)?.map(\.description) ?? [])")
+
+        // 3. Coming home: re-link, authenticated arrival unlock, the actuator line moves.
+        t = w.loop.now
+        _ = w.movePhone(to: DemoWorld.home)
+        let relinked = w.wait(.seconds(10)) { w.phoneEvent("phone.linked", since: t) != nil }
+        let relinkMs = w.phoneEvent("phone.linked", since: t).map { ($0.1 - t).milliseconds }
+        r.record("phone in range: re-links by itself", relinked, latencyMs: relinkMs)
+        let unlocked = w.wait(.seconds(10)) { obs.rise(of: "motor_unlock", since: t) != nil }
+        let accepted = w.lockEvent("lock.command_accepted", since: t, where: { $0.field("op") == "arrival-unlock" })
+        let arrivalMs = obs.rise(of: "motor_unlock", since: t).map { ($0.at - t).milliseconds }
+        r.record("authenticated arrival unlock drives the unlock line", unlocked && accepted != nil, latencyMs: arrivalMs,
+                 accepted.map { "lock saw command→line in \($0.0.field("actuator_ms") ?? "?") ms" } ?? "no accepted command")
+        if let relinkMs { r.figure("relink_ms", relinkMs) }
+        if let arrivalMs { r.figure("return_to_unlock_line_ms", arrivalMs) }
+
+        // 4. Auto-relock.
+        t = w.loop.now
+        let relocked = w.wait(.seconds(10)) { obs.rise(of: "motor_lock", since: t) != nil && locked(after: t) }
+        r.record("auto-relock drives the lock line", relocked, latencyMs: since(t), "auto_relock_seconds: 4")
+
+        // 5. The lock's own software path, measured: N authenticated commands.
+        let probeCount = 20
+        t = w.loop.now
+        let probe = try w.runTool(["phone-ctl", "--state-dir", w.phoneState, "probe", "\(probeCount)"])
+        let samples = w.lockEvents("lock.command_accepted", since: t).compactMap { $0.field("actuator_ms").flatMap(Double.init) }
+        let p50 = percentile(samples, 50), p99 = percentile(samples, 99)
+        r.record("\(probeCount) authenticated commands each move the actuator", probe.status == 0 && samples.count == probeCount,
+                 latencyMs: since(t), "\(samples.count) measured; \(probe.output.split(separator: "\n").last ?? "")")
+        if let p50, let p99 {
+            r.figure("command_to_actuator_p50_ms", p50)
+            r.figure("command_to_actuator_p99_ms", p99)
+            r.record("command received → actuator line p99 under 5 ms", p99 < 5, latencyMs: p99,
+                     "p50 \(format3(p50)) ms, p99 \(format3(p99)) ms over \(samples.count) commands")
+        }
+        w.wait(.seconds(3)) { !obs.isHigh("motor_unlock") && !obs.isHigh("motor_lock") }
+
+        // 6. SIGKILL the lock in the middle of an unlock; restart; it returns to the decided state.
+        t = w.loop.now
+        var unlockReply = ""
+        let ctl = try ChildProcess(name: "phone-ctl", executable: w.executable,
+                                   arguments: ["phone-ctl", "--state-dir", w.phoneState, "unlock"], loop: w.loop)
+        ctl.onLine = { unlockReply = $0 }
+        let moving = w.wait(.seconds(10)) { obs.rise(of: "motor_unlock", since: t) != nil }
+        w.lock?.killHard()
+        let killedAt = w.loop.now
+        let midway = moving && obs.isHigh("motor_unlock")
+        r.record("lock agent SIGKILLed while the bolt is moving to unlocked", midway,
+                 "unlock line high at the kill: \(obs.isHigh("motor_unlock"))")
+        _ = w.wait(.seconds(5)) { !ctl.isRunning }
+        t = w.loop.now
+        _ = try w.startLock()
+        let recovered = w.wait(.seconds(10)) { w.lockEvent("lock.recovering", since: t) != nil }
+        let decided = w.wait(.seconds(5)) {
+            w.lockEvent("lock.event", since: t, where: { $0.field("state") == "unlocked" }) != nil
+        }
+        r.record("restarted lock resumes the journalled unlock decision", recovered && decided, latencyMs: since(killedAt),
+                 "phone-ctl said: \(unlockReply.isEmpty ? "(link lost before the answer)" : unlockReply)")
+        let relinkAfterRestart = w.wait(.seconds(10)) { w.phoneEvent("phone.linked", since: t) != nil }
+        r.record("phone re-links to the restarted lock by itself", relinkAfterRestart,
+                 latencyMs: w.phoneEvent("phone.linked", since: t).map { ($0.1 - t).milliseconds })
+        let safe = w.wait(.seconds(10)) { obs.rise(of: "motor_lock", since: t) != nil && locked(after: t) }
+        r.record("and relocks: the door is not left unlocked", safe, latencyMs: since(t))
+
+        // 7. Someone inside unlocks with the button, then the owner leaves: the lock locks behind them.
+        t = w.loop.now
+        try obs.pull("button", high: true)
+        w.wait(.milliseconds(200)) { false }  // the button is held for a moment (and debounced by the lock)
+        try obs.pull("button", high: false)
+        let buttonUnlock = w.wait(.seconds(5)) { obs.rise(of: "motor_unlock", since: t) != nil }
+        r.record("inside button unlocks", buttonUnlock, latencyMs: since(t))
+        w.wait(.seconds(2)) { !obs.isHigh("motor_unlock") }
+        t = w.loop.now
+        _ = w.movePhone(to: DemoWorld.away)
+        let departed = w.wait(.seconds(15)) {
+            w.lockEvent("lock.departure", since: t) != nil && obs.rise(of: "motor_lock", since: t) != nil
+        }
+        r.record("phone leaves: the lock locks behind its owner", departed, latencyMs: since(t),
+                 "departure_grace_seconds: 2")
+        let phoneAway = w.wait(.seconds(10)) { w.phoneEvent("phone.away", since: t) != nil }
+        r.record("phone counts its owner away", phoneAway, latencyMs: since(t))
+
+        // 8. SIGKILL the phone while away; its pending connect is held below it; the next return re-links.
+        w.phone?.killHard()
+        let held = w.pendingConnects(of: w.phoneAddress)?.contains(w.lockAddress) ?? false
+        r.record("phone agent SIGKILLed while away: the air still holds its connect request", held)
+        t = w.loop.now
+        _ = try w.startPhone()
+        let restarted = w.wait(.seconds(10)) {
+            w.phoneEvent("phone.started", since: t, where: { $0.field("presence") == "away" }) != nil
+        }
+        r.record("restarted phone remembers it is away", restarted, latencyMs: since(t))
+        t = w.loop.now
+        _ = w.movePhone(to: DemoWorld.home)
+        let back = w.wait(.seconds(10)) { obs.rise(of: "motor_unlock", since: t) != nil }
+        r.record("the next return re-links and unlocks", back && w.phoneEvent("phone.linked", since: t) != nil,
+                 latencyMs: since(t))
+        w.wait(.seconds(10)) { obs.rise(of: "motor_lock", since: t) != nil }
+
+        // 9. Every rise of the unlock line had a decision behind it.
+        let rises = obs.changes.filter { $0.line == "motor_unlock" && $0.high }.map(\.at)
+        let causes = (w.lockEvents("lock.command_accepted", since: .zero).count
+                      + w.lockEvents("lock.recovering", since: .zero).count
+                      + w.lockEvents("lock.event", since: .zero).filter { ($0.field("event") ?? "").contains("button") }.count)
+        r.record("no unlock that nobody decided", rises.count <= causes,
+                 "\(rises.count) unlock-line rises, \(causes) decisions (commands, recoveries, button)")
+    }
+}

@@ -1,0 +1,196 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import LatchkeyLock
+import LatchkeyPosix
+import LatchkeySimAir
+import LatchkeyTransport
+
+/// The demo's stage: a scratch directory with the air socket, a file-backed GPIO chip, the
+/// agents' state directories and configuration files, and the three processes.
+final class DemoWorld {
+    let loop = PosixEventLoop()
+    let directory: String
+    let executable = currentExecutablePath()
+    let lockAddress = BluetoothAddress(0xC0FFEE000001)
+    let phoneAddress = BluetoothAddress(0xC0FFEE000002)
+    /// Out of range (the radio reaches 10 m) and next to the door.
+    static let away = 100.0, home = 2.0
+
+    var air: ChildProcess?
+    var lock: ChildProcess?
+    var phone: ChildProcess?
+    var control: AirControlClient?
+    var observer: LineObserver!
+    private(set) var lockEvents: [(EventLine, Instant)] = []
+    private(set) var phoneEvents: [(EventLine, Instant)] = []
+    let verbose: Bool
+
+    var airSocket: String { directory + "/air.sock" }
+    var gpioRoot: String { directory + "/gpio" }
+    var chipDirectory: String { gpioRoot + "/demo-lock" }
+    var lockState: String { directory + "/lock-state" }
+    var phoneState: String { directory + "/phone-state" }
+    var lockConfig: String { directory + "/lock.yaml" }
+    var phoneConfig: String { directory + "/phone.yaml" }
+    var keyFile: String { phoneState + "/key.hex" }
+
+    init(verbose: Bool) throws(RuntimeError) {
+        self.verbose = verbose
+        do { directory = try RuntimeDirectory.makeTemporary(prefix: "latchkey-demo") } catch {
+            throw RuntimeError("cannot make a scratch directory: \(error)")
+        }
+        for dir in [lockState, phoneState, gpioRoot] { mkdir(dir, 0o700) }
+        do {
+            try FileGPIOChip.create(at: chipDirectory, label: "demo-lock",
+                                    lineNames: ["motor_unlock", "motor_lock", "door", "button"])
+        } catch { throw RuntimeError("cannot lay out the simulated GPIO chip: \(error)") }
+        try writeFile(lockConfig, """
+            # Written by `latchkey demo`: the lock on the shared simulated air and a simulated chip.
+            name: Demo Door
+            transport: sim
+            sim:
+              air_socket: \(airSocket)
+              address: "\(lockAddress)"
+              position: 0
+            state_directory: \(lockState)
+            event_format: json
+            gpio:
+              simulated_chip_root: \(gpioRoot)
+              chip: demo-lock
+              actuator: motor
+              motor_run_ms: 300
+              unlock_line: motor_unlock
+              lock_line: motor_lock
+              door_line: door
+              button_line: button
+            lock:
+              auto_relock_seconds: 4
+              departure_grace_seconds: 2
+              # The demo presses the inside button and comes home again seconds later.
+              arrival_after_manual_unlock_seconds: 1
+            """)
+        try writeFile(phoneConfig, """
+            # Written by `latchkey demo`: the phone starts far from the door.
+            transport: sim
+            sim:
+              air_socket: \(airSocket)
+              address: "\(phoneAddress)"
+              position: \(Self.away)
+            state_directory: \(phoneState)
+            event_format: json
+            lock_address: "\(lockAddress)"
+            key_id: 1
+            key_secret_file: \(keyFile)
+            grace_seconds: 2
+            """)
+        observer = try LineObserver(chipDirectory: chipDirectory, lines: ["motor_unlock", "motor_lock"], loop: loop)
+    }
+
+    // MARK: Processes
+
+    func startAir() throws(RuntimeError) -> ChildProcess {
+        let p = try ChildProcess(name: "air", executable: executable,
+                                 arguments: ["air", "--socket", airSocket, "--seed", "1"], loop: loop)
+        p.onLine = { [weak self] line in if self?.verbose == true { print("  air   | \(line)") } }
+        air = p
+        return p
+    }
+
+    func startLock() throws(RuntimeError) -> ChildProcess {
+        let p = try ChildProcess(name: "lock", executable: executable, arguments: ["lock", "--config", lockConfig], loop: loop)
+        p.onLine = { [weak self] line in self?.agentLine(line, lock: true) }
+        lock = p
+        return p
+    }
+
+    func startPhone() throws(RuntimeError) -> ChildProcess {
+        let p = try ChildProcess(name: "phone", executable: executable, arguments: ["phone", "--config", phoneConfig], loop: loop)
+        p.onLine = { [weak self] line in self?.agentLine(line, lock: false) }
+        phone = p
+        return p
+    }
+
+    private func agentLine(_ line: String, lock: Bool) {
+        if verbose { print("  \(lock ? "lock " : "phone") | \(line)") }
+        guard let e = EventLine(parsing: line) else {
+            if !verbose { print("  \(lock ? "lock " : "phone") | \(line)") }  // not an event: an error, show it
+            return
+        }
+        if lock { lockEvents.append((e, loop.now)) } else { phoneEvents.append((e, loop.now)) }
+    }
+
+    /// Runs a short command of our own executable to completion and returns its output.
+    func runTool(_ arguments: [String]) throws(RuntimeError) -> (status: Int32, output: String) {
+        let p = try ChildProcess(name: arguments.first ?? "tool", executable: executable, arguments: arguments, loop: loop)
+        var out: [String] = []
+        p.onLine = { out.append($0) }
+        _ = try? loop.run(until: { !p.isRunning }, timeout: .seconds(30))
+        _ = try? loop.runOnce(timeout: .milliseconds(10))  // collect the last lines
+        return (p.exitStatus ?? -1, out.joined(separator: "\n"))
+    }
+
+    // MARK: Waiting (on events, never on a fixed sleep)
+
+    /// Runs the loop until `condition` holds or `timeout` passes.
+    @discardableResult
+    func wait(_ timeout: Duration, until condition: () -> Bool) -> Bool {
+        (try? loop.run(until: condition, timeout: timeout)) ?? false
+    }
+
+    func lockEvent(_ name: String, since: Instant, where match: (EventLine) -> Bool = { _ in true }) -> (EventLine, Instant)? {
+        lockEvents.first { $0.1 >= since && $0.0.name == name && match($0.0) }
+    }
+
+    func phoneEvent(_ name: String, since: Instant, where match: (EventLine) -> Bool = { _ in true }) -> (EventLine, Instant)? {
+        phoneEvents.first { $0.1 >= since && $0.0.name == name && match($0.0) }
+    }
+
+    func lockEvents(_ name: String, since: Instant) -> [EventLine] {
+        lockEvents.filter { $0.1 >= since && $0.0.name == name }.map(\.0)
+    }
+
+    // MARK: The air's control channel
+
+    func connectControl() -> Bool {
+        control = try? AirControlClient(socketPath: airSocket, loop: loop)
+        return control != nil
+    }
+
+    func movePhone(to position: Double) -> Bool {
+        var done: Bool?
+        control?.setPosition(position, of: phoneAddress) { done = (try? $0.get()) != nil }
+        wait(.seconds(2)) { done != nil }
+        return done == true
+    }
+
+    func pendingConnects(of address: BluetoothAddress) -> [BluetoothAddress]? {
+        var result: [BluetoothAddress]?
+        var finished = false
+        control?.listDevices { r in
+            finished = true
+            if case .success(let devices) = r { result = devices.first { $0.address == address }?.status.pendingConnections }
+        }
+        wait(.seconds(2)) { finished }
+        return result
+    }
+
+    func shutdown() {
+        for p in [phone, lock, air].compactMap({ $0 }) { p.stop(loop: loop) }
+        control?.close()
+        RuntimeDirectory.remove(directory)
+    }
+}
+
+func writeFile(_ path: String, _ text: String, mode: mode_t = 0o600) throws(RuntimeError) {
+    let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
+    guard fd >= 0 else { throw RuntimeError("cannot write \(path): errno \(errno)") }
+    defer { close(fd) }
+    var bytes = Array((text + "\n").utf8)
+    var offset = 0
+    while offset < bytes.count {
+        let n = bytes.withUnsafeMutableBytes { write(fd, $0.baseAddress! + offset, $0.count - offset) }
+        guard n > 0 else { throw RuntimeError("cannot write \(path): errno \(errno)") }
+        offset += n
+    }
+}

@@ -1,0 +1,109 @@
+import ArgumentParser
+import LatchkeyLock
+import LatchkeyRuntime
+import LatchkeySecurity
+import LatchkeyStore
+
+extension Latchkey {
+    struct Status: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Show the lock's last known state and its most recent events, from its state directory.")
+
+        @Option(help: "The lock agent's state directory.")
+        var stateDir: String = "/var/lib/latchkey/lock"
+
+        func run() throws {
+            let log = try StateStores.openEventLog(stateDir)
+            let recent = try log.tail(5)
+            guard let last = recent.last else {
+                print("no events yet in \(stateDir)")
+                return
+            }
+            print("lock: \(last.event.lockStateAfter)  door: \(last.event.doorState)  (event #\(last.sequence))")
+            print("recent events:")
+            for e in recent { print("  #\(e.sequence) \(e.event)") }
+        }
+    }
+
+    struct Log: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Print the lock's audit log (Matter-shaped events).")
+
+        @Option(help: "The lock agent's state directory.")
+        var stateDir: String = "/var/lib/latchkey/lock"
+        @Option(help: "First sequence number to print.")
+        var from: UInt64 = 0
+        @Option(help: "Most events to print.")
+        var limit: Int = 100
+
+        func run() throws {
+            let log = try StateStores.openEventLog(stateDir)
+            for e in try log.read(from: from, limit: limit) { print("#\(e.sequence) \(e.event)") }
+        }
+    }
+
+    struct Keys: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Manage the phone keys the lock accepts.",
+            subcommands: [Add.self, List.self, Revoke.self])
+
+        struct Add: ParsableCommand {
+            static let configuration = CommandConfiguration(
+                abstract: "Create a key for a phone and write its secret to a file (mode 0600) for that phone.")
+            @Option(help: "The lock agent's state directory.") var stateDir: String = "/var/lib/latchkey/lock"
+            @Option(help: "Key id (default: the next free one).") var id: UInt32?
+            @Option(help: "A name for the phone.") var name: String
+            @Option(help: "admin or user.") var role: String = "user"
+            @Flag(help: "Do not allow this phone to ask for arrival unlocks.") var noArrivalUnlock = false
+            @Option(help: "Where to write the key's secret (64 hex digits).") var exportSecret: String
+
+            func validate() throws {
+                guard KeyRole(rawValue: role) != nil else { throw ValidationError("--role must be admin or user") }
+            }
+
+            func run() throws {
+                let keys = try StateStores.openKeys(stateDir)
+                let keyID = try id ?? keys.nextID()
+                let key = PhoneKey(id: keyID, name: name, secret: CommandSealing.newSecret(), role: KeyRole(rawValue: role)!,
+                                   mayRequestArrivalUnlock: !noArrivalUnlock)
+                try keys.add(key)
+                try writeSecretFile(exportSecret, key.secret)
+                print("added key \(keyID) (\(name), \(role)); secret written to \(exportSecret)")
+            }
+        }
+
+        struct List: ParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "List keys.")
+            @Option(help: "The lock agent's state directory.") var stateDir: String = "/var/lib/latchkey/lock"
+            func run() throws {
+                for k in try StateStores.openKeys(stateDir).list() {
+                    let state = k.key.revoked ? "revoked" : "active"
+                    print("\(k.key.id)\t\(k.key.name)\t\(k.key.role.rawValue)\t\(state)\tarrival=\(k.key.mayRequestArrivalUnlock)\tcounter=\(k.lastCounter)")
+                }
+            }
+        }
+
+        struct Revoke: ParsableCommand {
+            static let configuration = CommandConfiguration(
+                abstract: "Revoke a key; its next command fails, no restart needed.")
+            @Option(help: "The lock agent's state directory.") var stateDir: String = "/var/lib/latchkey/lock"
+            @Argument(help: "The key id.") var id: UInt32
+            func run() throws {
+                try StateStores.openKeys(stateDir).revoke(id: id)
+                print("revoked key \(id)")
+            }
+        }
+    }
+
+    struct PhoneCtl: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "phone-ctl",
+            abstract: "Send a command to a running phone agent: lock, unlock, status, or probe N.")
+        @Option(help: "The phone agent's state directory.") var stateDir: String = "/var/lib/latchkey/phone"
+        @Argument(help: "The command and its arguments.") var words: [String]
+
+        func run() throws {
+            let ok = try LocalControlClient.send(words.joined(separator: " "), to: stateDir + "/control.sock") { print($0) }
+            if !ok { throw ExitCode(1) }
+        }
+    }
+}
