@@ -107,6 +107,22 @@ extension RemoteService {
         #expect(home.phoneApp.events.count == before, "a Write Command has no response")
     }
 
+    @Test func writesWithoutResponseBeyondTheLinkQueueAllArriveInOrder() throws {
+        let home = try Home()
+        let (p, s) = try home.discovered()
+        let control = try s.at(TestGATT.control)
+        let count = 5 * SimulatedLink.defaultTransmitCapacity
+        for i in 0..<count { p.writeValue([UInt8(i)], for: control, withResponse: false) }
+        #expect(!p.canSendWriteWithoutResponse, "the link queue is full")
+        #expect(home.loop.advance(until: { p.canSendWriteWithoutResponse }, limit: .seconds(5)))
+        home.settle()
+        let received = home.lockApp.events.compactMap { event -> [UInt8]? in
+            if case .write(_, TestGATT.control, let v, withResponse: false) = event { v } else { nil }
+        }
+        #expect(received == (0..<count).map { [UInt8($0)] }, "nothing dropped under back-pressure")
+        #expect(home.phoneApp.events.contains(.readyToWriteWithoutResponse))
+    }
+
     @Test func subscribingBringsNotificationsAndUnsubscribingStopsThem() throws {
         let home = try Home()
         let (p, s) = try home.discovered()
