@@ -83,8 +83,14 @@ final class ATTBearer: ATTLinkDelegate {
         }
         while !blocked, let client, let pdu = client.nextOutgoing() {
             if !transmit(pdu) { client.requeueFront(pdu); return }
+            // The transaction starts when its request is sent (3.3.3), whatever still waits
+            // behind it in the outbox.
+            if let op = pdu.first, ATTOpcode(rawValue: op).isRequest { startTransactionTimer() }
         }
-        armTransactionTimer()
+        if client?.isAwaitingResponse != true {
+            transactionTimer?.cancel()
+            transactionTimer = nil
+        }
     }
 
     /// Sends a notification or indication built by the server half. False when the link is
@@ -110,20 +116,14 @@ final class ATTBearer: ATTLinkDelegate {
         }
     }
 
-    private func armTransactionTimer() {
-        guard let client else { return }
-        if client.isAwaitingResponse && !client.hasOutgoing {
-            guard transactionTimer == nil else { return }
-            transactionTimer = loop.schedule(after: ATTLimits.transactionTimeout) { [weak self] in
-                guard let self, let client = self.client, client.isAwaitingResponse else { return }
-                self.transactionTimer = nil
-                client.transactionTimedOut()
-                // 3.3.3: after a timeout no more ATT PDUs may be sent on this bearer.
-                self.link.disconnect()
-            }
-        } else if !client.isAwaitingResponse {
-            transactionTimer?.cancel()
-            transactionTimer = nil
+    private func startTransactionTimer() {
+        transactionTimer?.cancel()
+        transactionTimer = loop.schedule(after: ATTLimits.transactionTimeout) { [weak self] in
+            guard let self, let client = self.client, client.isAwaitingResponse else { return }
+            self.transactionTimer = nil
+            client.transactionTimedOut()
+            // 3.3.3: after a timeout no more ATT PDUs may be sent on this bearer.
+            self.link.disconnect()
         }
     }
 }

@@ -128,7 +128,12 @@ public final class PeripheralManager: BluetoothTransportDelegate, GATTServerDele
         }
         let local = LocalService(definition: service, handles: handles)
         services.append(local)
-        delegate?.peripheralManager(self, didAdd: local, error: nil)
+        // On the next turn, as Core Bluetooth does: never from inside the caller, and never
+        // ahead of the state update that `init` queued.
+        transport.loop.execute { [weak self] in
+            guard let self else { return }
+            self.delegate?.peripheralManager(self, didAdd: local, error: nil)
+        }
         return local
     }
 
@@ -141,12 +146,17 @@ public final class PeripheralManager: BluetoothTransportDelegate, GATTServerDele
 
     public func startAdvertising(_ advertisement: Advertisement) {
         self.advertisement = advertisement
+        let failure: BluetoothError?
         do {
             try transport.startAdvertising(advertisement)
-            delegate?.peripheralManagerDidStartAdvertising(self, error: nil)
+            failure = nil
         } catch {
-            delegate?.peripheralManagerDidStartAdvertising(
-                self, error: error.code == .poweredOff ? .poweredOff : .invalidParameters(error.description))
+            failure = error.code == .poweredOff ? .poweredOff : .invalidParameters(error.description)
+        }
+        // Reported on the next turn, like `didAdd`.
+        transport.loop.execute { [weak self] in
+            guard let self else { return }
+            self.delegate?.peripheralManagerDidStartAdvertising(self, error: failure)
         }
     }
 
