@@ -95,7 +95,7 @@ public final class LockAgent: PeripheralManagerDelegate {
         if case .lockOperation(let r) = event.kind, r.operation == .unlock, r.source == .manual || r.source == .button {
             lastManualUnlock = event.time
         }
-        emit("lock.event", ["event": "\(event.kind)", "state": "\(event.lockStateAfter)", "door": "\(event.doorState)"])
+        emit("lock.event", ["kind": "\(event.kind)", "state": "\(event.lockStateAfter)", "door": "\(event.doorState)"])
         publishStatus()
     }
 
@@ -214,6 +214,11 @@ public final class LockAgent: PeripheralManagerDelegate {
         case .lock: operation = .lock
         case .unlock, .arrivalUnlock: operation = .unlock
         case .unlockWithTimeout: operation = .unlockWithTimeout(.seconds(Int(verified.body.timeoutSeconds ?? 1)))
+        case .present:
+            // Authenticates the link for the departure rule; never moves the lock.
+            bind(central, to: key)
+            emit("lock.phone_present", ["key": "\(key)", "central": "\(central.identifier)"])
+            return nil
         }
         let changesBefore = outputClock?.changeCount ?? 0
         capture = []
@@ -228,8 +233,7 @@ public final class LockAgent: PeripheralManagerDelegate {
             }
         }
         // Accepted. Remember who is here (for departure) and measure our own path.
-        keyOfLink[central.linkID] = key
-        addressOfKey[key] = central.identifier
+        bind(central, to: key)
         if op == .arrivalUnlock { lastArrival = (key, received) }
         var fields: KeyValuePairs<String, String> = ["key": "\(key)", "op": "\(op)", "counter": "\(verified.counter)"]
         if let clock = outputClock, clock.changeCount > changesBefore, let changed = clock.lastChange {
@@ -239,6 +243,16 @@ public final class LockAgent: PeripheralManagerDelegate {
         }
         emit("lock.command_accepted", fields)
         return nil
+    }
+
+    /// This link belongs to the phone holding `key`: its loss starts the departure grace.
+    private func bind(_ central: Central, to key: UInt32) {
+        keyOfLink[central.linkID] = key
+        addressOfKey[key] = central.identifier
+        if let t = departureTimers.removeValue(forKey: key) {
+            t.cancel()
+            emit("lock.departure_cancelled", ["key": "\(key)"])
+        }
     }
 
     private func rejection(for error: OperationError) -> CommandRejection {

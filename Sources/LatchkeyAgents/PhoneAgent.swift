@@ -68,6 +68,8 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
 
     /// The lock's last reported status bytes.
     public private(set) var lastStatus: [UInt8]?
+    /// Called with each status the lock reports (reads and notifications).
+    public var onStatus: ((LockStatusFrame) -> Void)?
     public var presence: Presence { state.presence.presence }
     public var isLinked: Bool { lock.state == .connected }
 
@@ -233,6 +235,13 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
         if let error { emit("phone.gatt_failed", ["step": "subscribe", "error": "\(error)"]); return }
         ready = true
         emit("phone.gatt_ready", ["mtu": "\(peripheral.mtu)"])
+        // Tie this link to our key on the lock (its loss then starts the lock's departure
+        // grace). An arrival request, when one is queued, does that already.
+        if queue.isEmpty && inFlight == nil {
+            perform(.present) { [weak self] result in
+                if case .failure(let e) = result { self?.emit("phone.present_failed", ["error": "\(e)"]) }
+            }
+        }
         pump()
     }
 
@@ -240,7 +249,10 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
                            error: BluetoothError?) {
         if characteristic === status, let v = characteristic.value, error == nil {
             lastStatus = v
-            emit("phone.lock_status", ["bytes": v.map { String($0) }.joined(separator: ",")])
+            if let frame = try? LockStatusFrame(decoding: v) {
+                emit("phone.lock_status", ["lock_state": "\(frame.lockState)", "door_state": "\(frame.doorState)"])
+                onStatus?(frame)
+            }
             return
         }
         guard characteristic === challenge, var f = inFlight, f.awaitingChallenge else { return }

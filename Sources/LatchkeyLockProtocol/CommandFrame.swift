@@ -68,6 +68,9 @@ public enum LockOperation: UInt8, Sendable, CaseIterable, CustomStringConvertibl
     case unlockWithTimeout = 0x03
     /// The phone's away→home logic asks once per cycle; the lock applies its own filters.
     case arrivalUnlock = 0x04
+    /// "This link is mine": sent once per link so the lock can tie the link to a key (its
+    /// loss then starts the departure grace). Authenticated like any command; moves nothing.
+    case present = 0x05
 
     public var description: String {
         switch self {
@@ -75,6 +78,7 @@ public enum LockOperation: UInt8, Sendable, CaseIterable, CustomStringConvertibl
         case .unlock: "unlock"
         case .unlockWithTimeout: "unlock-with-timeout"
         case .arrivalUnlock: "arrival-unlock"
+        case .present: "present"
         }
     }
 }

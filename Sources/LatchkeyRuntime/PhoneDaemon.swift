@@ -50,20 +50,41 @@ public enum PhoneDaemon {
                 }
             }
         case "probe":
-            // N authenticated commands, alternating unlock and lock, one after another.
+            // N authenticated commands, alternating unlock and lock. Each waits until the lock
+            // reports the bolt at its target (a command during a movement is refused as busy).
             guard words.count == 2, let n = Int(words[1]), (1...10_000).contains(n) else {
                 reply("error usage: probe N (1...10000)"); return
             }
             var failures = 0
-            var remaining = n
-            func next(_ i: Int) {
-                agent.perform(i % 2 == 0 ? .unlock : .lock) { result in
-                    if case .failure(let e) = result { failures += 1; reply("note command \(i): \(e)") }
-                    remaining -= 1
-                    if remaining == 0 { reply("ok probe \(n) failures=\(failures)") } else { next(i + 1) }
+            var waitingFor: UInt8?
+            var continueWith: (() -> Void)?
+            agent.onStatus = { frame in
+                guard let target = waitingFor, frame.lockState == target else { return }
+                waitingFor = nil
+                let next = continueWith
+                continueWith = nil
+                next?()
+            }
+            func step(_ i: Int) {
+                guard i < n else {
+                    agent.onStatus = nil
+                    reply(failures == 0 ? "ok probe \(n) commands" : "error probe \(n) commands, \(failures) failed")
+                    return
+                }
+                let unlock = i % 2 == 0
+                agent.perform(unlock ? .unlock : .lock) { result in
+                    switch result {
+                    case .success:
+                        waitingFor = unlock ? 2 : 1  // Matter LockState: Unlocked 2, Locked 1
+                        continueWith = { step(i + 1) }
+                    case .failure(let e):
+                        failures += 1
+                        reply("note command \(i): \(e)")
+                        step(i + 1)
+                    }
                 }
             }
-            next(0)
+            step(0)
         default:
             reply("error unknown command; use lock, unlock, status or probe N")
         }

@@ -29,7 +29,7 @@ public struct PhoneKey: Sendable, Equatable, Codable {
     /// Whether this key's role allows `operation` (arrival unlock also needs the key's flag).
     public func permits(_ operation: LockOperation) -> Bool {
         switch operation {
-        case .lock, .unlock, .unlockWithTimeout: true
+        case .lock, .unlock, .unlockWithTimeout, .present: true
         case .arrivalUnlock: mayRequestArrivalUnlock
         }
     }

@@ -22,6 +22,8 @@ final class DemoWorld {
     var phone: ChildProcess?
     var control: AirControlClient?
     var observer: LineObserver!
+    /// Wakes the loop when a child exits, so waits on `isRunning` end at once.
+    private var childWatch: SignalWatch?
     private(set) var lockEvents: [(EventLine, Instant)] = []
     private(set) var phoneEvents: [(EventLine, Instant)] = []
     let verbose: Bool
@@ -85,6 +87,7 @@ final class DemoWorld {
             grace_seconds: 2
             """)
         observer = try LineObserver(chipDirectory: chipDirectory, lines: ["motor_unlock", "motor_lock"], loop: loop)
+        childWatch = try? loop.onSignal(.child) {}
     }
 
     // MARK: Processes
