@@ -16,6 +16,7 @@
 //   LatchkeyPhone      phone domain: the away/home presence machine (pure)
 //   LatchkeyLock       lock domain: lock state machine, GPIO protocol, simulated GPIO
 //   LatchkeyAgents     the lock agent and the phone agent, wiring domain + managers + security
+//   LatchkeyStore      the durable store behind the agents: SQLite (GRDB), journal, log, keys, restoration
 //   LatchkeyRuntime    config files → agents on the real-time loop: the daemons behind the CLI
 //   latchkey           the CLI (the only module that picks a transport)
 import PackageDescription
@@ -38,6 +39,7 @@ let package = Package(
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        // The durable store (WAL, synchronous=FULL, migrations) over the system SQLite 3.40.
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
     ],
     targets: [
@@ -71,9 +73,10 @@ let package = Package(
             dependencies: ["LatchkeyManagers", "LatchkeyPhone", "LatchkeyLock", "LatchkeyLockProtocol", "LatchkeySecurity",
                            "LatchkeyTransport", "LatchkeyGATT", "LatchkeyATT"],
             swiftSettings: strictness),
+        // The only module that imports GRDB: agents see the protocols they already define.
         .target(
             name: "LatchkeyStore",
-            dependencies: ["LatchkeyLock", "LatchkeySecurity", "LatchkeyAgents", "LatchkeyTransport",
+            dependencies: ["LatchkeyAgents", "LatchkeyLock", "LatchkeySecurity", "LatchkeyTransport",
                            .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: strictness),
         .target(
@@ -114,5 +117,9 @@ let package = Package(
             dependencies: ["LatchkeyAgents", "LatchkeySim", "LatchkeyLock", "LatchkeyPhone", "LatchkeySecurity",
                            "LatchkeyLockProtocol", "LatchkeyTransport"]),
         .testTarget(name: "LatchkeyLockTests", dependencies: ["LatchkeyLock", "LatchkeySim"]),
+        .testTarget(
+            name: "LatchkeyStoreTests",
+            dependencies: ["LatchkeyStore", "LatchkeyAgents", "LatchkeyLock", "LatchkeySecurity", "LatchkeyPhone",
+                           "LatchkeySim", "LatchkeyTransport"]),
     ]
 )

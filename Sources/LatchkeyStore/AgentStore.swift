@@ -1,0 +1,123 @@
+import GRDB
+import LatchkeyTransport
+
+/// The durable store behind an agent (M6, M7): one SQLite file in the agent's state
+/// directory, holding the decision journal, the event log, the phone keys and their
+/// counters, the phone state and the managers' restoration entries.
+///
+/// Durability: WAL journal with `synchronous=FULL`, so every write transaction is fsync'ed
+/// to the WAL before the call that made it returns — `record` of a decision, `recordCounter`,
+/// `save` of the phone state, an event append. The connection is a synchronous
+/// `DatabaseQueue` used from the one event loop: a write blocks the loop for one fsync
+/// (`StoreBenchmark` measures it), which is the point — nothing moves before it is written.
+///
+/// Opening checks the file: a file that is not a database, or fails `PRAGMA
+/// integrity_check`, throws `StoreError.corrupt` naming it; see `StoreCorruption` for what
+/// the caller does then (quarantine, start empty, stay locked).
+///
+/// Only this module imports GRDB; agents see the protocols they define
+/// (`DecisionJournal`, `KeyStore`, `PhoneStateStore`) and the types below.
+public final class AgentStore {
+    /// The state directory (mode 0700).
+    public let directory: String
+    /// The database file (mode 0600).
+    public let path: String
+    public let wallClock: WallClock
+    let queue: DatabaseQueue
+    /// GRDB does not guard a closed queue (SQLite would be handed a closed connection).
+    private var isClosed = false
+
+    /// Opens (creating if needed) `<directory>/<fileName>`, checks its integrity and brings
+    /// its schema up to date. The lock agent uses "lock.db", the phone agent "phone.db".
+    public init(directory: String, fileName: String, wallClock: WallClock = .system) throws(StoreError) {
+        self.directory = directory
+        self.path = directory + "/" + fileName
+        self.wallClock = wallClock
+        try StoreFiles.prepareDirectory(directory)
+        try StoreFiles.prepareFile(path)
+        let path = self.path
+        queue = try storeOperation(path: path) { try DatabaseQueue(path: path, configuration: Self.configuration) }
+        try checkIntegrity()
+        try migrate()
+    }
+
+    private static var configuration: Configuration {
+        var configuration = Configuration()
+        configuration.label = "latchkey-store"
+        // Another process (a `latchkey keys` command) may hold the write lock for one small
+        // transaction; wait for it rather than fail a decision. 1 s: far above one fsync
+        // (~ms, `StoreBenchmark`) and far below M5's 10 s wake budget.
+        configuration.busyMode = .timeout(1)
+        configuration.prepareDatabase { db in
+            // Set here rather than with `journalMode = .wal`: GRDB's WAL setup lowers
+            // synchronous to NORMAL, which may lose the last commits on power loss.
+            let mode = try String.fetchOne(db, sql: "PRAGMA journal_mode=WAL")
+            guard mode == "wal" else { throw DatabaseError(message: "could not enable WAL (journal_mode is \(mode ?? "?"))") }
+            try db.execute(sql: "PRAGMA synchronous=FULL")
+        }
+        return configuration
+    }
+
+    /// `PRAGMA integrity_check` over the whole file: ~ms for a lock's store (10,000 log
+    /// rows), so it runs at every open. Throws `.corrupt` with SQLite's first findings.
+    public func checkIntegrity() throws(StoreError) {
+        let findings = try storeOperation(path: path) {
+            try queue.read { db in try String.fetchAll(db, sql: "PRAGMA integrity_check(10)") }
+        }
+        guard findings != ["ok"] else { return }
+        throw .corrupt(StoreCorruption(path: path, reason: .integrityCheckFailed,
+                                       detail: findings.prefix(3).joined(separator: "; ")))
+    }
+
+    private func migrate() throws(StoreError) {
+        let migrator = StoreSchema.migrator
+        let unknown = try storeOperation(path: path) {
+            try queue.read { db in try migrator.appliedIdentifiers(db).subtracting(migrator.migrations) }
+        }
+        guard unknown.isEmpty else { throw .newerSchema(path: path, unknownMigrations: unknown.sorted()) }
+        try storeOperation(path: path) { try migrator.migrate(queue) }
+    }
+
+    /// The SQLite pragma values in force, for diagnostics and tests.
+    public func pragma(_ name: String) throws(StoreError) -> String? {
+        try read { db in try String.fetchOne(db, sql: "PRAGMA \(name)") }
+    }
+
+    /// Closes the connection; further calls fail. Dropping the store closes it too.
+    public func close() throws(StoreError) {
+        guard !isClosed else { return }
+        try storeOperation(path: path) { try queue.close() }
+        isClosed = true
+    }
+
+    // MARK: Views: each implements one job over the same connection.
+
+    /// The lock's decision journal. `monotonicNow` is the lock's event-loop clock
+    /// (`{ loop.now }`): the journal converts its `Instant`s to and from wall time.
+    public func decisionJournal(monotonicNow: @escaping () -> Instant,
+                                retention: Int = StoredDecisionJournal.defaultRetention) -> StoredDecisionJournal {
+        StoredDecisionJournal(store: self, monotonicNow: monotonicNow, retention: retention)
+    }
+
+    public func eventLog(retention: Int = StoredEventLog.defaultRetention) -> StoredEventLog {
+        StoredEventLog(store: self, retention: retention)
+    }
+
+    public func keyStore() -> StoredKeyStore { StoredKeyStore(store: self) }
+
+    public func phoneStateStore() -> StoredPhoneStateStore { StoredPhoneStateStore(store: self) }
+
+    public func restoration() -> RestorationStore { RestorationStore(store: self) }
+
+    // MARK: Access for the views
+
+    func write<T>(_ body: (Database) throws -> T) throws(StoreError) -> T {
+        guard !isClosed else { throw .database(path: path, message: "the store is closed") }
+        return try storeOperation(path: path) { try queue.write(body) }
+    }
+
+    func read<T>(_ body: (Database) throws -> T) throws(StoreError) -> T {
+        guard !isClosed else { throw .database(path: path, message: "the store is closed") }
+        return try storeOperation(path: path) { try queue.read(body) }
+    }
+}

@@ -1,0 +1,89 @@
+import Foundation
+import LatchkeyLock
+import LatchkeyTransport
+
+/// Measurements for the README (issue 5, item 8), printed by `latchkey-bench`. They run on a
+/// real file system: `directory` must be disk-backed (the default /var/tmp is, by the FHS;
+/// /tmp may be tmpfs, where fsync costs nothing and the figures would lie).
+public enum StoreBenchmark {
+    public struct Figures: Hashable, Sendable, CustomStringConvertible {
+        public var samples: Int
+        public var median: Duration
+        public var p99: Duration
+        public var description: String {
+            "median \(median.milliseconds.formatted2) ms, p99 \(p99.milliseconds.formatted2) ms over \(samples)"
+        }
+    }
+
+    /// The time `record` takes to make one decision durable (commit + fsync of the WAL),
+    /// `count` times, in a fresh store. Completing each decision is not timed.
+    public static func durableDecisions(count: Int, directory: String = "/var/tmp") throws -> Figures {
+        precondition(count > 0, "measure at least one decision")
+        return try withScratchStore(in: directory) { store in
+            var monotonic = Instant.zero
+            let journal = store.decisionJournal(monotonicNow: { monotonic })
+            let clock = ContinuousClock()
+            var samples: [Duration] = []
+            samples.reserveCapacity(count)
+            for index in 1...count {
+                monotonic += .milliseconds(10)
+                let decision = LockDecision(id: DecisionID(UInt64(index)), operation: index % 2 == 0 ? .lock : .unlock,
+                                            source: .remote, who: KeyID(1), decidedAt: monotonic,
+                                            deadline: monotonic + .seconds(5))
+                samples.append(try clock.measure { try journal.record(decision) })
+                try journal.complete(decision.id, outcome: .succeeded)
+            }
+            return figures(samples)
+        }
+    }
+
+    /// What a restarted lock agent spends in the store before it can restore its state:
+    /// open (integrity check, migrations) and read the interrupted decision, with a log of
+    /// `logRows` events. Measured `repeats` times on the same file.
+    public static func reopen(logRows: Int, repeats: Int = 20, directory: String = "/var/tmp") throws -> Figures {
+        precondition(repeats > 0, "measure at least once")
+        return try withScratchStore(in: directory) { store in
+            let event = LockEvent(kind: .doorStateChange(.closed), time: .zero, lockStateBefore: .locked,
+                                  lockStateAfter: .locked, doorState: .closed)
+            try store.write { db in  // one transaction: filling is not what is measured
+                for _ in 0..<logRows {
+                    try db.execute(sql: "INSERT INTO event (wallNanos, bytes) VALUES (0, ?)", arguments: [Data(event.encoded)])
+                }
+            }
+            try store.decisionJournal(monotonicNow: { .zero }).record(
+                LockDecision(id: DecisionID(1), operation: .lock, source: .auto, decidedAt: .zero, deadline: .zero + .seconds(5)))
+            let clock = ContinuousClock()
+            var samples: [Duration] = []
+            for _ in 0..<repeats {
+                samples.append(try clock.measure {
+                    let reopened = try AgentStore(directory: store.directory, fileName: "bench.db")
+                    _ = try reopened.decisionJournal(monotonicNow: { .zero }).interrupted()
+                    try reopened.close()
+                })
+            }
+            return figures(samples)
+        }
+    }
+
+    private static func withScratchStore<T>(in directory: String, _ body: (AgentStore) throws -> T) throws -> T {
+        var template = Array("\(directory)/latchkey-bench-XXXXXX".utf8CString)
+        guard let made = mkdtemp(&template) else {
+            throw StoreError.fileSystem(path: directory, call: "mkdtemp", errno: errno)
+        }
+        let scratch = String(cString: made)
+        defer { try? FileManager.default.removeItem(atPath: scratch) }
+        let store = try AgentStore(directory: scratch, fileName: "bench.db")
+        defer { try? store.close() }
+        return try body(store)
+    }
+
+    private static func figures(_ samples: [Duration]) -> Figures {
+        let sorted = samples.sorted()
+        let p99Index = min(sorted.count - 1, Int((Double(sorted.count) * 0.99).rounded(.up)) - 1)
+        return Figures(samples: sorted.count, median: sorted[sorted.count / 2], p99: sorted[max(0, p99Index)])
+    }
+}
+
+extension Double {
+    fileprivate var formatted2: String { String(format: "%.2f", self) }
+}

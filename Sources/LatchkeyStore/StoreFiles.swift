@@ -1,0 +1,76 @@
+import Foundation
+
+/// The few file-system calls the store makes itself, in one place (ANCHORS (b) 5): the
+/// state directory and the database file get their modes here, before SQLite sees them.
+///
+/// lock-domain.md rule 7: keys and the store live in a 0700 state directory owned by the
+/// service user; the database file is 0600 (SQLite gives its -wal and -shm the same mode).
+enum StoreFiles {
+    static let directoryMode: mode_t = 0o700
+    static let fileMode: mode_t = 0o600
+
+    /// Creates `path` with mode 0700 if missing. An existing directory that grants group or
+    /// other access is tightened when it is ours and not a shared (sticky) directory such
+    /// as /tmp — systemd's StateDirectory= defaults to 0755 — and refused otherwise.
+    static func prepareDirectory(_ path: String) throws(StoreError) {
+        if mkdir(path, directoryMode) == 0 {
+            // mkdir's mode passes through the umask; state it exactly.
+            try changeMode(path, to: directoryMode)
+            return
+        }
+        let error = errno
+        guard error == EEXIST else { throw .fileSystem(path: path, call: "mkdir", errno: error) }
+        var info = stat()
+        guard stat(path, &info) == 0 else { throw .fileSystem(path: path, call: "stat", errno: errno) }
+        guard info.st_mode & S_IFMT == S_IFDIR else { throw .fileSystem(path: path, call: "mkdir", errno: ENOTDIR) }
+        let permissions = info.st_mode & 0o7777
+        guard permissions & 0o077 != 0 else { return }
+        guard info.st_uid == geteuid(), permissions & S_ISVTX == 0 else {
+            throw .insecureDirectory(path: path, mode: UInt32(permissions))
+        }
+        try changeMode(path, to: directoryMode)
+    }
+
+    /// Creates the database file with mode 0600 before SQLite opens it (SQLite would use
+    /// 0644 less the umask), or brings an existing one back to 0600.
+    static func prepareFile(_ path: String) throws(StoreError) {
+        let fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, fileMode)
+        guard fd >= 0 else { throw .fileSystem(path: path, call: "open", errno: errno) }
+        let result = fchmod(fd, fileMode)
+        let error = errno
+        close(fd)
+        guard result == 0 else { throw .fileSystem(path: path, call: "fchmod", errno: error) }
+    }
+
+    static func exists(_ path: String) -> Bool {
+        var info = stat()
+        return lstat(path, &info) == 0
+    }
+
+    /// Permission bits of `path`, or nil if it cannot be stat'ed.
+    static func mode(of path: String) -> mode_t? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return info.st_mode & 0o7777
+    }
+
+    static func rename(_ source: String, to target: String) throws(StoreError) {
+        guard Foundation.rename(source, target) == 0 else {
+            throw .fileSystem(path: source, call: "rename", errno: errno)
+        }
+    }
+
+    /// fsync of the directory holding `path`, so a rename survives a power cut (rename(2)
+    /// is atomic but not durable on its own).
+    static func syncDirectory(of path: String) throws(StoreError) {
+        let directory = (path as NSString).deletingLastPathComponent
+        let fd = open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { throw .fileSystem(path: directory, call: "open", errno: errno) }
+        defer { close(fd) }
+        guard fsync(fd) == 0 else { throw .fileSystem(path: directory, call: "fsync", errno: errno) }
+    }
+
+    private static func changeMode(_ path: String, to mode: mode_t) throws(StoreError) {
+        guard chmod(path, mode) == 0 else { throw .fileSystem(path: path, call: "chmod", errno: errno) }
+    }
+}

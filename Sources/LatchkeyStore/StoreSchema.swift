@@ -1,0 +1,73 @@
+import GRDB
+
+/// The schema, as an ordered list of migrations. A migration, once shipped, never changes:
+/// a new need is a new migration appended here. Integers that are UInt64 in Swift
+/// (decision ids, counters) are stored as their Int64 bit pattern; times are Int64
+/// nanoseconds (monotonic ones as the loop gave them, wall ones since the Unix epoch).
+enum StoreSchema {
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1: journal, log, keys, phone state, restoration") { db in
+            // Values that must outlive the rows they came from (the highest decision id).
+            try db.execute(sql: """
+                CREATE TABLE meta (name TEXT PRIMARY KEY NOT NULL, value INTEGER NOT NULL) STRICT
+                """)
+            try db.execute(sql: """
+                CREATE TABLE decision (
+                  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                  id INTEGER NOT NULL UNIQUE,
+                  operation INTEGER NOT NULL,
+                  source INTEGER NOT NULL,
+                  who INTEGER,
+                  decidedAtNanos INTEGER NOT NULL,
+                  deadlineNanos INTEGER NOT NULL,
+                  relockAfterNanos INTEGER,
+                  recordedWallNanos INTEGER NOT NULL,
+                  decidedWallNanos INTEGER NOT NULL,
+                  deadlineWallNanos INTEGER NOT NULL,
+                  outcome INTEGER,
+                  completedWallNanos INTEGER
+                ) STRICT
+                """)
+            try db.execute(sql: "CREATE INDEX decisionOpen ON decision(seq) WHERE outcome IS NULL")
+            try db.execute(sql: """
+                CREATE TABLE event (
+                  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                  wallNanos INTEGER NOT NULL,
+                  bytes BLOB NOT NULL
+                ) STRICT
+                """)
+            try db.execute(sql: """
+                CREATE TABLE phoneKey (
+                  id INTEGER PRIMARY KEY NOT NULL,
+                  name TEXT NOT NULL,
+                  secret BLOB NOT NULL CHECK (length(secret) = 32),
+                  role TEXT NOT NULL CHECK (role IN ('admin', 'user')),
+                  mayRequestArrivalUnlock INTEGER NOT NULL,
+                  revoked INTEGER NOT NULL DEFAULT 0,
+                  createdWallNanos INTEGER NOT NULL,
+                  revokedWallNanos INTEGER,
+                  lastCounter INTEGER NOT NULL DEFAULT 0
+                ) STRICT
+                """)
+            try db.execute(sql: """
+                CREATE TABLE phoneState (
+                  singleton INTEGER PRIMARY KEY NOT NULL CHECK (singleton = 1),
+                  json BLOB NOT NULL,
+                  savedWallNanos INTEGER NOT NULL
+                ) STRICT
+                """)
+            try db.execute(sql: """
+                CREATE TABLE restoration (
+                  role TEXT NOT NULL CHECK (role IN ('central', 'peripheral')),
+                  identifier TEXT NOT NULL,
+                  version INTEGER NOT NULL,
+                  payload BLOB NOT NULL,
+                  updatedWallNanos INTEGER NOT NULL,
+                  PRIMARY KEY (role, identifier)
+                ) STRICT
+                """)
+        }
+        return migrator
+    }
+}

@@ -1,0 +1,132 @@
+import GRDB
+import LatchkeyLock
+import LatchkeyTransport
+
+/// The lock's decision journal on disk (M7): a decision is committed (WAL, synchronous=FULL,
+/// fsync'ed) before `record` returns, so the actuator never moves for a decision a crash
+/// could forget. Times are stored per `DecisionDeadlineRule`.
+///
+/// Rules it enforces, because the lock relies on them:
+/// - decision ids strictly increase, across restarts and retention: a recorded id must be
+///   above every id ever recorded (`lastDecisionID`), or `record` throws and the lock does
+///   not move;
+/// - a decision is completed once.
+///
+/// Completed decisions beyond the newest `retention` are deleted; open ones never are.
+public final class StoredDecisionJournal: DecisionJournal {
+    /// As many decisions as the event log keeps events (10,000: see `StoredEventLog`).
+    public static let defaultRetention = 10_000
+    private static let highestIDKey = "highestDecisionID"
+
+    private let store: AgentStore
+    private let monotonicNow: () -> Instant
+    public let retention: Int
+
+    init(store: AgentStore, monotonicNow: @escaping () -> Instant, retention: Int) {
+        precondition(retention > 0, "a journal keeps at least one decision")
+        self.store = store
+        self.monotonicNow = monotonicNow
+        self.retention = retention
+    }
+
+    public func record(_ decision: LockDecision) throws(StoreError) {
+        let wall = DecisionDeadlineRule.wallTimes(of: decision, wallNow: store.wallClock.nanosecondsSinceEpoch(),
+                                                  monotonicNow: monotonicNow())
+        let path = store.path
+        try store.write { db in
+            if let highest = try Self.highestID(db), decision.id <= highest {
+                throw StoreError.rejected(path: path, reason: "\(decision.id) is not above \(highest), the highest recorded")
+            }
+            try db.execute(sql: """
+                INSERT INTO decision (id, operation, source, who, decidedAtNanos, deadlineNanos, relockAfterNanos,
+                                      recordedWallNanos, decidedWallNanos, deadlineWallNanos)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """, arguments: [Int64(bitPattern: decision.id.rawValue), decision.operation.rawValue,
+                                 decision.source.rawValue, decision.who.map { Int64($0.rawValue) },
+                                 decision.decidedAt.nanoseconds, decision.deadline.nanoseconds,
+                                 decision.relockAfter?.nanoseconds, wall.recorded, wall.decided, wall.deadline])
+            try db.execute(sql: "INSERT OR REPLACE INTO meta (name, value) VALUES (?, ?)",
+                           arguments: [Self.highestIDKey, Int64(bitPattern: decision.id.rawValue)])
+        }
+    }
+
+    public func complete(_ id: DecisionID, outcome: DecisionOutcome) throws(StoreError) {
+        let now = store.wallClock.nanosecondsSinceEpoch()
+        let path = store.path
+        let retention = retention
+        try store.write { db in
+            try db.execute(sql: """
+                UPDATE decision SET outcome = ?, completedWallNanos = ? WHERE id = ? AND outcome IS NULL
+                """, arguments: [outcome.rawValue, now, Int64(bitPattern: id.rawValue)])
+            guard db.changesCount == 1 else {
+                throw StoreError.rejected(path: path, reason: "\(id) is not an open decision")
+            }
+            try db.execute(sql: """
+                DELETE FROM decision WHERE outcome IS NOT NULL
+                  AND seq <= (SELECT max(seq) FROM decision) - ?
+                """, arguments: [retention])
+        }
+    }
+
+    /// The latest decision recorded and never completed — what a restarted lock passes to
+    /// `LockController.start(recovered:)` — with its instants on this process's monotonic
+    /// clock (`DecisionDeadlineRule`). An unlock past its window comes back with its
+    /// deadline at or before `monotonicNow()`, so the lock resolves to locked.
+    public func interrupted() throws(StoreError) -> LockDecision? {
+        let path = store.path
+        let found: (LockDecision, DecisionDeadlineRule.WallTimes)? = try store.read { db in
+            guard let row = try Row.fetchOne(db, sql: """
+                SELECT * FROM decision WHERE outcome IS NULL ORDER BY seq DESC LIMIT 1
+                """) else { return nil }
+            return try Self.decode(row, path: path)
+        }
+        guard let (decision, wall) = found else { return nil }
+        return DecisionDeadlineRule.rebase(decision, wall: wall, wallNow: store.wallClock.nanosecondsSinceEpoch(),
+                                           monotonicNow: monotonicNow())
+    }
+
+    /// The highest id ever recorded (kept even when its row is gone), so that a restarted
+    /// lock continues after it: pass `lastDecisionID + 1` as `firstDecisionID`.
+    public func lastDecisionID() throws(StoreError) -> DecisionID? {
+        try store.read { db in try Self.highestID(db) }
+    }
+
+    /// How `id` ended; nil while it is open (or once retention removed it).
+    public func outcome(of id: DecisionID) throws(StoreError) -> DecisionOutcome? {
+        let raw = try store.read { db in
+            try UInt8.fetchOne(db, sql: "SELECT outcome FROM decision WHERE id = ?",
+                               arguments: [Int64(bitPattern: id.rawValue)])
+        }
+        return raw.flatMap(DecisionOutcome.init(rawValue:))
+    }
+
+    /// Decisions held (open and completed).
+    public func count() throws(StoreError) -> Int {
+        try store.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM decision") ?? 0 }
+    }
+
+    private static func highestID(_ db: Database) throws -> DecisionID? {
+        try Int64.fetchOne(db, sql: "SELECT value FROM meta WHERE name = ?", arguments: [highestIDKey])
+            .map { DecisionID(UInt64(bitPattern: $0)) }
+    }
+
+    private static func decode(_ row: Row, path: String) throws -> (LockDecision, DecisionDeadlineRule.WallTimes) {
+        let id = DecisionID(UInt64(bitPattern: try row.decode(forColumn: "id")))
+        let who: Int64? = try row.decode(forColumn: "who")
+        let relockAfter: Int64? = try row.decode(forColumn: "relockAfterNanos")
+        guard let operation = LockOperationType(rawValue: try row.decode(forColumn: "operation")),
+              let source = OperationSource(rawValue: try row.decode(forColumn: "source")),
+              who.map({ UInt32(exactly: $0) != nil }) ?? true else {
+            throw StoreError.undecodable(path: path, what: "\(id)")
+        }
+        let decision = LockDecision(
+            id: id, operation: operation, source: source, who: who.map { KeyID(UInt32($0)) },
+            decidedAt: Instant(nanoseconds: try row.decode(forColumn: "decidedAtNanos")),
+            deadline: Instant(nanoseconds: try row.decode(forColumn: "deadlineNanos")),
+            relockAfter: relockAfter.map { .nanoseconds($0) })
+        let wall = DecisionDeadlineRule.WallTimes(recorded: try row.decode(forColumn: "recordedWallNanos"),
+                                                  decided: try row.decode(forColumn: "decidedWallNanos"),
+                                                  deadline: try row.decode(forColumn: "deadlineWallNanos"))
+        return (decision, wall)
+    }
+}

@@ -1,0 +1,84 @@
+import Foundation
+import GRDB
+import LatchkeyLock
+
+/// One entry of the stored audit log.
+public struct LoggedEvent: Hashable, Sendable {
+    /// Increases by one per append and is never reused, even after retention removed
+    /// older entries (SQLite AUTOINCREMENT), so a reader can resume from the last one it saw.
+    public var sequence: UInt64
+    /// When it was appended, nanoseconds since the Unix epoch: the event's own `time` is on
+    /// the monotonic clock of the process that emitted it, which a reader cannot place.
+    public var wallNanos: Int64
+    public var event: LockEvent
+}
+
+/// The lock's audit log (lock-domain.md: who unlocked, when and how; failed attempts;
+/// jams): `LockEvent`s in their binary form (`LockEvent+Binary.swift`), one row each,
+/// durable when `append` returns. Keeps the newest `retention` entries.
+public final class StoredEventLog {
+    /// 10,000 entries: at 29 bytes per event well under a megabyte, months of a household
+    /// door's traffic, and the size issue 5 sets for the start-up benchmark.
+    public static let defaultRetention = 10_000
+
+    private let store: AgentStore
+    public let retention: Int
+
+    init(store: AgentStore, retention: Int) {
+        precondition(retention > 0, "a log keeps at least one event")
+        self.store = store
+        self.retention = retention
+    }
+
+    /// Appends `event` and trims the log to `retention` entries, in one transaction.
+    /// Returns the entry's sequence number.
+    @discardableResult
+    public func append(_ event: LockEvent) throws(StoreError) -> UInt64 {
+        let now = store.wallClock.nanosecondsSinceEpoch()
+        let retention = retention
+        return try store.write { db in
+            try db.execute(sql: "INSERT INTO event (wallNanos, bytes) VALUES (?, ?)",
+                           arguments: [now, Data(event.encoded)])
+            let sequence = db.lastInsertedRowID
+            try db.execute(sql: "DELETE FROM event WHERE seq <= ?", arguments: [sequence - Int64(retention)])
+            return UInt64(sequence)
+        }
+    }
+
+    /// Up to `limit` entries with `sequence >= from`, oldest first.
+    public func read(from sequence: UInt64 = 0, limit: Int) throws(StoreError) -> [LoggedEvent] {
+        try fetch(sql: "SELECT seq, wallNanos, bytes FROM event WHERE seq >= ? ORDER BY seq LIMIT ?",
+                  arguments: [Int64(clamping: sequence), max(0, limit)])
+    }
+
+    /// The newest `count` entries, oldest first (what a BLE log read or `latchkey log` shows).
+    public func tail(_ count: Int) throws(StoreError) -> [LoggedEvent] {
+        try fetch(sql: "SELECT seq, wallNanos, bytes FROM event ORDER BY seq DESC LIMIT ?",
+                  arguments: [max(0, count)]).reversed()
+    }
+
+    public func count() throws(StoreError) -> Int {
+        try store.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM event") ?? 0 }
+    }
+
+    /// The sequence number of the newest entry, nil while the log is empty.
+    public func lastSequence() throws(StoreError) -> UInt64? {
+        try store.read { db in try Int64.fetchOne(db, sql: "SELECT max(seq) FROM event").map(UInt64.init) }
+    }
+
+    private func fetch(sql: String, arguments: StatementArguments) throws(StoreError) -> [LoggedEvent] {
+        let path = store.path
+        return try store.read { db in
+            try Row.fetchAll(db, sql: sql, arguments: arguments).map { row in
+                let sequence: Int64 = try row.decode(forColumn: "seq")
+                let bytes: Data = try row.decode(forColumn: "bytes")
+                do {
+                    return LoggedEvent(sequence: UInt64(sequence), wallNanos: try row.decode(forColumn: "wallNanos"),
+                                       event: try LockEvent(decoding: bytes))
+                } catch {
+                    throw StoreError.undecodable(path: path, what: "event #\(sequence): \(error)")
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,67 @@
+import Foundation
+import LatchkeyLock
+import LatchkeyStore
+import LatchkeyTransport
+
+/// A private scratch directory (mkdtemp), removed when the fixture goes away.
+final class ScratchDirectory {
+    let path: String
+
+    init() {
+        var template = Array("/tmp/latchkey-store-test-XXXXXX".utf8CString)
+        path = String(cString: mkdtemp(&template)!)
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+
+    /// The state directory the tests hand to the store (created by the store).
+    var state: String { path + "/state" }
+}
+
+/// The two clocks a store sees, moved by hand. `restartProcess` models a new process (or a
+/// reboot): the monotonic clock starts again from another origin; wall time goes on.
+final class TestClocks {
+    var wallNanos: Int64 = 1_750_000_000 * 1_000_000_000
+    var monotonic = Instant(nanoseconds: 5_000_000_000)
+
+    var wall: WallClock { WallClock { [unowned self] in wallNanos } }
+
+    func advance(by duration: Duration) {
+        wallNanos += duration.nanoseconds
+        monotonic += duration
+    }
+
+    func restartProcess(monotonicOrigin: Instant = Instant(nanoseconds: 123_000_000)) {
+        monotonic = monotonicOrigin
+    }
+}
+
+/// A store in a scratch directory, reopened at will on the same file.
+final class StoreFixture {
+    let scratch = ScratchDirectory()
+    let clocks = TestClocks()
+    static let fileName = "lock.db"
+
+    var path: String { scratch.state + "/" + Self.fileName }
+
+    func open() throws(StoreError) -> AgentStore {
+        try AgentStore(directory: scratch.state, fileName: Self.fileName, wallClock: clocks.wall)
+    }
+
+    func journal(_ store: AgentStore) -> StoredDecisionJournal {
+        store.decisionJournal(monotonicNow: { [unowned self] in clocks.monotonic })
+    }
+
+    /// A decision made now on the test's monotonic clock, valid for `validity`.
+    func decision(_ id: UInt64, _ operation: LockOperationType, validity: Duration = .seconds(5),
+                  who: KeyID? = KeyID(7), relockAfter: Duration? = nil) -> LockDecision {
+        LockDecision(id: DecisionID(id), operation: operation, source: .remote, who: who,
+                     decidedAt: clocks.monotonic, deadline: clocks.monotonic + validity, relockAfter: relockAfter)
+    }
+}
+
+extension FileManager {
+    func permissions(_ path: String) -> Int? {
+        (try? attributesOfItem(atPath: path)[.posixPermissions] as? NSNumber)?.intValue
+    }
+}
