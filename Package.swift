@@ -83,13 +83,15 @@ let package = Package(
             name: "LatchkeyRuntime",
             dependencies: ["LatchkeyAgents", "LatchkeyConfig", "LatchkeyPosix", "LatchkeySimAir", "LatchkeySim",
                            "LatchkeyLock", "LatchkeySecurity", "LatchkeyManagers", "LatchkeyTransport",
-                           "LatchkeyLockProtocol", "LatchkeyPhone", "LatchkeyStore"],
+                           "LatchkeyLockProtocol", "LatchkeyPhone", "LatchkeyStore",
+                           .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictness),
         .executableTarget(
             name: "latchkey",
             dependencies: ["LatchkeyRuntime", "LatchkeyAgents", "LatchkeyConfig", "LatchkeySimAir", "LatchkeyPosix", "LatchkeyStore",
                            "LatchkeyLock", "LatchkeySecurity", "LatchkeyTransport",
-                           .product(name: "ArgumentParser", package: "swift-argument-parser")],
+                           .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                           .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictness),
         // Counts malloc calls for the benchmark's allocations-per-PDU figure (bench only).
         .target(name: "CMallocCounter"),
@@ -116,6 +118,9 @@ let package = Package(
             name: "LatchkeyAgentsTests",
             dependencies: ["LatchkeyAgents", "LatchkeySim", "LatchkeyLock", "LatchkeyPhone", "LatchkeySecurity",
                            "LatchkeyLockProtocol", "LatchkeyTransport"]),
+        .testTarget(
+            name: "LatchkeyRuntimeTests",
+            dependencies: ["LatchkeyRuntime", "LatchkeyConfig", "LatchkeyLock", "LatchkeyTransport"]),
         .testTarget(name: "LatchkeyLockTests", dependencies: ["LatchkeyLock", "LatchkeySim"]),
         .testTarget(
             name: "LatchkeyStoreTests",

@@ -25,7 +25,8 @@ public struct AgentEvent: Sendable, Equatable {
     }
 }
 
-func jsonString(_ s: String) -> String {
+/// A JSON string literal for `s`.
+public func jsonString(_ s: String) -> String {
     var out = "\""
     for u in s.unicodeScalars {
         switch u {

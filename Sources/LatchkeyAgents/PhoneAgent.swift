@@ -38,6 +38,9 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
     public private(set) var state: PhoneState
     private var graceTimer: Scheduled?
     private let lock: Peripheral
+    var lockPeripheral: Peripheral { lock }
+    var transferCharacteristic: RemoteCharacteristic?
+    var logFetch: LogFetch?
     /// GATT handles, once discovered on the current link.
     private var control: RemoteCharacteristic?
     private var challenge: RemoteCharacteristic?
@@ -202,6 +205,7 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
         emit("phone.link_lost", ["reason": error.map { "\($0)" } ?? "cancelled"])
         ready = false
         failAllCommands("link lost")
+        if let fetch = logFetch { logFetch = nil; fetch.completion(.failure(.notDelivered("link lost"))) }
         // Keep the never-timing-out request open: the next return re-links by itself.
         requestConnection()
         feed(.linkDown)
@@ -219,6 +223,7 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
 
     public func peripheral(_ peripheral: Peripheral, didDiscoverCharacteristicsFor service: RemoteService,
                            error: BluetoothError?) {
+        transferCharacteristic = service.characteristic(LockServiceUUID.dataTransfer)
         control = service.characteristic(LockServiceUUID.lockControl)
         challenge = service.characteristic(LockServiceUUID.challenge)
         status = service.characteristic(LockServiceUUID.lockState)
@@ -231,6 +236,7 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
 
     public func peripheral(_ peripheral: Peripheral, didUpdateNotificationStateFor characteristic: RemoteCharacteristic,
                            error: BluetoothError?) {
+        if characteristic === transferCharacteristic { logSubscriptionChanged(error: error); return }
         guard characteristic === status else { return }
         if let error { emit("phone.gatt_failed", ["step": "subscribe", "error": "\(error)"]); return }
         ready = true
@@ -247,6 +253,10 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
 
     public func peripheral(_ peripheral: Peripheral, didUpdateValueFor characteristic: RemoteCharacteristic,
                            error: BluetoothError?) {
+        if characteristic === transferCharacteristic, let v = characteristic.value, error == nil {
+            logChunk(v)
+            return
+        }
         if characteristic === status, let v = characteristic.value, error == nil {
             lastStatus = v
             if let frame = try? LockStatusFrame(decoding: v) {
@@ -279,6 +289,7 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
 
     public func peripheral(_ peripheral: Peripheral, didWriteValueFor characteristic: RemoteCharacteristic,
                            error: BluetoothError?) {
+        if characteristic === transferCharacteristic { logRequestWritten(error: error); return }
         guard characteristic === control, let f = inFlight, !f.awaitingChallenge else { return }
         let ms = (loop.now - f.sentAt).milliseconds
         switch error {

@@ -1,4 +1,5 @@
 import LatchkeyAgents
+import Logging
 import LatchkeyLock
 import LatchkeyPosix
 import LatchkeySecurity
@@ -22,8 +23,12 @@ public struct LockStores {
 
 /// `latchkey lock`: the lock agent on the real-time loop until SIGTERM/SIGINT.
 public enum LockDaemon {
-    public static func run(_ settings: LockSettings) throws(RuntimeError) {
+    public static func run(_ settings: LockSettings, logger: Logger) throws(RuntimeError) {
         let loop = PosixEventLoop()
+        logger.info("lock agent starting", metadata: ["transport": "\(settings.transport)",
+                                                      "state": "\(settings.stateDirectory)",
+                                                      "chip": "\(settings.wiring.chipLabel)",
+                                                      "actuator": "\(settings.wiring.actuator)"])
         let printer = EventPrinter(format: settings.eventFormat)
         let stores = try StateStores.openLock(settings.stateDirectory, monotonicNow: { loop.now }) { message in
             printer.emit(AgentEvent("lock.store_recovered", time: loop.now, [("detail", message)]))
@@ -58,9 +63,17 @@ public enum LockDaemon {
         } catch { throw RuntimeError("lock configuration: \(error)") }
         let agent = LockAgent(transport: transport, controller: controller, keys: stores.keys, log: stores.log,
                               events: printer, configuration: settings.agent, outputClock: outputClock)
+        agent.peripheral.trace = { peer, direction, pdu in
+            logger.trace("ATT \(direction) \(peer): \(hex(pdu))")
+        }
+        if let recovered = stores.interrupted {
+            logger.notice("resuming after an interrupted decision", metadata: ["decision": "\(recovered.id)",
+                                                                              "operation": "\(recovered.operation)"])
+        }
         agent.start(recovered: stores.interrupted)
 
         try runUntilSignalled(loop) {
+            logger.info("lock agent stopping")
             printer.emit(AgentEvent("lock.stopping", time: loop.now))
         }
         withExtendedLifetime((agent, watcher, transport)) {}
@@ -94,4 +107,9 @@ func runUntilSignalled(_ loop: PosixEventLoop, stopping: @escaping () -> Void) t
     } catch {
         throw RuntimeError("event loop: \(error)")
     }
+}
+
+/// Octets as lowercase hex, for `.trace` PDU logs.
+func hex(_ bytes: [UInt8]) -> String {
+    bytes.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined(separator: " ")
 }

@@ -61,14 +61,16 @@ public struct LockSettings: Sendable {
         case "motor": actuator = .motor(runTime: try gpio.milliseconds("motor_run_ms", in: 10...30_000) ?? .seconds(1))
         default: actuator = .hold
         }
+        // `door_line: door` goes with `door_active_low:` and `door_bias:`.
+        func base(_ key: String) -> String { String(key.dropLast("_line".count)) }
         func output(_ key: String) throws(ConfigError) -> LockWiring.Output? {
             guard let line = try gpio.string(key) else { return nil }
-            return LockWiring.Output(line, activeLow: try gpio.bool(key + "_active_low") ?? false)
+            return LockWiring.Output(line, activeLow: try gpio.bool(base(key) + "_active_low") ?? false)
         }
         func input(_ key: String) throws(ConfigError) -> LockWiring.Input? {
             guard let line = try gpio.string(key) else { return nil }
-            let bias = try gpio.choice(key + "_bias", ["as-is", "disabled", "pull-up", "pull-down"]) ?? "as-is"
-            return LockWiring.Input(line, activeLow: try gpio.bool(key + "_active_low") ?? false,
+            let bias = try gpio.choice(base(key) + "_bias", ["as-is", "disabled", "pull-up", "pull-down"]) ?? "as-is"
+            return LockWiring.Input(line, activeLow: try gpio.bool(base(key) + "_active_low") ?? false,
                                     bias: ["disabled": .disabled, "pull-up": .pullUp, "pull-down": .pullDown][bias] ?? .asIs)
         }
         guard let unlock = try output("unlock_line") else {

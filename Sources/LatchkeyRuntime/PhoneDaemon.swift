@@ -2,13 +2,17 @@
 import Glibc
 #endif
 import LatchkeyAgents
+import Logging
 import LatchkeyLockProtocol
 import LatchkeyPosix
 
 /// `latchkey phone`: the phone agent on the real-time loop until SIGTERM/SIGINT, with a
 /// local control socket for scripted commands (`lock`, `unlock`, `status`, `probe N`).
 public enum PhoneDaemon {
-    public static func run(_ settings: PhoneSettings) throws(RuntimeError) {
+    public static func run(_ settings: PhoneSettings, logger: Logger) throws(RuntimeError) {
+        logger.info("phone agent starting", metadata: ["transport": "\(settings.transport)",
+                                                       "lock": "\(settings.lockAddress)",
+                                                       "state": "\(settings.stateDirectory)"])
         let secret = try readSecret(settings.keySecretFile)
         let loop = PosixEventLoop()
         let printer = EventPrinter(format: settings.eventFormat)
@@ -25,6 +29,7 @@ public enum PhoneDaemon {
                                                                           connectOptions: settings.connectOptions),
                                    store: store, events: printer)
         } catch { throw RuntimeError("phone state in \(settings.stateDirectory): \(error)") }
+        agent.central.trace = { peer, direction, pdu in logger.trace("ATT \(direction) \(peer): \(hex(pdu))") }
 
         let control: LocalControlServer
         do {
@@ -33,7 +38,10 @@ public enum PhoneDaemon {
             }
         } catch { throw RuntimeError("control socket in \(settings.stateDirectory): \(error)") }
 
-        try runUntilSignalled(loop) { printer.emit(AgentEvent("phone.stopping", time: loop.now)) }
+        try runUntilSignalled(loop) {
+            logger.info("phone agent stopping")
+            printer.emit(AgentEvent("phone.stopping", time: loop.now))
+        }
         control.close()
         withExtendedLifetime((agent, transport)) {}
     }

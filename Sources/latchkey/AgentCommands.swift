@@ -1,4 +1,5 @@
 import ArgumentParser
+import Logging
 import LatchkeyConfig
 import LatchkeyPosix
 import LatchkeyRuntime
@@ -11,13 +12,14 @@ extension Latchkey {
 
         @Option(name: .shortAndLong, help: "The lock's configuration file (YAML).")
         var config: String = "/etc/latchkey/lock.yaml"
+        @OptionGroup var logging: LoggingOptions
 
         func run() throws {
             let settings: LockSettings
             do { settings = try LockSettings.load(try loadConfig(config)) } catch let e as ConfigError {
                 throw ValidationError("\(e)")
             }
-            try LockDaemon.run(settings)
+            try LockDaemon.run(settings, logger: logging.makeLogger("latchkey.lock"))
         }
     }
 
@@ -27,13 +29,14 @@ extension Latchkey {
 
         @Option(name: .shortAndLong, help: "The phone's configuration file (YAML).")
         var config: String = "/etc/latchkey/phone.yaml"
+        @OptionGroup var logging: LoggingOptions
 
         func run() throws {
             let settings: PhoneSettings
             do { settings = try PhoneSettings.load(try loadConfig(config)) } catch let e as ConfigError {
                 throw ValidationError("\(e)")
             }
-            try PhoneDaemon.run(settings)
+            try PhoneDaemon.run(settings, logger: logging.makeLogger("latchkey.phone"))
         }
     }
 
@@ -60,5 +63,25 @@ extension Latchkey {
             try loop.run()
             withExtendedLifetime((t, i)) {}
         }
+    }
+}
+
+/// `--log-level`: diagnostics on standard error through swift-log (`trace` adds a hex dump
+/// of every ATT PDU). The timeline of events goes to standard output.
+struct LoggingOptions: ParsableArguments {
+    @Option(help: "trace, debug, info, notice, warning, error or critical.")
+    var logLevel: String = "info"
+
+    func validate() throws {
+        guard Logger.Level(rawValue: logLevel) != nil else {
+            throw ValidationError("--log-level must be one of: \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+    }
+
+    func makeLogger(_ label: String) -> Logger {
+        LoggingSystem.bootstrap(StreamLogHandler.standardError)
+        var logger = Logger(label: label)
+        logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
+        return logger
     }
 }

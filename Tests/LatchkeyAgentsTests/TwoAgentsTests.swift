@@ -99,3 +99,32 @@ struct TwoAgentsTests {
         #expect(w.phoneEvents.names().contains("phone.arrival_refused"))
     }
 }
+
+/// The audit log read over BLE through the chunked data-transfer characteristic (M9).
+struct EventLogTransferTests {
+    @Test func thePhoneReadsTheLocksAuditLogInChunks() throws {
+        let w = try AgentWorld(autoRelock: .seconds(5), grace: .seconds(2), phoneStartsAt: 100)
+        // Five trips: an unlock and a relock each, ten events.
+        for _ in 1...5 {
+            #expect(w.advance(until: { w.phone.presence == .away }, limit: .seconds(10)))
+            w.walkPhone(to: 2)
+            #expect(w.advance(until: { w.latchEnergised }, limit: .seconds(3)))
+            #expect(w.advance(until: { !w.latchEnergised }, limit: .seconds(6)))
+            w.walkPhone(to: 100)
+        }
+        w.walkPhone(to: 2)
+        #expect(w.advance(until: { w.phone.isLinked }, limit: .seconds(3)))
+        w.loop.advance(by: .seconds(1))
+        var result: PhoneAgent.LogResult?
+        w.phone.fetchLog(from: 1, limit: 100) { result = $0 }
+        #expect(w.advance(until: { result != nil }, limit: .seconds(5)))
+        let events = try #require(try? result?.get())
+        #expect(events.count == w.lockLog.entries.count)
+        #expect(events.map(\.sequence) == w.lockLog.entries.map(\.sequence))
+        #expect(events.map(\.event) == w.lockLog.entries.map(\.event))
+        // 29-octet events in 5-octet frames: more than one notification's worth at MTU 247.
+        #expect(events.count * 34 > 244)
+        let unlocks = events.filter { if case .lockOperation(let r) = $0.event.kind { r.operation == .unlock } else { false } }
+        #expect(unlocks.count == 5)
+    }
+}

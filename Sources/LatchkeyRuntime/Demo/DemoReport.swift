@@ -1,3 +1,5 @@
+import LatchkeyAgents
+
 /// The demo's result: each step with pass/fail, its latency and what was seen, plus the
 /// measured figures. `--json` prints it as one object; otherwise it prints as it goes.
 public struct DemoReport {
@@ -29,12 +31,12 @@ public struct DemoReport {
 
     public var json: String {
         let stepsJSON = steps.map { s in
-            var parts = ["\"name\":\(jsonQuoted(s.name))", "\"passed\":\(s.passed)"]
+            var parts = ["\"name\":\(jsonString(s.name))", "\"passed\":\(s.passed)"]
             parts.append("\"latency_ms\":" + (s.latencyMs.map { format3($0) } ?? "null"))
-            parts.append("\"detail\":\(jsonQuoted(s.detail))")
+            parts.append("\"detail\":\(jsonString(s.detail))")
             return "{" + parts.joined(separator: ",") + "}"
         }
-        let figs = figures.map { "\(jsonQuoted($0.0)):\(format3($0.1))" }
+        let figs = figures.map { "\(jsonString($0.0)):\(format3($0.1))" }
         return "{\"passed\":\(passed),\"steps\":[" + stepsJSON.joined(separator: ",") + "],\"figures\":{"
             + figs.joined(separator: ",") + "}}"
     }
@@ -43,20 +45,6 @@ public struct DemoReport {
 func format1(_ x: Double) -> String {
     let t = Int64((x * 10).rounded())
     return "\(t / 10).\(abs(t % 10))"
-}
-
-func jsonQuoted(_ s: String) -> String {
-    var out = "\""
-    for u in s.unicodeScalars {
-        switch u {
-        case "\"": out += "\\\""
-        case "\\": out += "\\\\"
-        case "\n": out += "\\n"
-        default:
-            if u.value < 0x20 { out += "?" } else { out.unicodeScalars.append(u) }
-        }
-    }
-    return out + "\""
 }
 
 /// The p-th percentile (0...100) by nearest rank.

@@ -1,0 +1,72 @@
+import LatchkeyGATT
+import LatchkeyLock
+import LatchkeyLockProtocol
+import LatchkeyManagers
+
+/// Reading the lock's audit log over the data-transfer characteristic (M9): subscribe,
+/// write a `LogRequest`, reassemble the chunked notifications, decode the events.
+extension PhoneAgent {
+    public typealias LogResult = Result<[(sequence: UInt32, event: LockEvent)], CommandError>
+
+    public func fetchLog(from sequence: UInt32 = 1, limit: UInt16 = 100, completion: @escaping (LogResult) -> Void) {
+        guard let transfer = transferCharacteristic, isLinked else {
+            completion(.failure(.notDelivered("not linked to the lock")))
+            return
+        }
+        logFetch = LogFetch(request: LogRequest(fromSequence: sequence, maximumCount: limit), completion: completion)
+        if transfer.isNotifying {
+            lockPeripheral.writeValue(LogRequest(fromSequence: sequence, maximumCount: limit).bytes, for: transfer)
+        } else {
+            lockPeripheral.setNotifyValue(true, for: transfer)
+        }
+    }
+
+    /// A chunk arrived on the data-transfer characteristic.
+    func logChunk(_ chunk: [UInt8]) {
+        guard var fetch = logFetch else { return }
+        do {
+            guard let whole = try fetch.assembler.receive(chunk) else { logFetch = fetch; return }
+            logFetch = nil
+            guard let records = LogTransferRecord.split(whole) else {
+                fetch.completion(.failure(.notDelivered("malformed log transfer")))
+                return
+            }
+            var events: [(UInt32, LockEvent)] = []
+            for r in records {
+                guard let e = try? LockEvent(decoding: r.event) else {
+                    fetch.completion(.failure(.notDelivered("undecodable event #\(r.sequence)")))
+                    return
+                }
+                events.append((r.sequence, e))
+            }
+            fetch.completion(.success(events))
+        } catch {
+            logFetch = nil
+            fetch.completion(.failure(.notDelivered("log transfer: \(error)")))
+        }
+    }
+
+    /// The subscription to the data-transfer characteristic changed.
+    func logSubscriptionChanged(error: BluetoothError?) {
+        guard let fetch = logFetch, let transfer = transferCharacteristic else { return }
+        if let error {
+            logFetch = nil
+            fetch.completion(.failure(.notDelivered("subscribe: \(error)")))
+            return
+        }
+        lockPeripheral.writeValue(fetch.request.bytes, for: transfer)
+    }
+
+    /// The LogRequest write was answered.
+    func logRequestWritten(error: BluetoothError?) {
+        guard let error, let fetch = logFetch else { return }
+        logFetch = nil
+        fetch.completion(.failure(.notDelivered("log request: \(error)")))
+    }
+}
+
+struct LogFetch {
+    var request: LogRequest
+    var completion: (PhoneAgent.LogResult) -> Void
+    var assembler = ChunkAssembler()
+}
