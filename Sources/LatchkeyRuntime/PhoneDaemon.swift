@@ -116,7 +116,7 @@ public enum PhoneDaemon {
 /// Reads a whole file as UTF-8.
 public func readTextFile(_ path: String) throws -> String {
     let fd = open(path, O_RDONLY | O_CLOEXEC)
-    guard fd >= 0 else { throw RuntimeError("open \(path): errno \(errno)") }
+    guard fd >= 0 else { throw RuntimeError(String(cString: strerror(errno))) }
     defer { close(fd) }
     var out: [UInt8] = []
     var buffer = [UInt8](repeating: 0, count: 65536)

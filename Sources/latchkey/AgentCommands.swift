@@ -17,7 +17,7 @@ extension Latchkey {
         func run() throws {
             let settings: LockSettings
             do { settings = try LockSettings.load(try loadConfig(config)) } catch let e as ConfigError {
-                throw ValidationError("\(e)")
+                throw RuntimeError("\(e)")
             }
             try LockDaemon.run(settings, logger: logging.makeLogger("latchkey.lock"))
         }
@@ -34,7 +34,7 @@ extension Latchkey {
         func run() throws {
             let settings: PhoneSettings
             do { settings = try PhoneSettings.load(try loadConfig(config)) } catch let e as ConfigError {
-                throw ValidationError("\(e)")
+                throw RuntimeError("\(e)")
             }
             try PhoneDaemon.run(settings, logger: logging.makeLogger("latchkey.phone"))
         }
