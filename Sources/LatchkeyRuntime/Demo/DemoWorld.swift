@@ -101,25 +101,28 @@ final class DemoWorld {
     }
 
     func startLock() throws(RuntimeError) -> ChildProcess {
-        let p = try ChildProcess(name: "lock", executable: executable, arguments: ["lock", "--config", lockConfig], loop: loop)
+        let p = try ChildProcess(name: "lock", executable: executable, arguments: ["lock", "--config", lockConfig, "--log-level", verbose ? "info" : "warning"], loop: loop)
         p.onLine = { [weak self] line in self?.agentLine(line, lock: true) }
         lock = p
         return p
     }
 
     func startPhone() throws(RuntimeError) -> ChildProcess {
-        let p = try ChildProcess(name: "phone", executable: executable, arguments: ["phone", "--config", phoneConfig], loop: loop)
+        let p = try ChildProcess(name: "phone", executable: executable, arguments: ["phone", "--config", phoneConfig, "--log-level", verbose ? "info" : "warning"], loop: loop)
         p.onLine = { [weak self] line in self?.agentLine(line, lock: false) }
         phone = p
         return p
     }
 
     private func agentLine(_ line: String, lock: Bool) {
-        if verbose { print("  \(lock ? "lock " : "phone") | \(line)") }
+        let prefixed = "  \(lock ? "lock " : "phone") | \(line)"
         guard let e = EventLine(parsing: line) else {
-            if !verbose { print("  \(lock ? "lock " : "phone") | \(line)") }  // not an event: an error, show it
+            // Not a timeline event: a diagnostic (warnings and errors unless verbose). It goes
+            // to standard error, so standard output stays the report (and valid JSON).
+            writeLine(prefixed, to: STDERR_FILENO)
             return
         }
+        if verbose { print(prefixed) }
         if lock { lockEvents.append((e, loop.now)) } else { phoneEvents.append((e, loop.now)) }
     }
 
