@@ -137,11 +137,27 @@ let package = Package(
         .testTarget(
             name: "LatchkeyRuntimeTests",
             dependencies: ["LatchkeyRuntime", "LatchkeyConfig", "LatchkeyLock", "LatchkeyTransport", "LatchkeyPosix",
-                           .product(name: "Logging", package: "swift-log")]),
+                           "LatchkeySecurity", "LatchkeySim", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "LatchkeyLockTests", dependencies: ["LatchkeyLock", "LatchkeySim"]),
         .testTarget(
             name: "LatchkeyStoreTests",
             dependencies: ["LatchkeyStore", "LatchkeyAgents", "LatchkeyLock", "LatchkeySecurity", "LatchkeyPhone",
-                           "LatchkeySim", "LatchkeyTransport"]),
+                           "LatchkeySim", "LatchkeyTransport", "LatchkeyLockProtocol", "LatchkeyManagers"]),
     ]
 )
+
+// libFuzzer targets (`Tests/fuzz/run`): added only when LATCHKEY_FUZZ=1, because they call
+// libFuzzer's driver and link only with `-sanitize=fuzzer` (shared/notes/swift-build.md).
+if Context.environment["LATCHKEY_FUZZ"] == "1" {
+    package.targets.append(.target(name: "FuzzSupport", path: "Tests/fuzz/targets/FuzzSupport", swiftSettings: strictness))
+    let fuzzTargets: [(String, [Target.Dependency])] = [
+        ("fuzz-att-decode", ["LatchkeyATT", "LatchkeyTestKit"]),
+        ("fuzz-gatt-server", ["LatchkeyGATT", "LatchkeyATT", "LatchkeyTestKit"]),
+        ("fuzz-command-frame", ["LatchkeySecurity", "LatchkeyLockProtocol", "LatchkeyLock", "LatchkeySim",
+                                "LatchkeyTransport"]),
+    ]
+    for (name, dependencies) in fuzzTargets {
+        package.targets.append(.executableTarget(name: name, dependencies: ["FuzzSupport"] + dependencies,
+                                                 path: "Tests/fuzz/targets/\(name)", swiftSettings: strictness))
+    }
+}

@@ -16,12 +16,14 @@ public struct LockAgentConfiguration: Sendable {
     public var departureGrace: Duration
     public var challengeLifetime: Duration
     public var arrivalPolicy: ArrivalPolicy
+    /// Failed-attempt limits and disable times (docs/SECURITY.md, "Lockout").
+    public var lockout: LockoutPolicy
 
     public init(name: String = "Latchkey", advertisingInterval: Duration = .microseconds(152_500),
                 departureGrace: Duration = .seconds(30), challengeLifetime: Duration = ChallengeIssuer.defaultLifetime,
-                arrivalPolicy: ArrivalPolicy = ArrivalPolicy()) {
+                arrivalPolicy: ArrivalPolicy = ArrivalPolicy(), lockout: LockoutPolicy = LockoutPolicy()) {
         self.name = name; self.advertisingInterval = advertisingInterval; self.departureGrace = departureGrace
-        self.challengeLifetime = challengeLifetime; self.arrivalPolicy = arrivalPolicy
+        self.challengeLifetime = challengeLifetime; self.arrivalPolicy = arrivalPolicy; self.lockout = lockout
     }
 }
 
@@ -33,6 +35,8 @@ public final class LockAgent: PeripheralManagerDelegate {
     public let peripheral: PeripheralManager
     public let controller: LockController
     let verifier: CommandVerifier
+    /// Nil when this lock was started without pairing (every pairing write is refused).
+    let pairing: PairingResponder?
     let log: any LockEventLog
     let events: any AgentEventSink
     let outputClock: OutputChangeClock?
@@ -56,17 +60,23 @@ public final class LockAgent: PeripheralManagerDelegate {
     /// Software-path latencies (command received → actuator line changed), in ms.
     public private(set) var commandLatencies: [Double] = []
 
+    /// `lockout` keeps the failed-attempt counts: the daemon passes the SQLite store (the
+    /// in-memory default is for tests; lock-domain.md rule 5 wants them to survive restarts).
     public init(transport: any BluetoothTransport, controller: LockController, keys: any KeyStore,
                 log: any LockEventLog, events: any AgentEventSink, configuration: LockAgentConfiguration = .init(),
-                outputClock: OutputChangeClock? = nil) {
+                outputClock: OutputChangeClock? = nil, lockout: any LockoutStore = InMemoryLockoutStore(),
+                pairing: PairingResponder? = nil) {
         self.configuration = configuration
         self.controller = controller
         self.log = log
         self.events = events
         self.outputClock = outputClock
+        self.pairing = pairing
         self.peripheral = PeripheralManager(transport: transport)
         self.verifier = CommandVerifier(keys: keys, challenges: ChallengeIssuer(loop: transport.loop,
-                                                                               lifetime: configuration.challengeLifetime))
+                                                                               lifetime: configuration.challengeLifetime),
+                                        lockout: LockoutGuard(store: lockout, policy: configuration.lockout,
+                                                              loop: transport.loop))
         peripheral.delegate = self
         controller.onEvent = { [weak self] event in self?.lockEvent(event) }
         controller.onFault = { [weak self] fault in self?.emit("lock.fault", ["fault": "\(fault)"]) }
@@ -89,7 +99,7 @@ public final class LockAgent: PeripheralManagerDelegate {
 
     // MARK: Lock events
 
-    private func lockEvent(_ event: LockEvent) {
+    func lockEvent(_ event: LockEvent) {
         capture?.append(event)
         do { try log.append(event) } catch { emit("lock.log_failed", ["error": "\(error)"]) }
         if case .lockOperation(let r) = event.kind, r.operation == .unlock, r.source == .manual || r.source == .button {
@@ -99,7 +109,7 @@ public final class LockAgent: PeripheralManagerDelegate {
         publishStatus()
     }
 
-    private func publishStatus() {
+    func publishStatus() {
         guard let c = stateCharacteristic else { return }
         statusDirty = !peripheral.updateValue(statusFrame.bytes, for: c)
     }
@@ -143,6 +153,7 @@ public final class LockAgent: PeripheralManagerDelegate {
     public func peripheralManager(_ pm: PeripheralManager, didDisconnect central: Central, reason: DisconnectReason) {
         emit("lock.central_disconnected", ["central": "\(central.identifier)", "reason": "\(reason)"])
         verifier.challenges.forget(central.linkID)
+        pairing?.forget(central.linkID)
         transfers[central.linkID] = nil
         guard let key = keyOfLink.removeValue(forKey: central.linkID) else { return }
         departureTimers[key]?.cancel()
@@ -165,6 +176,8 @@ public final class LockAgent: PeripheralManagerDelegate {
             return .success(statusFrame.bytes)
         case LockServiceUUID.challenge:
             return .success(verifier.challenges.issue(for: request.central.linkID).bytes)
+        case LockServiceUUID.pairing:
+            return pairing?.response(for: request.central.linkID).map { .success($0) } ?? .failure(.readNotPermitted)
         default:
             return .failure(.readNotPermitted)
         }
@@ -177,6 +190,9 @@ public final class LockAgent: PeripheralManagerDelegate {
             return command(request.value, from: request.central).map(\.attError)
         case LockServiceUUID.dataTransfer:
             return startTransfer(request.value, to: request.central)
+        case LockServiceUUID.pairing:
+            guard request.withResponse else { return .writeNotPermitted }
+            return pairingRequest(request.value, from: request.central).map(\.attError)
         default:
             return .writeNotPermitted
         }
@@ -195,9 +211,10 @@ public final class LockAgent: PeripheralManagerDelegate {
         let received = loop.now
         let verified: VerifiedCommand
         switch verifier.verify(bytes, on: central.linkID) {
-        case .failure(let why):
-            emit("lock.command_rejected", ["central": "\(central.identifier)", "reason": "\(why)"])
-            return why
+        case .failure(let failure):
+            emit("lock.command_rejected", ["central": "\(central.identifier)", "reason": "\(failure.rejection)"])
+            audit(failure)
+            return failure.rejection
         case .success(let v):
             verified = v
         }
@@ -219,6 +236,8 @@ public final class LockAgent: PeripheralManagerDelegate {
             bind(central, to: key)
             emit("lock.phone_present", ["key": "\(key)", "central": "\(central.identifier)"])
             return nil
+        case .setOperatingMode:
+            return setOperatingMode(verified.body.operatingMode, key: key)
         }
         let changesBefore = outputClock?.changeCount ?? 0
         capture = []
@@ -294,7 +313,7 @@ public final class LockAgent: PeripheralManagerDelegate {
         }
     }
 
-    private func emit(_ name: String, _ fields: KeyValuePairs<String, String> = [:]) {
+    func emit(_ name: String, _ fields: KeyValuePairs<String, String> = [:]) {
         events.emit(AgentEvent(name, time: loop.now, fields.map { ($0.key, $0.value) }))
     }
 }

@@ -13,5 +13,7 @@ enum LockServiceDefinition {
                            descriptors: [.userDescription("Challenge")]),
         GATTCharacteristic(uuid: LockServiceUUID.dataTransfer, properties: [.write, .notify], permissions: .write,
                            descriptors: [.userDescription("Event log transfer")]),
+        GATTCharacteristic(uuid: LockServiceUUID.pairing, properties: [.read, .write], permissions: .readWrite,
+                           descriptors: [.userDescription("Pairing")]),
     ])
 }

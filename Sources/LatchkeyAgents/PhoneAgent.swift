@@ -46,12 +46,14 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
     private var challenge: RemoteCharacteristic?
     private var status: RemoteCharacteristic?
     /// Commands waiting for the GATT setup, or for the previous one to finish.
-    private var queue: [(LockOperation, (Result<Void, CommandError>) -> Void)] = []
+    private var queue: [(LockOperation, UInt8?, (Result<Void, CommandError>) -> Void)] = []
     private var inFlight: InFlight?
     private var ready = false
 
     private struct InFlight {
         var operation: LockOperation
+        /// The argument of `setOperatingMode`.
+        var mode: UInt8?
         var sentAt: Instant
         var completion: (Result<Void, CommandError>) -> Void
         var awaitingChallenge: Bool
@@ -97,14 +99,21 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
     /// Sends an authenticated command: read a fresh challenge, seal, write, wait for the
     /// Write Response. Runs after the GATT setup on the current link.
     public func perform(_ operation: LockOperation, completion: @escaping (Result<Void, CommandError>) -> Void) {
-        queue.append((operation, completion))
+        queue.append((operation, nil, completion))
+        pump()
+    }
+
+    /// Asks the lock to switch its operating mode (a Matter OperatingMode value); the lock
+    /// accepts it from an admin key only.
+    public func setOperatingMode(_ mode: UInt8, completion: @escaping (Result<Void, CommandError>) -> Void) {
+        queue.append((.setOperatingMode, mode, completion))
         pump()
     }
 
     private func pump() {
         guard ready, inFlight == nil, !queue.isEmpty, let challenge else { return }
-        let (op, completion) = queue.removeFirst()
-        inFlight = InFlight(operation: op, sentAt: loop.now, completion: completion, awaitingChallenge: true)
+        let (op, mode, completion) = queue.removeFirst()
+        inFlight = InFlight(operation: op, mode: mode, sentAt: loop.now, completion: completion, awaitingChallenge: true)
         lock.readValue(for: challenge)
     }
 
@@ -119,7 +128,7 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
         let pending = queue
         queue.removeAll()
         if let f = inFlight { inFlight = nil; f.completion(.failure(.notDelivered(why))) }
-        for (_, c) in pending { c(.failure(.notDelivered(why))) }
+        for (_, _, c) in pending { c(.failure(.notDelivered(why))) }
     }
 
     // MARK: Presence
@@ -277,7 +286,8 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
         state.counter += 1
         persist()
         do {
-            let frame = try CommandSealing.seal(CommandBody(operation: f.operation, commandID: state.counter),
+            let frame = try CommandSealing.seal(CommandBody(operation: f.operation, commandID: state.counter,
+                                                            operatingMode: f.mode),
                                                 keyID: configuration.keyID, secret: configuration.secret,
                                                 counter: state.counter, challenge: grant.challenge)
             emit("phone.command_sent", ["op": "\(f.operation)", "counter": "\(state.counter)"])

@@ -71,6 +71,14 @@ public final class GATTServer {
 
     /// Same, returning the PDU instead of its bytes (for tests and tracing).
     public func respond(to bytes: ATTBytes) -> ATTPDU? {
+        // No PDU may exceed ATT_MTU (Vol 3, Part F, 3.2.8). A longer request is invalid, and
+        // its answer might not fit either (a Prepare Write Response echoes the value). Found
+        // by Tests/fuzz (fuzz-gatt-server); regression test in GATTServerMalformedTests.
+        if bytes.count > mtu, let first = bytes.first {
+            let op = ATTOpcode(rawValue: first)
+            if op.isCommand || op.isServerToClient || op == .handleValueConfirmation { return nil }
+            return .errorResponse(request: op, handle: 0, error: .invalidPDU)
+        }
         let pdu: ATTPDU
         do {
             pdu = try ATTPDU(decoding: bytes)

@@ -7,15 +7,17 @@ import LatchkeyTransport
 //
 //   offset size field
 //   0      1    version (1)
-//   1      1    kind: 0 LockOperation, 1 LockOperationError, 2 DoorLockAlarm, 3 DoorStateChange
+//   1      1    kind: 0 LockOperation, 1 LockOperationError, 2 DoorLockAlarm, 3 DoorStateChange,
+//                     4 LockUserChange
 //   2      1    lock state before (LockState raw value)
 //   3      1    lock state after
 //   4      1    door state (DoorState raw value; 0xFF = null)
-//   5      1    operation type            kinds 0-1, else 0xFF
-//   6      1    operation source          kinds 0-1, else 0xFF
-//   7      1    code: OperationError (1), AlarmCode (2), DoorState (3, equal to byte 4); 0xFF for 0
-//   8      1    flags: bit 0 who present, bit 1 decision present (kinds 0-1 only); others 0
-//   9      4    who (KeyID), 0 when absent
+//   5      1    operation type (kinds 0-1), DataOperationType (4), else 0xFF
+//   6      1    operation source          kinds 0-1 and 4, else 0xFF
+//   7      1    code: OperationError (1), AlarmCode (2), DoorState (3, equal to byte 4); 0xFF for 0, 4
+//   8      1    flags: bit 0 who present (kinds 0-1; always set for 4), bit 1 decision present
+//               (kinds 0-1 only); others 0
+//   9      4    who (KeyID; the key changed for kind 4), 0 when absent
 //   13     8    decision id, 0 when absent
 //   21     8    time, nanoseconds on the lock's monotonic clock (signed)
 
@@ -69,6 +71,12 @@ extension LockEvent {
         case .doorStateChange(let state):
             bytes[1] = 3
             bytes[7] = state.rawValue
+        case .lockUserChange(let change):
+            bytes[1] = 4
+            bytes[5] = change.change.rawValue
+            bytes[6] = change.source.rawValue
+            bytes[8] = Self.whoFlag
+            who = change.key.rawValue
         }
         bytes.appendLittleEndian(who)
         bytes.appendLittleEndian(decision)
@@ -122,6 +130,13 @@ extension LockEvent {
                 guard changed == door else { throw LockEventDecodingError(.invalidField, offset: 7) }
                 kind = .doorStateChange(changed)
             }
+        case 4:
+            try Self.expectAbsent(bytes, 7)
+            guard flags == Self.whoFlag else { throw LockEventDecodingError(.invalidField, offset: 8) }
+            guard decision == 0 else { throw LockEventDecodingError(.invalidField, offset: 13) }
+            kind = .lockUserChange(KeyChangeRecord(try Self.field(bytes, 5, DataOperationType.init(rawValue:)),
+                                                   source: try Self.field(bytes, 6, OperationSource.init(rawValue:)),
+                                                   key: KeyID(who)))
         default:
             throw LockEventDecodingError(.invalidField, offset: 1)
         }

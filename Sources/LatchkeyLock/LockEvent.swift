@@ -1,9 +1,9 @@
 import LatchkeyTransport
 
 /// One entry of the lock's audit log, in the shape of the Matter Door Lock events
-/// (LockOperation, LockOperationError, DoorLockAlarm, DoorStateChange), each with the lock
-/// state before and after and the time it happened. Matter reports success and failure
-/// as two events; the kind is the result.
+/// (LockOperation, LockOperationError, DoorLockAlarm, DoorStateChange, LockUserChange),
+/// each with the lock state before and after and the time it happened. Matter reports
+/// success and failure as two events; the kind is the result.
 public struct LockEvent: Hashable, Sendable {
     public enum Kind: Hashable, Sendable {
         /// A lock or unlock that completed.
@@ -12,6 +12,8 @@ public struct LockEvent: Hashable, Sendable {
         case lockOperationError(LockOperationRecord, OperationError)
         case doorLockAlarm(AlarmCode)
         case doorStateChange(DoorState)
+        /// A phone key was added (paired) or cleared (revoked): Matter LockUserChange.
+        case lockUserChange(KeyChangeRecord)
     }
 
     public var kind: Kind
@@ -55,6 +57,7 @@ extension LockEvent: CustomStringConvertible {
         case .lockOperationError(let record, let error): what = "LockOperationError(\(record), \(error))"
         case .doorLockAlarm(let code): what = "DoorLockAlarm(\(code))"
         case .doorStateChange(let state): what = "DoorStateChange(\(state))"
+        case .lockUserChange(let change): what = "LockUserChange(\(change))"
         }
         return "\(time) \(what) lock \(lockStateBefore)->\(lockStateAfter) door \(doorState)"
     }
@@ -67,4 +70,27 @@ extension LockOperationRecord: CustomStringConvertible {
         if let decision { text += " \(decision)" }
         return text
     }
+}
+
+/// The fields of a LockUserChange event (Matter event 0x04): which key, what happened to
+/// it, and how it was asked for (Remote for BLE pairing, Unspecified for the local CLI).
+public struct KeyChangeRecord: Hashable, Sendable, CustomStringConvertible {
+    public var change: DataOperationType
+    public var source: OperationSource
+    public var key: KeyID
+
+    public init(_ change: DataOperationType, source: OperationSource, key: KeyID) {
+        self.change = change
+        self.source = source
+        self.key = key
+    }
+
+    public var description: String { "\(change) \(key) by \(source)" }
+}
+
+/// Matter DataOperationTypeEnum.
+public enum DataOperationType: UInt8, Hashable, Sendable, CaseIterable {
+    case add = 0
+    case clear = 1
+    case modify = 2
 }

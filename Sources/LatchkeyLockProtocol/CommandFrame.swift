@@ -71,6 +71,11 @@ public enum LockOperation: UInt8, Sendable, CaseIterable, CustomStringConvertibl
     /// "This link is mine": sent once per link so the lock can tie the link to a key (its
     /// loss then starts the departure grace). Authenticated like any command; moves nothing.
     case present = 0x05
+    /// Admin only: switch the operating mode (Matter OperatingMode value in the body).
+    case setOperatingMode = 0x06
+
+    /// Whether only an admin key may ask for it (lock-domain.md rule 2: configuration).
+    public var isAdminOnly: Bool { self == .setOperatingMode }
 
     public var description: String {
         switch self {
@@ -79,16 +84,18 @@ public enum LockOperation: UInt8, Sendable, CaseIterable, CustomStringConvertibl
         case .unlockWithTimeout: "unlock-with-timeout"
         case .arrivalUnlock: "arrival-unlock"
         case .present: "present"
+        case .setOperatingMode: "set-operating-mode"
         }
     }
 }
 
 /// The plaintext of a command: operation, a command id the phone picks (echoed in the
-/// log), and an optional timeout for `unlockWithTimeout`.
+/// log), and the operation's argument, if it has one.
 ///
 ///     0      operation
 ///     1..8   command id
-///     9..10  timeout seconds (only for unlockWithTimeout)
+///     9..10  timeout seconds (only for unlockWithTimeout, never 0)
+///     9      operating mode (only for setOperatingMode; Matter OperatingMode value)
 public struct CommandBody: Equatable, Sendable {
     public static let minimumLength = 9
     public static let maximumLength = 11
@@ -96,32 +103,49 @@ public struct CommandBody: Equatable, Sendable {
     public var operation: LockOperation
     public var commandID: UInt64
     public var timeoutSeconds: UInt16?
+    /// The requested Matter OperatingMode; the lock checks it is one it supports.
+    public var operatingMode: UInt8?
 
-    public init(operation: LockOperation, commandID: UInt64, timeoutSeconds: UInt16? = nil) {
+    public init(operation: LockOperation, commandID: UInt64, timeoutSeconds: UInt16? = nil, operatingMode: UInt8? = nil) {
         self.operation = operation; self.commandID = commandID; self.timeoutSeconds = timeoutSeconds
+        self.operatingMode = operatingMode
     }
 
     public var bytes: [UInt8] {
         var out: [UInt8] = [operation.rawValue]
         out.appendBE(commandID)
         if operation == .unlockWithTimeout { out.appendBE(timeoutSeconds ?? 0) }
+        if operation == .setOperatingMode { out.append(operatingMode ?? 0) }
         return out
+    }
+
+    /// The exact body length of `operation`: every operation has one.
+    static func length(of operation: LockOperation) -> Int {
+        switch operation {
+        case .unlockWithTimeout: 11
+        case .setOperatingMode: 10
+        case .lock, .unlock, .arrivalUnlock, .present: 9
+        }
     }
 
     public init(decoding bytes: [UInt8]) throws(LockProtocolError) {
         guard bytes.count >= Self.minimumLength, let op = LockOperation(rawValue: bytes[0]) else {
             throw .malformed("command body")
         }
-        let expected = op == .unlockWithTimeout ? 11 : 9
-        guard bytes.count == expected else { throw .malformed("command body length \(bytes.count) for \(op)") }
+        guard bytes.count == Self.length(of: op) else { throw .malformed("command body length \(bytes.count) for \(op)") }
         operation = op
         commandID = bytes.readBE64(at: 1)
-        if op == .unlockWithTimeout {
+        timeoutSeconds = nil
+        operatingMode = nil
+        switch op {
+        case .unlockWithTimeout:
             let t = UInt16(bytes[9]) << 8 | UInt16(bytes[10])
             guard t > 0 else { throw .malformed("unlock timeout of 0 s") }
             timeoutSeconds = t
-        } else {
-            timeoutSeconds = nil
+        case .setOperatingMode:
+            operatingMode = bytes[9]
+        case .lock, .unlock, .arrivalUnlock, .present:
+            break
         }
     }
 }

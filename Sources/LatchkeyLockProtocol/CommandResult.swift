@@ -20,6 +20,8 @@ public enum CommandRejection: UInt8, Error, Sendable, CaseIterable, CustomString
     case actuatorDisabled = 0x88
     /// The decision could not be made durable, so nothing moved.
     case storageFailure = 0x89
+    /// A pairing write while no pairing window is open on the lock's side.
+    case pairingClosed = 0x8A
 
     public var attError: ATTErrorCode { .application(rawValue) }
 
@@ -37,6 +39,7 @@ public enum CommandRejection: UInt8, Error, Sendable, CaseIterable, CustomString
         case .refusedByPolicy: "refused by policy"
         case .actuatorDisabled: "actuator disabled"
         case .storageFailure: "storage failure"
+        case .pairingClosed: "pairing window closed"
         }
     }
 }

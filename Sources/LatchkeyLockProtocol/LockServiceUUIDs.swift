@@ -15,4 +15,7 @@ public enum LockServiceUUID {
     public static let challenge = make(0x4C4B_0004)
     /// Data transfer (event log): write a `LogRequest`, receive chunked notifications (M9).
     public static let dataTransfer = make(0x4C4B_0005)
+    /// Pairing: write a `PairingRequest` (refused unless a window is open on the lock's
+    /// side), then read this link's `PairingResponse`. docs/SECURITY.md.
+    public static let pairing = make(0x4C4B_0006)
 }

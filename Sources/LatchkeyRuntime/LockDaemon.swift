@@ -15,10 +15,15 @@ public struct LockStores {
     public var lastDecisionID: DecisionID?
     public var log: any LockEventLog
     public var keys: any KeyStore
+    /// Failed-attempt counts; durable in the SQLite store (docs/SECURITY.md, "Lockout").
+    public var lockout: any LockoutStore
+    /// Where pairing adds keys, and the lock's identity; nil: no pairing.
+    public var pairing: (registry: any KeyRegistry, identity: LockIdentity)?
     public init(journal: any DecisionJournal, interrupted: LockDecision?, lastDecisionID: DecisionID?,
-                log: any LockEventLog, keys: any KeyStore) {
+                log: any LockEventLog, keys: any KeyStore, lockout: any LockoutStore,
+                pairing: (registry: any KeyRegistry, identity: LockIdentity)? = nil) {
         self.journal = journal; self.interrupted = interrupted; self.lastDecisionID = lastDecisionID
-        self.log = log; self.keys = keys
+        self.log = log; self.keys = keys; self.lockout = lockout; self.pairing = pairing
     }
 }
 
@@ -67,8 +72,10 @@ public enum LockDaemon {
                                             journal: stores.journal,
                                             firstDecisionID: DecisionID((stores.lastDecisionID?.rawValue ?? 0) + 1))
         } catch { throw RuntimeError("lock configuration: \(error)") }
+        let pairing = stores.pairing.map { PairingResponder(identity: $0.identity, registry: $0.registry, loop: loop) }
         let agent = LockAgent(transport: transport, controller: controller, keys: stores.keys, log: stores.log,
-                              events: printer, configuration: settings.agent, outputClock: outputClock)
+                              events: printer, configuration: settings.agent, outputClock: outputClock,
+                              lockout: stores.lockout, pairing: pairing)
         agent.peripheral.trace = { peer, direction, pdu in
             logger.trace("ATT \(direction) \(peer): \(hex(pdu))")
         }
@@ -77,11 +84,19 @@ public enum LockDaemon {
                                                                               "operation": "\(recovered.operation)"])
         }
         agent.start(recovered: stores.interrupted)
+        // `latchkey pair` talks to this socket (docs/SECURITY.md, "Pairing").
+        let control: LocalControlServer
+        do {
+            control = try LocalControlServer(path: settings.stateDirectory + "/control.sock", loop: loop) { words, reply in
+                LockControlCommands.handle(words, agent: agent, reply: reply)
+            }
+        } catch { throw RuntimeError("control socket in \(settings.stateDirectory): \(error)") }
 
         try runUntilSignalled(loop) {
             logger.info("lock agent stopping")
             printer.emit(AgentEvent("lock.stopping", time: loop.now))
         }
+        control.close()
         withExtendedLifetime((agent, watcher, transport)) {}
     }
 }

@@ -38,6 +38,11 @@ public struct LockSettings: Sendable {
             }
             if let s = try lock.seconds("arrival_after_manual_unlock_seconds", in: 0...3600) { agent.arrivalPolicy.afterManualUnlock = s }
             if let s = try lock.seconds("arrival_spacing_seconds", in: 0...3600) { agent.arrivalPolicy.betweenArrivals = s }
+            // Matter WrongCodeEntryLimit / UserCodeTemporaryDisableTime ranges (1–255).
+            if let n = try lock.integer("wrong_code_entry_limit", in: 1...255) { agent.lockout.perKeyLimit = UInt32(n) }
+            if let n = try lock.integer("overall_wrong_code_limit", in: 1...10_000) { agent.lockout.overallLimit = UInt32(n) }
+            if let s = try lock.seconds("user_code_temporary_disable_seconds", in: 1...255) { agent.lockout.disableTime = s }
+            if let s = try lock.seconds("maximum_disable_seconds", in: 1...86_400) { agent.lockout.maximumDisableTime = s }
             try lock.finish()
         }
         guard let gpio = try root.table("gpio") else {

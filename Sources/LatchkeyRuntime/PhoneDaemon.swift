@@ -13,7 +13,12 @@ public enum PhoneDaemon {
         logger.info("phone agent starting", metadata: ["transport": "\(settings.transport)",
                                                        "lock": "\(settings.lockAddress)",
                                                        "state": "\(settings.stateDirectory)"])
-        let secret = try readSecret(settings.keySecretFile)
+        let keyID: UInt32, secret: [UInt8]
+        if let id = settings.keyID {
+            (keyID, secret) = (id, try readSecret(settings.keySecretFile))
+        } else {
+            (keyID, secret) = try PairedKeyFile.read(settings.keySecretFile)
+        }
         let loop = PosixEventLoop()
         let printer = EventPrinter(format: settings.eventFormat)
         let store = try StateStores.openPhone(settings.stateDirectory) { message in
@@ -24,7 +29,7 @@ public enum PhoneDaemon {
         do {
             agent = try PhoneAgent(transport: transport,
                                    configuration: PhoneAgentConfiguration(lockAddress: settings.lockAddress,
-                                                                          keyID: settings.keyID, secret: secret,
+                                                                          keyID: keyID, secret: secret,
                                                                           gracePeriod: settings.gracePeriod,
                                                                           connectOptions: settings.connectOptions),
                                    store: store, events: printer)
@@ -54,6 +59,18 @@ public enum PhoneDaemon {
             agent.perform(words[0] == "lock" ? .lock : .unlock) { result in
                 switch result {
                 case .success: reply("ok \(words[0])")
+                case .failure(let e): reply("error \(e)")
+                }
+            }
+        case "mode":
+            // Admin keys only: the lock refuses it from a user key (not authorized).
+            let modes: [String: UInt8] = ["normal": 0, "no-remote": 3, "passage": 4]  // Matter OperatingMode
+            guard words.count == 2, let mode = modes[words[1]] else {
+                reply("error usage: mode normal|no-remote|passage"); return
+            }
+            agent.setOperatingMode(mode) { result in
+                switch result {
+                case .success: reply("ok mode \(words[1])")
                 case .failure(let e): reply("error \(e)")
                 }
             }
@@ -94,7 +111,7 @@ public enum PhoneDaemon {
             }
             step(0)
         default:
-            reply("error unknown command; use lock, unlock, status or probe N")
+            reply("error unknown command; use lock, unlock, status, mode M or probe N")
         }
     }
 
@@ -131,7 +148,6 @@ public func readTextFile(_ path: String) throws -> String {
 
 /// Writes a key secret as 64 hex digits, readable by the owner only (0600).
 public func writeSecretFile(_ path: String, _ secret: [UInt8]) throws(RuntimeError) {
-    let hex = secret.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
     unlink(path)
-    try writeFile(path, hex, mode: 0o600)
+    try writeFile(path, hexString(secret), mode: 0o600)
 }

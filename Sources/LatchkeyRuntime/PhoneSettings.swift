@@ -8,8 +8,10 @@ public struct PhoneSettings: Sendable {
     public var transport: TransportSettings
     public var stateDirectory: String
     public var lockAddress: BluetoothAddress
-    public var keyID: UInt32
-    /// A file holding the 32-octet key as 64 hex digits (mode 0600).
+    /// Nil: the key id is in `keySecretFile`, a paired-key file (`latchkey phone pair`).
+    public var keyID: UInt32?
+    /// A file holding the 32-octet key as 64 hex digits (mode 0600), or the paired-key file
+    /// `latchkey phone pair` wrote (the default, `<state_directory>/paired.key`).
     public var keySecretFile: String
     public var gracePeriod: Duration
     public var connectOptions: ConnectOptions
@@ -23,10 +25,12 @@ public struct PhoneSettings: Sendable {
                                          { BluetoothAddress(string: $0) }) else {
             throw ConfigError(file: file.path, line: nil, field: "lock_address", message: "is required")
         }
-        guard let keyID = try root.integer("key_id", in: 1...Int(UInt32.max)) else {
-            throw ConfigError(file: file.path, line: nil, field: "key_id", message: "is required")
+        let keyID = try root.integer("key_id", in: 1...Int(UInt32.max))
+        let secretFile = try root.string("key_secret_file")
+        if keyID != nil && secretFile == nil {
+            throw ConfigError(file: file.path, line: nil, field: "key_secret_file",
+                              message: "is required with key_id (or leave both out to use `latchkey phone pair`)")
         }
-        let secretFile = try root.required("key_secret_file")
         let grace = try root.seconds("grace_seconds", in: 1...86_400) ?? PhoneAgentConfiguration.defaultGracePeriod
         var options = ConnectOptions(notifyOnConnection: true, notifyOnDisconnection: true)
         if let alerts = try root.table("alerts") {
@@ -37,7 +41,7 @@ public struct PhoneSettings: Sendable {
         }
         let format = try root.choice("event_format", ["text", "json"]).flatMap(EventFormat.init(rawValue:)) ?? .text
         try root.finish()
-        return PhoneSettings(transport: transport, stateDirectory: state, lockAddress: lock, keyID: UInt32(keyID),
-                             keySecretFile: secretFile, gracePeriod: grace, connectOptions: options, eventFormat: format)
+        return PhoneSettings(transport: transport, stateDirectory: state, lockAddress: lock, keyID: keyID.map(UInt32.init),
+                             keySecretFile: secretFile ?? state + "/" + PairedKeyFile.fileName, gracePeriod: grace, connectOptions: options, eventFormat: format)
     }
 }

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import LatchkeyAgents
 import LatchkeyLock
+import LatchkeySecurity
 import LatchkeyStore
 import LatchkeyTransport
 
@@ -18,9 +19,13 @@ public enum StateStores {
         let store = try open(directory, lockFile, report: report)
         let journal = store.decisionJournal(monotonicNow: monotonicNow)
         do {
+            let keys = store.keyStore()
+            let identity = try LockIdentity(rawPrivateKey: try store.lockIdentity(create: LockIdentity.newRawPrivateKey))
             return LockStores(journal: journal, interrupted: try journal.interrupted(),
                               lastDecisionID: try journal.lastDecisionID(),
-                              log: StoredLockEventLog(store.eventLog()), keys: store.keyStore())
+                              log: StoredLockEventLog(store.eventLog()), keys: keys,
+                              lockout: store.lockoutStore(monotonicNow: monotonicNow),
+                              pairing: (registry: keys, identity: identity))
         } catch { throw RuntimeError("lock store \(store.path): \(error)") }
     }
 

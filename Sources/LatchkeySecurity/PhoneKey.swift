@@ -31,8 +31,17 @@ public struct PhoneKey: Sendable, Equatable, Codable {
         switch operation {
         case .lock, .unlock, .unlockWithTimeout, .present: true
         case .arrivalUnlock: mayRequestArrivalUnlock
+        case .setOperatingMode: role == .admin
         }
     }
+}
+
+/// A key store that can also enrol keys: what pairing needs on the lock's side.
+public protocol KeyRegistry: KeyStore {
+    /// The id the next key gets: above every id ever given, revoked ones included.
+    func nextID() throws -> UInt32
+    /// Adds a key durably; throws when its id is taken.
+    func add(_ key: PhoneKey) throws
 }
 
 /// Where the lock finds keys and keeps each key's last accepted counter. The counter must
@@ -44,7 +53,7 @@ public protocol KeyStore: AnyObject {
 }
 
 /// A key store in memory, for tests and for the phone side's own bookkeeping.
-public final class InMemoryKeyStore: KeyStore {
+public final class InMemoryKeyStore: KeyRegistry {
     public var keys: [UInt32: PhoneKey] = [:]
     public var counters: [UInt32: UInt64] = [:]
     public var failWrites = false
@@ -54,6 +63,12 @@ public final class InMemoryKeyStore: KeyStore {
     public func recordCounter(_ counter: UInt64, keyID: UInt32) throws {
         if failWrites { throw StoreWriteFailed() }
         counters[keyID] = counter
+    }
+    public func nextID() throws -> UInt32 { (keys.keys.max() ?? 0) + 1 }
+    public func add(_ key: PhoneKey) throws {
+        if failWrites { throw StoreWriteFailed() }
+        guard keys[key.id] == nil else { throw StoreWriteFailed() }
+        keys[key.id] = key
     }
     public struct StoreWriteFailed: Error {}
 }

@@ -105,6 +105,11 @@ public final class AgentStore {
 
     public func keyStore() -> StoredKeyStore { StoredKeyStore(store: self) }
 
+    /// The lock's failed-attempt counts. `monotonicNow` is the lock's event-loop clock.
+    public func lockoutStore(monotonicNow: @escaping () -> Instant) -> StoredLockoutStore {
+        StoredLockoutStore(store: self, monotonicNow: monotonicNow)
+    }
+
     public func phoneStateStore() -> StoredPhoneStateStore { StoredPhoneStateStore(store: self) }
 
     public func restoration() -> RestorationStore { RestorationStore(store: self) }

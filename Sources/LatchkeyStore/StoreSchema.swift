@@ -68,6 +68,32 @@ enum StoreSchema {
                 ) STRICT
                 """)
         }
+        migrator.registerMigration("v2: lockout, lock identity") { db in
+            // Failed-attempt counts (docs/SECURITY.md, "Lockout"). principal: a key id, or -1
+            // for the overall count. Instants both as the writing process's loop gave them
+            // and on the wall clock, with the writer's token: see `LockoutTimeRule`.
+            try db.execute(sql: """
+                CREATE TABLE lockout (
+                  principal INTEGER PRIMARY KEY NOT NULL CHECK (principal >= -1),
+                  failures INTEGER NOT NULL CHECK (failures >= 0),
+                  level INTEGER NOT NULL CHECK (level >= 0),
+                  lockedUntilNanos INTEGER,
+                  lastFailureNanos INTEGER,
+                  lockedUntilWallNanos INTEGER,
+                  lastFailureWallNanos INTEGER,
+                  recordedWallNanos INTEGER NOT NULL,
+                  process INTEGER NOT NULL
+                ) STRICT
+                """)
+            // The lock's long-term X25519 identity, created on first use (pairing).
+            try db.execute(sql: """
+                CREATE TABLE lockIdentity (
+                  singleton INTEGER PRIMARY KEY NOT NULL CHECK (singleton = 1),
+                  privateKey BLOB NOT NULL CHECK (length(privateKey) = 32),
+                  createdWallNanos INTEGER NOT NULL
+                ) STRICT
+                """)
+        }
         return migrator
     }
 }

@@ -21,7 +21,7 @@ public struct StoredKey: Equatable, Sendable {
 ///
 /// Keys are read from the file at every use, so a `latchkey keys revoke` run by another
 /// process takes effect at the next command.
-public final class StoredKeyStore: KeyStore {
+public final class StoredKeyStore: KeyRegistry {
     private let store: AgentStore
     /// The last error a non-throwing read swallowed, for the agent's log.
     public private(set) var lastReadError: StoreError?

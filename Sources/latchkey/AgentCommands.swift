@@ -25,7 +25,8 @@ extension Latchkey {
 
     struct Phone: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Run the phone agent: the central that keeps a never-timing-out connect request to its lock.")
+            abstract: "Run the phone agent: the central that keeps a never-timing-out connect request to its lock.",
+            subcommands: [Pair.self])
 
         @Option(name: .shortAndLong, help: "The phone's configuration file (YAML).")
         var config: String = "/etc/latchkey/phone.yaml"

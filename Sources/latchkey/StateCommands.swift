@@ -66,6 +66,7 @@ extension Latchkey {
                 let key = PhoneKey(id: keyID, name: name, secret: CommandSealing.newSecret(), role: KeyRole(rawValue: role)!,
                                    mayRequestArrivalUnlock: !noArrivalUnlock)
                 try keys.add(key)
+                try logKeyChange(.add, key: keyID, stateDir: stateDir)
                 try writeSecretFile(exportSecret, key.secret)
                 print("added key \(keyID) (\(name), \(role)); secret written to \(exportSecret)")
             }
@@ -89,6 +90,7 @@ extension Latchkey {
             @Argument(help: "The key id.") var id: UInt32
             func run() throws {
                 try StateStores.openKeys(stateDir).revoke(id: id)
+                try logKeyChange(.clear, key: id, stateDir: stateDir)
                 print("revoked key \(id)")
             }
         }
@@ -97,7 +99,7 @@ extension Latchkey {
     struct PhoneCtl: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "phone-ctl",
-            abstract: "Send a command to a running phone agent: lock, unlock, status, or probe N.")
+            abstract: "Send a command to a running phone agent: lock, unlock, status, mode normal|no-remote|passage, or probe N.")
         @Option(help: "The phone agent's state directory.") var stateDir: String = "/var/lib/latchkey/phone"
         @Argument(help: "The command and its arguments.") var words: [String]
 

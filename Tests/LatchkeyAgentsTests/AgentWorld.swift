@@ -20,6 +20,8 @@ final class AgentWorld {
     let keys: InMemoryKeyStore
     let key: PhoneKey
     let phoneStore = InMemoryPhoneStateStore()
+    let lockouts = InMemoryLockoutStore()
+    let identity = try! LockIdentity(rawPrivateKey: LockIdentity.newRawPrivateKey())
     var lock: LockAgent!
     var phone: PhoneAgent!
     let behaviour: LockBehaviour
@@ -45,7 +47,8 @@ final class AgentWorld {
         let controller = try LockController(loop: loop, behaviour: behaviour, hardware: hardware, journal: journal)
         lock = LockAgent(transport: air.device(lockAddress)!, controller: controller, keys: keys, log: lockLog,
                          events: lockEvents,
-                         configuration: LockAgentConfiguration(departureGrace: .seconds(5)))
+                         configuration: LockAgentConfiguration(departureGrace: .seconds(5)), lockout: lockouts,
+                         pairing: PairingResponder(identity: identity, registry: keys, loop: loop))
         lock.start(recovered: recovered)
     }
 

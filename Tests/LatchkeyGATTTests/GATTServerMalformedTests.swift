@@ -52,6 +52,13 @@ struct GATTServerMalformedTests {
         MalformedRequest("Handle Value Notification sent to a server: dropped", [0x1B, 0x03, 0x00, 0x01], nil),
         MalformedRequest("malformed Handle Value Confirmation: dropped", [0x1E, 0x01], nil),
         MalformedRequest("empty PDU: dropped", [], nil),
+        // Longer than ATT_MTU (23 before an exchange): the echo of this Prepare Write would
+        // not fit either. Found by Tests/fuzz (fuzz-gatt-server, crash-aa0df9e1).
+        .invalid("Prepare Write Request of 32 octets at ATT_MTU 23",
+                 [0x16, 0x28, 0x00, 0x00, 0x00] + [UInt8](repeating: 0x29, count: 27)),
+        .invalid("Write Request of 24 octets at ATT_MTU 23", [0x12, 0x28, 0x00] + [UInt8](repeating: 1, count: 21)),
+        MalformedRequest("Write Command of 24 octets at ATT_MTU 23: dropped",
+                         [0x52, 0x28, 0x00] + [UInt8](repeating: 1, count: 21), nil),
     ]
 
     @Test("each malformed or unknown PDU gets exactly the spec's answer", arguments: requests)

@@ -20,6 +20,8 @@ import Testing
                   lockStateBefore: .locked, lockStateAfter: .locked, doorState: .forcedOpen),
         LockEvent(kind: .doorStateChange(.ajar), time: Instant(nanoseconds: 7),
                   lockStateBefore: .unlocking, lockStateAfter: .unlocking, doorState: .ajar),
+        LockEvent(kind: .lockUserChange(KeyChangeRecord(.add, source: .remote, key: KeyID(0x0A0B_0C0D))),
+                  time: Instant(nanoseconds: 9), lockStateBefore: .locked, lockStateAfter: .locked, doorState: .closed),
     ]
 
     @Test(arguments: samples) func roundTrips(_ event: LockEvent) throws {
@@ -36,6 +38,8 @@ import Testing
             0x00, 0x2F, 0x68, 0x59, 0x00, 0x00, 0x00, 0x00,
         ])
         #expect(Self.samples[4].encoded[0...8] == [0x01, 0x02, 0x01, 0x01, 0x03, 0xFF, 0xFF, 0x06, 0x00])
+        #expect(Self.samples[6].encoded[0...12] == [0x01, 0x04, 0x01, 0x01, 0x01, 0x00, 0x07, 0xFF, 0x01,
+                                                     0x0D, 0x0C, 0x0B, 0x0A])
     }
 
     @Test func everyOtherLengthIsRejected() {
@@ -54,7 +58,7 @@ import Testing
     }
 
     @Test(arguments: [
-        (0, 1, UInt8(4)),     // unknown kind
+        (0, 1, UInt8(5)),     // unknown kind
         (0, 2, UInt8(3)),     // lock state value Matter reserves (Unlatched) that we never use
         (0, 4, UInt8(6)),     // door state out of range
         (0, 5, UInt8(2)),     // operation type
@@ -68,6 +72,10 @@ import Testing
         (4, 7, UInt8(2)),     // alarm code 2 is not assigned
         (4, 8, UInt8(1)),     // an alarm has no who
         (5, 7, UInt8(0)),     // door state change must equal the door state byte
+        (6, 5, UInt8(3)),     // not a Matter DataOperationType
+        (6, 7, UInt8(0)),     // a key change carries no code
+        (6, 8, UInt8(0)),     // a key change always names its key
+        (6, 13, UInt8(1)),    // and never a decision
     ])
     func invalidFieldsAreRejectedAtTheirOffset(sample: Int, offset: Int, value: UInt8) {
         var bytes = Self.samples[sample].encoded

@@ -12,15 +12,27 @@ struct CommandVerifierTests {
     let noArrival = PhoneKey(id: 2, name: "guest", secret: CommandSealing.newSecret(), role: .user,
                              mayRequestArrivalUnlock: false)
 
-    func make() -> (CommandVerifier, InMemoryKeyStore) {
-        let store = InMemoryKeyStore([user, noArrival])
-        return (CommandVerifier(keys: store, challenges: ChallengeIssuer(loop: loop)), store)
+    let admin = PhoneKey(id: 3, name: "owner", secret: CommandSealing.newSecret(), role: .admin)
+
+    func make(lockout policy: LockoutPolicy = LockoutPolicy()) -> (CommandVerifier, InMemoryKeyStore) {
+        let store = InMemoryKeyStore([user, noArrival, admin])
+        return (CommandVerifier(keys: store, challenges: ChallengeIssuer(loop: loop),
+                                lockout: LockoutGuard(store: InMemoryLockoutStore(), policy: policy, loop: loop)), store)
+    }
+
+    /// Limits no test of a single check reaches, so a lockout never hides the check's answer.
+    static var noLockout: LockoutPolicy {
+        var p = LockoutPolicy()
+        p.perKeyLimit = .max
+        p.overallLimit = .max
+        return p
     }
 
     func frame(_ v: CommandVerifier, key: PhoneKey, counter: UInt64, op: LockOperation = .unlock,
                challenge: [UInt8]? = nil) throws -> [UInt8] {
         let c = challenge ?? v.challenges.issue(for: link).challenge
-        return try CommandSealing.seal(CommandBody(operation: op, commandID: counter), keyID: key.id,
+        let mode: UInt8? = op == .setOperatingMode ? 3 : nil
+        return try CommandSealing.seal(CommandBody(operation: op, commandID: counter, operatingMode: mode), keyID: key.id,
                                        secret: key.secret, counter: counter, challenge: c).bytes
     }
 
@@ -36,21 +48,21 @@ struct CommandVerifierTests {
         let bytes = try frame(v, key: user, counter: 1)
         #expect(throws: Never.self) { try v.verify(bytes, on: link).get() }
         // Same bytes again: its challenge is spent.
-        #expect(v.verify(bytes, on: link) == .failure(.staleChallenge))
+        #expect(v.verify(bytes, on: link).rejection == .staleChallenge)
     }
 
     @Test func rejectsACounterThatDidNotIncrease() throws {
         let (v, _) = make()
         _ = try v.verify(try frame(v, key: user, counter: 5), on: link).get()
-        #expect(v.verify(try frame(v, key: user, counter: 5), on: link) == .failure(.replayedCounter))
-        #expect(v.verify(try frame(v, key: user, counter: 4), on: link) == .failure(.replayedCounter))
+        #expect(v.verify(try frame(v, key: user, counter: 5), on: link).rejection == .replayedCounter)
+        #expect(v.verify(try frame(v, key: user, counter: 4), on: link).rejection == .replayedCounter)
     }
 
     @Test func rejectsAnExpiredChallenge() throws {
         let (v, _) = make()
         let bytes = try frame(v, key: user, counter: 1)
         loop.advance(by: ChallengeIssuer.defaultLifetime)
-        #expect(v.verify(bytes, on: link) == .failure(.staleChallenge))
+        #expect(v.verify(bytes, on: link).rejection == .staleChallenge)
     }
 
     @Test func acceptsAChallengeJustBeforeExpiry() throws {
@@ -63,21 +75,21 @@ struct CommandVerifierTests {
     @Test func rejectsAChallengeIssuedOnAnotherLink() throws {
         let (v, _) = make()
         let bytes = try frame(v, key: user, counter: 1)
-        #expect(v.verify(bytes, on: LinkID(8)) == .failure(.staleChallenge))
+        #expect(v.verify(bytes, on: LinkID(8)).rejection == .staleChallenge)
     }
 
     @Test func rejectsAForgedTag() throws {
         let (v, _) = make()
         var bytes = try frame(v, key: user, counter: 1)
         bytes[bytes.count - 1] ^= 0x01
-        #expect(v.verify(bytes, on: link) == .failure(.authenticationFailed))
+        #expect(v.verify(bytes, on: link).rejection == .authenticationFailed)
     }
 
     @Test func rejectsATamperedHeaderBecauseTheTagCoversIt() throws {
         let (v, _) = make()
         var bytes = try frame(v, key: user, counter: 1)
         bytes[13] ^= 0x01  // the counter's last octet: associated data
-        #expect(v.verify(bytes, on: link) == .failure(.authenticationFailed))
+        #expect(v.verify(bytes, on: link).rejection == .authenticationFailed)
     }
 
     @Test func rejectsTheWrongKey() throws {
@@ -85,36 +97,55 @@ struct CommandVerifierTests {
         let c = v.challenges.issue(for: link).challenge
         let forged = try CommandSealing.seal(CommandBody(operation: .unlock, commandID: 1), keyID: user.id,
                                              secret: noArrival.secret, counter: 1, challenge: c)
-        #expect(v.verify(forged.bytes, on: link) == .failure(.authenticationFailed))
+        #expect(v.verify(forged.bytes, on: link).rejection == .authenticationFailed)
     }
 
     @Test func rejectsUnknownAndRevokedKeys() throws {
         let (v, store) = make()
         let stranger = PhoneKey(id: 99, name: "x", secret: CommandSealing.newSecret(), role: .admin)
-        #expect(v.verify(try frame(v, key: stranger, counter: 1), on: link) == .failure(.unknownKey))
+        #expect(v.verify(try frame(v, key: stranger, counter: 1), on: link).rejection == .unknownKey)
         store.keys[1]!.revoked = true
-        #expect(v.verify(try frame(v, key: user, counter: 2), on: link) == .failure(.unknownKey))
+        #expect(v.verify(try frame(v, key: user, counter: 2), on: link).rejection == .unknownKey)
     }
 
     @Test func refusesArrivalUnlockForAKeyWithoutTheFlag() throws {
         let (v, _) = make()
         #expect(v.verify(try frame(v, key: noArrival, counter: 1, op: .arrivalUnlock), on: link)
-                == .failure(.notAuthorized))
+                .rejection == .notAuthorized)
         #expect(throws: Never.self) { try v.verify(try frame(v, key: user, counter: 1, op: .arrivalUnlock), on: link).get() }
+    }
+
+    @Test func aUserKeyMayNotChangeTheOperatingMode() throws {
+        let (v, store) = make()
+        let r = v.verify(try frame(v, key: user, counter: 1, op: .setOperatingMode), on: link)
+        #expect(r.rejection == .notAuthorized)
+        #expect(store.lastCounter(keyID: user.id) == 0, "a refused command records no counter")
+        if case .failure(let f) = r { #expect(f.counted && f.operation == .setOperatingMode) }
+        let accepted = try v.verify(try frame(v, key: admin, counter: 1, op: .setOperatingMode), on: link).get()
+        #expect(accepted.body.operatingMode == 3)
+    }
+
+    @Test func aRevokedKeyIsReportedAsRevoked() throws {
+        let (v, store) = make()
+        store.keys[1]!.revoked = true
+        guard case .failure(let f) = v.verify(try frame(v, key: user, counter: 1), on: link) else {
+            Issue.record("a revoked key passed"); return
+        }
+        #expect(f.rejection == .unknownKey && f.revoked && f.keyID == 1)
     }
 
     @Test func failsClosedWhenTheCounterCannotBeStored() throws {
         let (v, store) = make()
         store.failWrites = true
-        #expect(v.verify(try frame(v, key: user, counter: 1), on: link) == .failure(.storageFailure))
+        #expect(v.verify(try frame(v, key: user, counter: 1), on: link).rejection == .storageFailure)
     }
 
     @Test func rejectsEveryTruncationAsMalformed() throws {
-        let (v, _) = make()
+        let (v, _) = make(lockout: Self.noLockout)
         let bytes = try frame(v, key: user, counter: 1)
         for n in 0..<bytes.count {
             let r = v.verify(Array(bytes.prefix(n)), on: link)
-            #expect(r == .failure(.malformed) || r == .failure(.staleChallenge) || r == .failure(.authenticationFailed))
+            #expect(r.rejection == .malformed || r.rejection == .staleChallenge || r.rejection == .authenticationFailed)
             #expect((try? r.get()) == nil)
         }
     }

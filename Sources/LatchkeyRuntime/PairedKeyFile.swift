@@ -1,0 +1,67 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import LatchkeySecurity
+
+/// The phone's key as `latchkey phone pair` stores it: `<state_directory>/paired.key`, mode
+/// 0600 in the 0700 state directory (lock-domain.md rule 7). One `name: value` per line:
+///
+///     key_id: 4
+///     secret: <64 hex digits>
+///     role: user
+///     arrival_unlock: yes
+///     lock_identity: <64 hex digits>
+///     lock_fingerprint: 1a2b-3c4d-5e6f-7081
+public enum PairedKeyFile {
+    public static let fileName = "paired.key"
+
+    public static func write(_ key: PairedKey, to path: String) throws(RuntimeError) {
+        let text = """
+            # Written by `latchkey phone pair`: this phone's key for its lock. Keep it secret.
+            key_id: \(key.keyID)
+            secret: \(hexString(key.secret))
+            role: \(key.role.rawValue)
+            arrival_unlock: \(key.mayRequestArrivalUnlock ? "yes" : "no")
+            lock_identity: \(hexString(key.lockIdentity))
+            lock_fingerprint: \(key.lockFingerprint)
+            """
+        unlink(path)  // a fresh file gets mode 0600 whatever the old one had
+        try writeFile(path, text, mode: 0o600)
+    }
+
+    /// The key id and secret from a paired-key file.
+    public static func read(_ path: String) throws(RuntimeError) -> (keyID: UInt32, secret: [UInt8]) {
+        guard let text = try? readTextFile(path) else { throw RuntimeError("cannot read key file \(path)") }
+        var fields: [String: String] = [:]
+        for line in text.split(separator: "\n") where !line.hasPrefix("#") {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            fields[String(line[..<colon])] = line[line.index(after: colon)...].trimmingSpaces
+        }
+        guard let id = fields["key_id"].flatMap({ UInt32($0) }), id > 0 else {
+            throw RuntimeError("key file \(path): no key_id line (pair with `latchkey phone pair`)")
+        }
+        guard let hex = fields["secret"], let secret = bytes(fromHex: hex), secret.count == 32 else {
+            throw RuntimeError("key file \(path): secret must be 64 hex digits")
+        }
+        return (id, secret)
+    }
+}
+
+func hexString(_ bytes: [UInt8]) -> String {
+    bytes.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
+}
+
+func bytes(fromHex hex: String) -> [UInt8]? {
+    let digits = Array(hex)
+    guard digits.count % 2 == 0 else { return nil }
+    var out: [UInt8] = []
+    for i in stride(from: 0, to: digits.count, by: 2) {
+        guard let v = UInt8(String(digits[i...i + 1]), radix: 16) else { return nil }
+        out.append(v)
+    }
+    return out
+}
+
+extension Substring {
+    var trimmingSpaces: String { String(drop { $0 == " " }.reversed().drop { $0 == " " }.reversed()) }
+}
