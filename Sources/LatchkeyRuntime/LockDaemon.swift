@@ -76,13 +76,21 @@ public enum LockDaemon {
             logger.notice("resuming after an interrupted decision", metadata: ["decision": "\(recovered.id)",
                                                                               "operation": "\(recovered.operation)"])
         }
+        let gates = try AgentGates.lock(agent, settings: settings.execution, loop: loop, events: printer, logger: logger)
+        let control: LocalControlServer
+        do {
+            control = try LocalControlServer(path: settings.stateDirectory + "/control.sock", loop: loop) { words, reply in
+                if !gates.control.handle(words, reply: reply) { reply("error unknown command; use suspend, resume or mode foreground|background") }
+            }
+        } catch { throw RuntimeError("control socket in \(settings.stateDirectory): \(error)") }
         agent.start(recovered: stores.interrupted)
 
         try runUntilSignalled(loop) {
             logger.info("lock agent stopping")
             printer.emit(AgentEvent("lock.stopping", time: loop.now))
         }
-        withExtendedLifetime((agent, watcher, transport)) {}
+        control.close()
+        withExtendedLifetime((agent, watcher, transport, gates)) {}
     }
 }
 

@@ -14,6 +14,8 @@ public struct PhoneSettings: Sendable {
     public var gracePeriod: Duration
     public var connectOptions: ConnectOptions
     public var eventFormat: EventFormat
+    /// Execution mode, suspension queue, wake budget, alert hook (ExecutionSettings).
+    public var execution = ExecutionSettings()
 
     public static func load(_ file: ConfigFile) throws(ConfigError) -> PhoneSettings {
         let root = file.root
@@ -36,8 +38,10 @@ public struct PhoneSettings: Sendable {
             try alerts.finish()
         }
         let format = try root.choice("event_format", ["text", "json"]).flatMap(EventFormat.init(rawValue:)) ?? .text
+        let execution = try ExecutionSettings.read(root)
         try root.finish()
         return PhoneSettings(transport: transport, stateDirectory: state, lockAddress: lock, keyID: UInt32(keyID),
-                             keySecretFile: secretFile, gracePeriod: grace, connectOptions: options, eventFormat: format)
+                             keySecretFile: secretFile, gracePeriod: grace, connectOptions: options, eventFormat: format,
+                             execution: execution)
     }
 }
