@@ -8,6 +8,8 @@ struct CentralBackgroundState {
     var requestedFilter: [BluetoothUUID]?
     var requestedOptions = ScanOptions()
     var scanEnds: Instant?
+    /// The auto-connect timing last given to the transport (nil: never set, the default).
+    var appliedTiming: ConnectionParameters?
 }
 
 /// Execution modes for the central role (M5). In background mode:
@@ -22,15 +24,18 @@ extension CentralManager {
 
     /// Switches the mode at run time. A running scan is re-issued with the new timing, or
     /// ended (`didStopScan(.stopped)`) when it has no service filter and the new mode is
-    /// background. Throws when the transport refuses the new auto-connect timing.
+    /// background. The auto-connect timing goes to the transport now when the radio is on,
+    /// else when it comes on. Throws when the transport refuses it.
     public func setExecutionMode(_ mode: ExecutionMode) throws(BluetoothError) {
         let old = background.mode
         background.mode = mode
-        do {
-            try transport.setConnectionParameters(BackgroundScanTiming.connectionParameters(for: mode))
-        } catch {
-            background.mode = old
-            throw .invalidParameters("auto-connect timing for \(mode) mode: \(error.description)")
+        if state == .poweredOn {
+            do {
+                try applyModeTiming()
+            } catch {
+                background.mode = old
+                throw error
+            }
         }
         guard isScanning, old != mode, let ends = background.scanEnds else { return }
         let remaining = ends - transport.loop.now
@@ -41,6 +46,19 @@ extension CentralManager {
         } catch {
             endScan(.stopped)
         }
+    }
+
+    /// Gives the transport the auto-connect timing of the mode, when it differs from what
+    /// it has (a foreground manager that never switched leaves the kernel's default alone).
+    func applyModeTiming() throws(BluetoothError) {
+        let wanted = BackgroundScanTiming.connectionParameters(for: background.mode)
+        guard wanted != (background.appliedTiming ?? .kernelDefault) else { return }
+        do {
+            try transport.setConnectionParameters(wanted)
+        } catch {
+            throw .invalidParameters("auto-connect timing for \(background.mode) mode: \(error.description)")
+        }
+        background.appliedTiming = wanted
     }
 
     /// The options a scan runs with in the current mode; refuses what the mode forbids.

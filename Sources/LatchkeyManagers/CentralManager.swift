@@ -160,6 +160,7 @@ public final class CentralManager: BluetoothTransportDelegate {
         if state != .poweredOn {
             if isScanning { endScan(.poweredOff) }
         } else {
+            try? applyModeTiming()  // a mode chosen before the radio was on
             // Re-assert every outstanding request: a controller power-down clears the list.
             for address in pendingConnects.keys.sorted() where !transport.pendingConnections.contains(address) {
                 try? transport.addPendingConnection(to: address)
