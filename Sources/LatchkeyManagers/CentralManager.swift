@@ -47,6 +47,8 @@ public final class CentralManager: BluetoothTransportDelegate {
     private var scanOptions = ScanOptions()
     private var scanTimer: Scheduled?
     private var discoveredThisScan: Set<BluetoothAddress> = []
+    /// Execution mode state (CentralManager+Background.swift).
+    var background = CentralBackgroundState()
 
     /// Hex trace of every ATT PDU, for `.trace` logging.
     public var trace: ((BluetoothAddress, String, [UInt8]) -> Void)?
@@ -71,13 +73,12 @@ public final class CentralManager: BluetoothTransportDelegate {
     {
         guard state == .poweredOn else { throw .poweredOff }
         guard options.duration > .zero else { throw .invalidParameters("scan duration must be positive") }
+        let options = try optionsForMode(services: services, options)
         scanFilter = services
         scanOptions = options
         discoveredThisScan.removeAll()
         do {
-            try transport.startScanning(ScanParameters(active: options.active, interval: .milliseconds(60),
-                                                       window: .milliseconds(30),
-                                                       filterDuplicates: !options.allowDuplicates))
+            try transport.startScanning(scanParameters(for: options))
         } catch {
             throw .invalidParameters(error.description)
         }
@@ -93,7 +94,7 @@ public final class CentralManager: BluetoothTransportDelegate {
         endScan(.stopped)
     }
 
-    private func endScan(_ reason: ScanStopReason) {
+    func endScan(_ reason: ScanStopReason) {
         guard isScanning else { return }
         isScanning = false
         scanTimer?.cancel()
@@ -159,6 +160,7 @@ public final class CentralManager: BluetoothTransportDelegate {
         if state != .poweredOn {
             if isScanning { endScan(.poweredOff) }
         } else {
+            try? applyModeTiming()  // a mode chosen before the radio was on
             // Re-assert every outstanding request: a controller power-down clears the list.
             for address in pendingConnects.keys.sorted() where !transport.pendingConnections.contains(address) {
                 try? transport.addPendingConnection(to: address)

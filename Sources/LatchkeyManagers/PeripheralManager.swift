@@ -103,6 +103,8 @@ public final class PeripheralManager: BluetoothTransportDelegate, GATTServerDele
     /// because a legacy connectable advertiser stops when a central connects.
     public private(set) var advertisement: Advertisement?
     private var waitingForReady = false
+    /// Execution mode, advertising schedule and suppression (PeripheralManager+Background.swift).
+    var background = PeripheralBackgroundState()
 
     public var trace: ((BluetoothAddress, String, [UInt8]) -> Void)?
 
@@ -146,9 +148,10 @@ public final class PeripheralManager: BluetoothTransportDelegate, GATTServerDele
 
     public func startAdvertising(_ advertisement: Advertisement) {
         self.advertisement = advertisement
+        beginFastAdvertising(reapply: false)
         let failure: BluetoothError?
         do {
-            try transport.startAdvertising(advertisement)
+            if !background.suppressed { try transport.startAdvertising(advertisingForMode(advertisement)) }
             failure = nil
         } catch {
             failure = error.code == .poweredOff ? .poweredOff : .invalidParameters(error.description)
@@ -162,14 +165,15 @@ public final class PeripheralManager: BluetoothTransportDelegate, GATTServerDele
 
     public func stopAdvertising() {
         advertisement = nil
+        endAdvertisingSchedule()
         transport.stopAdvertising()
     }
 
     public var isAdvertising: Bool { transport.isAdvertising }
 
-    private func rearmAdvertising() {
-        guard let advertisement, state == .poweredOn, !transport.isAdvertising else { return }
-        try? transport.startAdvertising(advertisement)
+    func rearmAdvertising() {
+        guard let advertisement, state == .poweredOn, !transport.isAdvertising, !background.suppressed else { return }
+        try? transport.startAdvertising(advertisingForMode(advertisement))
     }
 
     // MARK: Notifications
@@ -247,6 +251,7 @@ public final class PeripheralManager: BluetoothTransportDelegate, GATTServerDele
             }
         }
         delegate?.peripheralManager(self, didDisconnect: central, reason: reason)
+        beginFastAdvertising()
         rearmAdvertising()
     }
 

@@ -83,11 +83,14 @@ public enum LockDaemon {
             logger.notice("resuming after an interrupted decision", metadata: ["decision": "\(recovered.id)",
                                                                               "operation": "\(recovered.operation)"])
         }
+        let gates = try AgentGates.lock(agent, settings: settings.execution, loop: loop, events: printer, logger: logger)
         agent.start(recovered: stores.interrupted)
-        // `latchkey pair` talks to this socket (docs/SECURITY.md, "Pairing").
+        // One control socket: suspend/resume/execution (the application gate), and what
+        // `latchkey pair` sends (docs/SECURITY.md, "Pairing").
         let control: LocalControlServer
         do {
             control = try LocalControlServer(path: settings.stateDirectory + "/control.sock", loop: loop) { words, reply in
+                if gates.control.handle(words, reply: reply) { return }
                 LockControlCommands.handle(words, agent: agent, reply: reply)
             }
         } catch { throw RuntimeError("control socket in \(settings.stateDirectory): \(error)") }
@@ -97,7 +100,7 @@ public enum LockDaemon {
             printer.emit(AgentEvent("lock.stopping", time: loop.now))
         }
         control.close()
-        withExtendedLifetime((agent, watcher, transport)) {}
+        withExtendedLifetime((agent, watcher, transport, gates)) {}
     }
 }
 

@@ -16,6 +16,8 @@ public struct LockSettings: Sendable {
     /// Where file-backed simulated GPIO chips live (gpio-sim-like directories), for `sim`.
     public var simulatedGPIORoot: String?
     public var eventFormat: EventFormat
+    /// Execution mode, suspension queue, wake budget, alert hook (ExecutionSettings).
+    public var execution = ExecutionSettings()
 
     public static func load(_ file: ConfigFile) throws(ConfigError) -> LockSettings {
         let root = file.root
@@ -52,9 +54,11 @@ public struct LockSettings: Sendable {
         let simRoot = try gpio.string("simulated_chip_root")
         try gpio.finish()
         let format = try root.choice("event_format", ["text", "json"]).flatMap(EventFormat.init(rawValue:)) ?? .text
+        let execution = try ExecutionSettings.read(root)
         try root.finish()
         return LockSettings(transport: transport, stateDirectory: state, agent: agent, behaviour: behaviour,
-                            wiring: wiring, simulatedGPIORoot: simRoot, eventFormat: format)
+                            wiring: wiring, simulatedGPIORoot: simRoot, eventFormat: format,
+                            execution: execution)
     }
 
     static func readWiring(_ gpio: ConfigTable) throws(ConfigError) -> LockWiring {

@@ -35,10 +35,13 @@ public enum PhoneDaemon {
                                    store: store, events: printer)
         } catch { throw RuntimeError("phone state in \(settings.stateDirectory): \(error)") }
         agent.central.trace = { peer, direction, pdu in logger.trace("ATT \(direction) \(peer): \(hex(pdu))") }
+        let gates = try AgentGates.phone(agent, lock: settings.lockAddress, settings: settings.execution, loop: loop,
+                                         events: printer, logger: logger)
 
         let control: LocalControlServer
         do {
             control = try LocalControlServer(path: settings.stateDirectory + "/control.sock", loop: loop) { words, reply in
+                if gates.control.handle(words, reply: reply) { return }
                 handle(words, agent: agent, reply: reply)
             }
         } catch { throw RuntimeError("control socket in \(settings.stateDirectory): \(error)") }
@@ -48,7 +51,7 @@ public enum PhoneDaemon {
             printer.emit(AgentEvent("phone.stopping", time: loop.now))
         }
         control.close()
-        withExtendedLifetime((agent, transport)) {}
+        withExtendedLifetime((agent, transport, gates)) {}
     }
 
     static func handle(_ words: [String], agent: PhoneAgent, reply: @escaping (String) -> Void) {
@@ -111,7 +114,8 @@ public enum PhoneDaemon {
             }
             step(0)
         default:
-            reply("error unknown command; use lock, unlock, status, mode M or probe N")
+            reply("error unknown command; use lock, unlock, status, probe N, mode normal|no-remote|passage, "
+                  + "suspend, resume or execution foreground|background")
         }
     }
 

@@ -16,6 +16,8 @@ public struct PhoneSettings: Sendable {
     public var gracePeriod: Duration
     public var connectOptions: ConnectOptions
     public var eventFormat: EventFormat
+    /// Execution mode, suspension queue, wake budget, alert hook (ExecutionSettings).
+    public var execution = ExecutionSettings()
 
     public static func load(_ file: ConfigFile) throws(ConfigError) -> PhoneSettings {
         let root = file.root
@@ -40,8 +42,10 @@ public struct PhoneSettings: Sendable {
             try alerts.finish()
         }
         let format = try root.choice("event_format", ["text", "json"]).flatMap(EventFormat.init(rawValue:)) ?? .text
+        let execution = try ExecutionSettings.read(root)
         try root.finish()
         return PhoneSettings(transport: transport, stateDirectory: state, lockAddress: lock, keyID: keyID.map(UInt32.init),
-                             keySecretFile: secretFile ?? state + "/" + PairedKeyFile.fileName, gracePeriod: grace, connectOptions: options, eventFormat: format)
+                             keySecretFile: secretFile ?? state + "/" + PairedKeyFile.fileName, gracePeriod: grace,
+                             connectOptions: options, eventFormat: format, execution: execution)
     }
 }
