@@ -69,7 +69,7 @@ make_initramfs() {
 
     # The VM side.
     cp "$HIL_DIR/vm/init" "$root/init"
-    cp -r "$HIL_DIR/vm/lib.sh" "$HIL_DIR/vm/setup" "$HIL_DIR/vm/scenarios" "$root/hil/"
+    cp -r "$HIL_DIR/vm/lib.sh" "$HIL_DIR/vm/rig.sh" "$HIL_DIR/vm/setup" "$HIL_DIR/vm/scenarios" "$root/hil/"
     chmod +x "$root/init" "$root/hil/setup" "$root"/hil/scenarios/*
 
     # No cpio on a plain Debian host: busybox has one. Uncompressed, because the kernel

@@ -20,7 +20,7 @@ wait_for() {
     local end=$(( $(now_int) + limit * 1000 ))
     while ! "$@"; do
         [ "$(now_int)" -ge "$end" ] && return 1
-        usleep 20000
+        sleep 0.02
     done
     return 0
 }
@@ -70,8 +70,6 @@ kernel_connected() { # INDEX ADDRESS
 }
 kernel_not_connected() { ! kernel_connected "$@"; }
 
-# The value of a gpio-sim line as the simulated hardware sees it.
-sim_value() { cat "$(cat $HIL_RUN/sim_dir)/sim_gpio$1/value"; }
 # Drives a gpio-sim input line from the outside, as a switch with a pull resistor would.
 sim_pull() { echo "pull-$2" > "$(cat $HIL_RUN/sim_dir)/sim_gpio$1/pull"; }
 
