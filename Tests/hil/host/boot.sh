@@ -8,7 +8,7 @@ HIL_VM_TIMEOUT=${HIL_VM_TIMEOUT:-420}
 boot_vm() {
     CONSOLE_LOG=$CACHE/console.log
     local scenarios=${HIL_SCENARIOS// /,}
-    local append="console=ttyS0 panic=-1 quiet hil.scenarios=$scenarios hil.timeout=$HIL_VM_TIMEOUT"
+    local append="console=ttyS0 panic=-1 quiet hil.scenarios=$scenarios hil.timeout=$HIL_VM_TIMEOUT hil.verbose=${HIL_VERBOSE:-0}"
     say "qemu: kernel $KVER, scenarios: ${scenarios:-all}; console log: $CONSOLE_LOG"
     # -nic none: the VM needs no network. panic=-1 and -no-reboot: a kernel panic ends qemu.
     # thread=single: multi-threaded TCG let a vCPU run a half-patched instruction (the
