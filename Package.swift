@@ -9,6 +9,8 @@
 //   LatchkeySim        the deterministic twin: manual clock, simulated radio, in-process
 //   LatchkeyPosix      real-time poll(2) event loop, Unix sockets, signals (the only Glibc user so far)
 //   LatchkeySimAir     the simulated radio shared by processes: an "air" server on a Unix socket
+//   LatchkeyMgmt       pure codecs of the kernel's Bluetooth management (mgmt) protocol
+//   LatchkeyKernel     the real Linux world: mgmt + L2CAP ATT sockets, libgpiod (the only user of CBluetooth/CGPIOD)
 //   LatchkeyManagers   Core-Bluetooth-like central and peripheral managers, generic over the seam
 //   LatchkeyLockProtocol pure lock service protocol: UUIDs, command/challenge frames, rejections
 //   LatchkeySecurity   per-phone keys, sealed commands (ChaChaPoly), single-use challenges
@@ -52,6 +54,16 @@ let package = Package(
         // epoll-era calls Glibc does not import (ppoll, accept4, pipe2), sockaddr_un, signal self-pipe.
         .target(name: "CLinuxShims"),
         .target(name: "LatchkeyPosix", dependencies: ["LatchkeyTransport", "CLinuxShims"], swiftSettings: strictness),
+        // libbluetooth and libgpiod 1.6 headers (apt: libbluetooth-dev, libgpiod-dev), for LatchkeyKernel only.
+        .systemLibrary(name: "CBluetooth", pkgConfig: "bluez", providers: [.apt(["libbluetooth-dev"])]),
+        .systemLibrary(name: "CGPIOD", pkgConfig: "libgpiod", providers: [.apt(["libgpiod-dev"])]),
+        .target(name: "LatchkeyMgmt", dependencies: ["LatchkeyTransport"], swiftSettings: strictness),
+        .target(
+            name: "LatchkeyKernel",
+            dependencies: ["LatchkeyMgmt", "LatchkeyTransport", "LatchkeyPosix", "LatchkeyLock", "CBluetooth", "CGPIOD",
+                           "CLinuxShims"],
+            // The syscall mocking hook exists in debug builds only (swift-system's ENABLE_MOCKING).
+            swiftSettings: strictness + [.define("ENABLE_MOCKING", .when(configuration: .debug))]),
         .target(
             name: "LatchkeySimAir",
             dependencies: ["LatchkeySim", "LatchkeyPosix", "LatchkeyTransport", "LatchkeyATT"],
@@ -83,7 +95,7 @@ let package = Package(
             name: "LatchkeyRuntime",
             dependencies: ["LatchkeyAgents", "LatchkeyConfig", "LatchkeyPosix", "LatchkeySimAir", "LatchkeySim",
                            "LatchkeyLock", "LatchkeySecurity", "LatchkeyManagers", "LatchkeyTransport",
-                           "LatchkeyLockProtocol", "LatchkeyPhone", "LatchkeyStore",
+                           "LatchkeyLockProtocol", "LatchkeyPhone", "LatchkeyStore", "LatchkeyKernel",
                            .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictness),
         .executableTarget(
@@ -108,6 +120,10 @@ let package = Package(
             name: "LatchkeyManagersTests",
             dependencies: ["LatchkeyManagers", "LatchkeySim", "LatchkeyGATT", "LatchkeyATT"]),
         .testTarget(name: "LatchkeyPosixTests", dependencies: ["LatchkeyPosix", "LatchkeyTransport"]),
+        .testTarget(name: "LatchkeyMgmtTests", dependencies: ["LatchkeyMgmt", "LatchkeyTransport", "LatchkeyATT"]),
+        .testTarget(
+            name: "LatchkeyKernelTests",
+            dependencies: ["LatchkeyKernel", "LatchkeyMgmt", "LatchkeyPosix", "LatchkeyTransport", "LatchkeyLock"]),
         .testTarget(
             name: "LatchkeySimAirTests",
             dependencies: ["LatchkeySimAir", "LatchkeySim", "LatchkeyPosix", "LatchkeyTransport", "LatchkeyATT"]),
@@ -120,7 +136,8 @@ let package = Package(
                            "LatchkeyLockProtocol", "LatchkeyTransport"]),
         .testTarget(
             name: "LatchkeyRuntimeTests",
-            dependencies: ["LatchkeyRuntime", "LatchkeyConfig", "LatchkeyLock", "LatchkeyTransport"]),
+            dependencies: ["LatchkeyRuntime", "LatchkeyConfig", "LatchkeyLock", "LatchkeyTransport", "LatchkeyPosix",
+                           .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "LatchkeyLockTests", dependencies: ["LatchkeyLock", "LatchkeySim"]),
         .testTarget(
             name: "LatchkeyStoreTests",

@@ -1,5 +1,6 @@
 import LatchkeyAgents
 import Logging
+import LatchkeyKernel
 import LatchkeyLock
 import LatchkeyPosix
 import LatchkeySecurity
@@ -33,27 +34,32 @@ public enum LockDaemon {
         let stores = try StateStores.openLock(settings.stateDirectory, monotonicNow: { loop.now }) { message in
             printer.emit(AgentEvent("lock.store_recovered", time: loop.now, [("detail", message)]))
         }
-        let transport = try openTransport(settings.transport, loop: loop, role: "lock")
+        let transport = try openTransport(settings.transport, loop: loop, role: "lock", logger: logger)
 
-        // GPIO: the file-backed simulated chip (the libgpiod backend arrives with the kernel transport).
-        guard let root = settings.simulatedGPIORoot else {
-            throw RuntimeError("no GPIO backend for real hardware in this build yet; set gpio.simulated_chip_root")
-        }
-        let fileChip: FileGPIOChip
-        do {
-            guard let c = try FileGPIOChipFinder(root: root, loop: loop).chip(labelled: settings.wiring.chipLabel)
-                    as? FileGPIOChip else { throw RuntimeError("GPIO chip \(settings.wiring.chipLabel) is not file-backed") }
-            fileChip = c
-        } catch let e as RuntimeError { throw e } catch {
-            throw RuntimeError("GPIO: \(error)")
+        // GPIO: the file-backed simulated chip when configured, else the real chip through libgpiod.
+        let reportGPIOError: (String) -> Void = { printer.emit(AgentEvent("lock.gpio_error", time: loop.now, [("error", $0)])) }
+        let chips: any GPIOChipFinder
+        let watcher: FileChipWatcher?
+        if let root = settings.simulatedGPIORoot {
+            let fileChip: FileGPIOChip
+            do {
+                guard let c = try FileGPIOChipFinder(root: root, loop: loop).chip(labelled: settings.wiring.chipLabel)
+                        as? FileGPIOChip else { throw RuntimeError("GPIO chip \(settings.wiring.chipLabel) is not file-backed") }
+                fileChip = c
+            } catch let e as RuntimeError { throw e } catch {
+                throw RuntimeError("GPIO: \(error)")
+            }
+            chips = GPIOChipSet([fileChip])
+            watcher = try FileChipWatcher(chip: fileChip, loop: loop, onError: reportGPIOError)
+        } else {
+            chips = LibgpiodChipFinder(loop: loop) { reportGPIOError("\($0)") }
+            watcher = nil
         }
         let outputClock = OutputChangeClock(loop: loop)
         let hardware: LockHardware
         do {
-            hardware = try LockHardware.open(settings.wiring, chips: TimingChipFinder(GPIOChipSet([fileChip]),
-                                                                                    clock: outputClock), loop: loop)
+            hardware = try LockHardware.open(settings.wiring, chips: TimingChipFinder(chips, clock: outputClock), loop: loop)
         } catch { throw RuntimeError("GPIO: \(error)") }
-        let watcher = try FileChipWatcher(chip: fileChip, loop: loop) { printer.emit(AgentEvent("lock.gpio_error", time: loop.now, [("error", $0)])) }
 
         let controller: LockController
         do {
@@ -81,7 +87,7 @@ public enum LockDaemon {
 }
 
 /// Opens the configured transport, with one clear sentence when it cannot.
-func openTransport(_ settings: TransportSettings, loop: PosixEventLoop, role: String) throws(RuntimeError)
+func openTransport(_ settings: TransportSettings, loop: PosixEventLoop, role: String, logger: Logger) throws(RuntimeError)
     -> any BluetoothTransport
 {
     switch settings {
@@ -92,8 +98,17 @@ func openTransport(_ settings: TransportSettings, loop: PosixEventLoop, role: St
             throw RuntimeError("cannot reach the simulated air at \(socket) (\(error)); start it with `latchkey air`")
         }
     case .kernel(let adapter):
-        throw RuntimeError("the kernel Bluetooth transport (\(adapter)) is not part of this build yet; "
-                           + "use `transport: sim` with `latchkey air`")
+        do {
+            let transport = try KernelTransport.open(adapter: adapter, loop: loop)
+            transport.onFailure = { logger.warning("kernel transport: \($0)") }
+            transport.mgmt.trace = { direction, packet in logger.trace("mgmt \(direction) \(packet.index) \(hex(packet.encoded()))") }
+            return transport
+        } catch where error.code == .noBluetooth {
+            throw RuntimeError("this kernel has no Bluetooth support (\(error.message)); use `transport: sim` "
+                               + "with `latchkey air` on this machine, or run on a kernel with Bluetooth")
+        } catch {
+            throw RuntimeError("cannot open Bluetooth adapter \(adapter): \(error)")
+        }
     }
 }
 

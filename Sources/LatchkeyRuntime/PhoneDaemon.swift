@@ -19,7 +19,7 @@ public enum PhoneDaemon {
         let store = try StateStores.openPhone(settings.stateDirectory) { message in
             printer.emit(AgentEvent("phone.store_recovered", time: loop.now, [("detail", message)]))
         }
-        let transport = try openTransport(settings.transport, loop: loop, role: "phone")
+        let transport = try openTransport(settings.transport, loop: loop, role: "phone", logger: logger)
         let agent: PhoneAgent
         do {
             agent = try PhoneAgent(transport: transport,

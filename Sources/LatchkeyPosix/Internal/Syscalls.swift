@@ -3,36 +3,15 @@ import Glibc
 #endif
 import CLinuxShims
 
-/// Every C call LatchkeyPosix makes, behind one errno policy (swift-system's
-/// `Internals/Syscalls.swift`, swift-nio's `syscall(blocking:where:_:)`):
-/// - EINTR is retried (a signal arrived; the call did nothing);
-/// - EAGAIN/EWOULDBLOCK is `.wouldBlock`, a normal answer on a non-blocking fd;
-/// - EBADF/EFAULT are programming errors (a closed or bogus fd/pointer) and trap;
-/// - anything else is a `SystemError` naming the call.
-/// `close` is the exception: Linux always releases the fd, so it is never retried.
+/// Every C call LatchkeyPosix makes, under the one errno policy (`ErrnoPolicy`, shared
+/// with LatchkeyKernel; swift-system's `Internals/Syscalls.swift`).
 enum Syscalls {
-    /// Runs `body` (a C call returning -1 and setting errno on failure) under the policy.
     static func call(_ name: @autoclosure () -> String, _ body: () -> Int) throws(SystemError) -> IOResult<Int> {
-        while true {
-            let result = body()
-            if result != -1 { return .done(result) }
-            let code = Errno(rawValue: errno)
-            switch code {
-            case .interrupted: continue
-            case .wouldBlock: return .wouldBlock
-            case .badFileDescriptor, .badAddress:
-                preconditionFailure("\(name()): \(code) — a closed or invalid descriptor is a bug")
-            default: throw SystemError(code, call: name())
-            }
-        }
+        try ErrnoPolicy.call(name(), body)
     }
 
-    /// As `call`, for calls on which "would block" cannot happen or is itself an error.
     static func blocking(_ name: @autoclosure () -> String, _ body: () -> Int) throws(SystemError) -> Int {
-        switch try call(name(), body) {
-        case .done(let value): return value
-        case .wouldBlock: throw SystemError(.wouldBlock, call: name())
-        }
+        try ErrnoPolicy.blocking(name(), body)
     }
 
     static func errorString(_ code: CInt) -> String { String(cString: strerror(code)) }

@@ -1,0 +1,288 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CBluetooth
+import CGPIOD
+import CLinuxShims
+import LatchkeyPosix
+import LatchkeyTransport
+
+/// Every C call LatchkeyKernel makes: sockets (mgmt, L2CAP), libbluetooth structures and
+/// libgpiod, each under the one errno policy (`ErrnoPolicy`: EINTR retried, EAGAIN is
+/// `.wouldBlock`, EBADF/EFAULT trap) and each behind the mocking hook of debug builds
+/// (`SyscallMock`), keyed by the C function's name. Callers turn the `SystemError` into
+/// their own typed error (`KernelError`, which makes EAFNOSUPPORT "no Bluetooth", or
+/// `GPIOError`).
+enum Syscalls {
+    /// Runs `body` (returning -1 with errno on failure) under the policy and the hook.
+    static func call(_ function: String, _ context: @autoclosure () -> String = "",
+                     _ body: () -> Int) throws(SystemError) -> IOResult<Int> {
+        try ErrnoPolicy.call(function + context()) {
+#if ENABLE_MOCKING
+            if let forced = SyscallMock.current?.intercept(function) {
+                errno = forced.rawValue
+                return -1
+            }
+#endif
+            return body()
+        }
+    }
+
+    static func blocking(_ function: String, _ context: @autoclosure () -> String = "",
+                         _ body: () -> Int) throws(SystemError) -> Int {
+        switch try call(function, context(), body) {
+        case .done(let value): return value
+        case .wouldBlock: throw SystemError(.wouldBlock, call: function + context())
+        }
+    }
+
+    /// For calls that return a pointer, NULL with errno on failure.
+    static func pointer(_ function: String, _ context: @autoclosure () -> String = "",
+                        _ body: () -> OpaquePointer?) throws(SystemError) -> OpaquePointer {
+        var result: OpaquePointer?
+        _ = try blocking(function, context()) {
+            result = body()
+            return result == nil ? -1 : 0
+        }
+        return result!
+    }
+
+    static func close(_ fd: CInt) {
+        _ = Glibc.close(fd)  // never retried: Linux has released the fd even on EINTR
+    }
+
+    // MARK: Socket I/O (mgmt and ATT sockets alike: one message per call)
+
+    static let messageFlags = Int32(MSG_DONTWAIT) | Int32(MSG_NOSIGNAL)
+
+    /// Sends one whole message without blocking; `.wouldBlock` when the socket buffer is full.
+    static func send(_ fd: CInt, _ message: [UInt8]) throws(SystemError) -> IOResult<Int> {
+        try call("send") { message.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, messageFlags) } }
+    }
+
+    /// Receives one whole message; an empty array is end of stream. MSG_TRUNC makes the
+    /// kernel return the real length, so a message longer than `capacity` is an EMSGSIZE
+    /// error rather than silently cut.
+    static func receive(_ fd: CInt, capacity: Int) throws(SystemError) -> IOResult<[UInt8]> {
+        var buffer = [UInt8](repeating: 0, count: capacity)
+        let result = try call("recv") {
+            buffer.withUnsafeMutableBytes { Glibc.recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT | MSG_TRUNC)) }
+        }
+        guard case .done(let n) = result else { return .wouldBlock }
+        if n > capacity { throw SystemError(.messageTooLong, call: "recv(\(n) > \(capacity) bytes)") }
+        return .done(Array(buffer.prefix(n)))
+    }
+
+    /// A connected pair of non-blocking SOCK_SEQPACKET sockets: the test transport for
+    /// mgmt and ATT alike (both keep message boundaries).
+    static func seqPacketPair() throws(SystemError) -> (CInt, CInt) {
+        var fds: [CInt] = [-1, -1]
+        let type = Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
+        _ = try blocking("socketpair") {
+            Int(fds.withUnsafeMutableBufferPointer { socketpair(AF_UNIX, type, 0, $0.baseAddress) })
+        }
+        return (fds[0], fds[1])
+    }
+
+    /// The pending error of a socket whose non-blocking connect has finished (SO_ERROR).
+    static func socketError(_ fd: CInt) throws(SystemError) -> Errno? {
+        var value: CInt = 0
+        var length = socklen_t(MemoryLayout<CInt>.size)
+        _ = try blocking("getsockopt", "(SO_ERROR)") { Int(getsockopt(fd, SOL_SOCKET, SO_ERROR, &value, &length)) }
+        return value == 0 ? nil : Errno(rawValue: value)
+    }
+
+    // MARK: Bluetooth sockets
+
+    private static let nonBlocking = Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
+
+    /// The mgmt socket: raw HCI, bound to no device (HCI_DEV_NONE) on HCI_CHANNEL_CONTROL
+    /// (mgmt-api.txt, "Example"). EAFNOSUPPORT here means the kernel has no Bluetooth.
+    static func mgmtSocket() throws(SystemError) -> CInt {
+        let fd = CInt(try blocking("socket", "(AF_BLUETOOTH, SOCK_RAW, BTPROTO_HCI)") {
+            Int(socket(AF_BLUETOOTH, Int32(SOCK_RAW.rawValue) | nonBlocking, BTPROTO_HCI))
+        })
+        var address = sockaddr_hci()
+        address.hci_family = sa_family_t(AF_BLUETOOTH)
+        address.hci_dev = UInt16(HCI_DEV_NONE)
+        address.hci_channel = UInt16(HCI_CHANNEL_CONTROL)
+        do throws(SystemError) {
+            _ = try blocking("bind", "(HCI_CHANNEL_CONTROL)") {
+                Int(withUnsafePointer(to: &address) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                        Glibc.bind(fd, $0, socklen_t(MemoryLayout<sockaddr_hci>.size))
+                    }
+                })
+            }
+        } catch {
+            close(fd)
+            throw error
+        }
+        return fd
+    }
+
+    /// An LE L2CAP socket, SOCK_SEQPACKET: one ATT PDU per message.
+    static func l2capSocket() throws(SystemError) -> CInt {
+        CInt(try blocking("socket", "(AF_BLUETOOTH, SOCK_SEQPACKET, BTPROTO_L2CAP)") {
+            Int(socket(AF_BLUETOOTH, Int32(SOCK_SEQPACKET.rawValue) | nonBlocking, BTPROTO_L2CAP))
+        })
+    }
+
+    /// The ATT fixed channel (CID 4) at `address` (BDADDR_LE_PUBLIC or _RANDOM).
+    static func attAddress(_ address: BluetoothAddress) -> sockaddr_l2 {
+        var sa = sockaddr_l2()
+        sa.l2_family = sa_family_t(AF_BLUETOOTH)
+        sa.l2_psm = 0
+        let b = address.littleEndianBytes
+        sa.l2_bdaddr = bdaddr_t(b: (b[0], b[1], b[2], b[3], b[4], b[5]))
+        sa.l2_cid = latchkey_htobs(LATCHKEY_L2CAP_CID_ATT)
+        sa.l2_bdaddr_type = UInt8(address.kind == .random ? BDADDR_LE_RANDOM : BDADDR_LE_PUBLIC)
+        return sa
+    }
+
+    static func address(of sa: sockaddr_l2) -> BluetoothAddress {
+        let b = sa.l2_bdaddr.b
+        let value = [b.0, b.1, b.2, b.3, b.4, b.5].reversed().reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        return BluetoothAddress(value, kind: sa.l2_bdaddr_type == UInt8(BDADDR_LE_RANDOM) ? .random : .public)
+    }
+
+    private static func withSocketAddress<R>(_ sa: inout sockaddr_l2, _ body: (UnsafePointer<sockaddr>, socklen_t) -> R) -> R {
+        withUnsafePointer(to: &sa) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_l2>.size)) }
+        }
+    }
+
+    static func bindATT(_ fd: CInt, to address: BluetoothAddress) throws(SystemError) {
+        var sa = attAddress(address)
+        _ = try blocking("bind", "(ATT \(address))") { Int(withSocketAddress(&sa) { Glibc.bind(fd, $0, $1) }) }
+    }
+
+    static func listen(_ fd: CInt, backlog: CInt) throws(SystemError) {
+        _ = try blocking("listen") { Int(Glibc.listen(fd, backlog)) }
+    }
+
+    /// Accepts one connection as a non-blocking socket, with the peer's LE address.
+    static func acceptATT(_ fd: CInt) throws(SystemError) -> IOResult<(CInt, BluetoothAddress)> {
+        guard case .done(let client) = try call("accept4", "", { Int(latchkey_accept_nonblocking(fd)) }) else {
+            return .wouldBlock
+        }
+        var peer = sockaddr_l2()
+        var length = socklen_t(MemoryLayout<sockaddr_l2>.size)
+        do throws(SystemError) {
+            _ = try blocking("getpeername") {
+                Int(withUnsafeMutablePointer(to: &peer) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getpeername(CInt(client), $0, &length) }
+                })
+            }
+        } catch {
+            close(CInt(client))
+            throw error
+        }
+        return .done((CInt(client), address(of: peer)))
+    }
+
+    /// Starts connecting the ATT channel to `peer`: true when connected at once (the usual
+    /// answer for a link that is already up), false while in progress (wait for writable).
+    static func connectATT(_ fd: CInt, to peer: BluetoothAddress) throws(SystemError) -> Bool {
+        var sa = attAddress(peer)
+        do throws(SystemError) {
+            _ = try blocking("connect", "(ATT \(peer))") { Int(withSocketAddress(&sa) { Glibc.connect(fd, $0, $1) }) }
+            return true
+        } catch where error.errno == .inProgress {
+            return false
+        }
+    }
+
+    /// The channel's incoming and outgoing L2CAP MTUs (L2CAP_OPTIONS).
+    static func l2capMTUs(_ fd: CInt) throws(SystemError) -> (incoming: Int, outgoing: Int) {
+        var options = l2cap_options()
+        var length = socklen_t(MemoryLayout<l2cap_options>.size)
+        _ = try blocking("getsockopt", "(L2CAP_OPTIONS)") {
+            Int(getsockopt(fd, SOL_L2CAP, L2CAP_OPTIONS, &options, &length))
+        }
+        return (Int(options.imtu), Int(options.omtu))
+    }
+
+    // MARK: libgpiod 1.6
+
+    /// Names of the GPIO character devices in /dev ("gpiochip0", ...), sorted.
+    static func gpioChipNames() -> [String] {
+        guard let dir = opendir("/dev") else { return [] }
+        defer { closedir(dir) }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if name.hasPrefix("gpiochip") { names.append(name) }
+        }
+        return names.sorted { $0.count != $1.count ? $0.count < $1.count : $0 < $1 }
+    }
+
+    static func gpiodChipOpen(_ name: String) throws(SystemError) -> OpaquePointer {
+        try pointer("gpiod_chip_open_by_name", "(\(name))") { gpiod_chip_open_by_name(name) }
+    }
+
+    static func gpiodChipClose(_ chip: OpaquePointer) { gpiod_chip_close(chip) }
+
+    static func gpiodChipLabel(_ chip: OpaquePointer) -> String { String(cString: gpiod_chip_label(chip)) }
+
+    static func gpiodFindLine(_ chip: OpaquePointer, _ name: String) throws(SystemError) -> OpaquePointer {
+        try pointer("gpiod_chip_find_line", "(\(name))") { gpiod_chip_find_line(chip, name) }
+    }
+
+    static func gpiodRequestOutput(_ line: OpaquePointer, consumer: String, flags: Int32, value: Bool) throws(SystemError) {
+        _ = try blocking("gpiod_line_request_output_flags") {
+            Int(gpiod_line_request_output_flags(line, consumer, flags, value ? 1 : 0))
+        }
+    }
+
+    static func gpiodRequestBothEdges(_ line: OpaquePointer, consumer: String, flags: Int32) throws(SystemError) {
+        _ = try blocking("gpiod_line_request_both_edges_events_flags") {
+            Int(gpiod_line_request_both_edges_events_flags(line, consumer, flags))
+        }
+    }
+
+    static func gpiodSetValue(_ line: OpaquePointer, _ active: Bool) throws(SystemError) {
+        _ = try blocking("gpiod_line_set_value") { Int(gpiod_line_set_value(line, active ? 1 : 0)) }
+    }
+
+    static func gpiodGetValue(_ line: OpaquePointer) throws(SystemError) -> Bool {
+        try blocking("gpiod_line_get_value") { Int(gpiod_line_get_value(line)) } == 1
+    }
+
+    /// The line's event fd, switched to non-blocking so events are read until EAGAIN.
+    static func gpiodEventDescriptor(_ line: OpaquePointer) throws(SystemError) -> CInt {
+        let fd = CInt(try blocking("gpiod_line_event_get_fd") { Int(gpiod_line_event_get_fd(line)) })
+        let flags = try blocking("fcntl", "(F_GETFL)") { Int(fcntl(fd, F_GETFL)) }
+        _ = try blocking("fcntl", "(F_SETFL)") { Int(fcntl(fd, F_SETFL, Int32(flags) | O_NONBLOCK)) }
+        return fd
+    }
+
+    /// Reads one edge event: true for a rising edge (logical: active-low is applied by
+    /// the kernel), false for falling.
+    static func gpiodReadEvent(_ fd: CInt) throws(SystemError) -> IOResult<Bool> {
+        var event = gpiod_line_event()
+        guard case .done = try call("gpiod_line_event_read_fd", "", { Int(gpiod_line_event_read_fd(fd, &event)) }) else {
+            return .wouldBlock
+        }
+        return .done(event.event_type == Int32(truncatingIfNeeded: GPIOD_LINE_EVENT_RISING_EDGE))
+    }
+}
+
+extension Errno {
+    static let operationNotPermitted = Errno(rawValue: 1)   // EPERM
+    static let busy = Errno(rawValue: 16)                   // EBUSY
+    static let permissionDenied = Errno(rawValue: 13)       // EACCES
+    static let noSuchDevice = Errno(rawValue: 19)           // ENODEV
+    static let connectionAborted = Errno(rawValue: 103)     // ECONNABORTED
+    static let timedOut = Errno(rawValue: 110)              // ETIMEDOUT
+    static let hostDown = Errno(rawValue: 112)              // EHOSTDOWN
+    static let inProgress = Errno(rawValue: 115)            // EINPROGRESS
+}
+
+/// libgpiod 1.6 line request flags (GPIOD_LINE_REQUEST_FLAG_*), as Swift values.
+enum GPIOFlag {
+    static let activeLow = Int32(truncatingIfNeeded: GPIOD_LINE_REQUEST_FLAG_ACTIVE_LOW)
+    static let biasDisable = Int32(truncatingIfNeeded: GPIOD_LINE_REQUEST_FLAG_BIAS_DISABLE)
+    static let biasPullDown = Int32(truncatingIfNeeded: GPIOD_LINE_REQUEST_FLAG_BIAS_PULL_DOWN)
+    static let biasPullUp = Int32(truncatingIfNeeded: GPIOD_LINE_REQUEST_FLAG_BIAS_PULL_UP)
+}

@@ -1,0 +1,132 @@
+import LatchkeyPosix
+import LatchkeyTransport
+
+/// One ATT bearer on an L2CAP socket (CID 4): one PDU per message, non-blocking.
+///
+/// Back-pressure is the kernel's: a send the socket buffer cannot take fails with EAGAIN,
+/// which is `.full` here (nothing queued), and writable interest is armed until POLLOUT
+/// says there is room, which is `linkIsWritable`. End of stream or a socket error ends the
+/// link, with the HCI reason of the Device Disconnected event when the kernel sent one.
+public final class KernelLink: ATTLink {
+    public let id: LinkID
+    public let peer: BluetoothAddress
+    public let role: LinkRole
+    public let maximumTransmissionUnit: Int
+    public weak var delegate: (any ATTLinkDelegate)?
+
+    private var fd: CInt
+    private var watch: Watch?
+    private let loop: PosixEventLoop
+    /// Set by a `.full` answer; cleared when `linkIsWritable` is delivered.
+    private var owesWritable = false
+    private weak var transport: KernelTransport?
+
+    /// The kernel gives ATT sockets an incoming MTU of 672 (L2CAP_DEFAULT_MTU), so no
+    /// message is longer; a longer one is reported, not cut.
+    static let receiveCapacity = 672
+    /// PDUs read per readiness callback before yielding to other fds (fairness).
+    static let receiveBatch = 32
+
+    init(id: LinkID, fileDescriptor: CInt, peer: BluetoothAddress, role: LinkRole, maximumTransmissionUnit: Int,
+         loop: PosixEventLoop, transport: KernelTransport) {
+        self.id = id
+        self.peer = peer
+        self.role = role
+        self.maximumTransmissionUnit = maximumTransmissionUnit
+        self.loop = loop
+        self.transport = transport
+        fd = fileDescriptor
+        watch = loop.watch(fd: fileDescriptor, events: .readable) { [weak self] events in self?.handle(events) }
+    }
+
+    deinit { if fd >= 0 { Syscalls.close(fd) } }
+
+    public var isConnected: Bool { fd >= 0 }
+
+    public func send(_ pdu: [UInt8]) -> SendResult {
+        guard isConnected else { return .disconnected }
+        precondition(pdu.count <= maximumTransmissionUnit,
+                     "PDU of \(pdu.count) bytes exceeds the bearer MTU \(maximumTransmissionUnit)")
+        do {
+            switch try Syscalls.send(fd, pdu) {
+            case .done: return .sent
+            case .wouldBlock:
+                owesWritable = true
+                watch?.events = [.readable, .writable]
+                return .full
+            }
+        } catch {
+            // EPIPE/ECONNRESET/ENOTCONN: the link is gone; report it from the loop, not
+            // from inside the caller's send.
+            let errno = error.errno
+            loop.execute { [weak self] in self?.lost(errno) }
+            return .disconnected
+        }
+    }
+
+    /// Closes our socket while the link is still up, then asks the kernel to end the link
+    /// (mgmt Disconnect), so the peer sees it now rather than after the idle-link timeout.
+    /// Closing before the link is gone also avoids the 6.1 kernels' crash on an ATT socket
+    /// closed after link loss (docs/HIL notes). `didDisconnect` follows on the next turn.
+    public func disconnect() {
+        guard isConnected else { return }
+        closeSocket()
+        transport?.linkWasClosedLocally(self)
+        loop.execute { [weak self] in
+            guard let self else { return }
+            self.delegate?.link(self, didDisconnect: .localHostTerminated)
+        }
+    }
+
+    /// Drops the link without telling anyone (an unclaimed link, or the transport closing).
+    func drop() {
+        closeSocket()
+    }
+
+    private func handle(_ events: IOEvents) {
+        if events.contains(.writable) {
+            watch?.events = .readable
+            if owesWritable {
+                owesWritable = false
+                delegate?.linkIsWritable(self)
+            }
+        }
+        guard events.contains(.readable) || events.contains(.hangUp) || events.contains(.error) else { return }
+        for _ in 0..<Self.receiveBatch where isConnected {
+            let received: IOResult<[UInt8]>
+            do { received = try Syscalls.receive(fd, capacity: Self.receiveCapacity) } catch {
+                return lost(error.errno)
+            }
+            switch received {
+            case .wouldBlock: return
+            case .done(let pdu) where pdu.isEmpty: return lost(nil)
+            case .done(let pdu): delegate?.link(self, didReceive: pdu)
+            }
+        }
+    }
+
+    /// The link ended under us (end of stream, or `errno`).
+    private func lost(_ errno: Errno?) {
+        guard isConnected else { return }
+        closeSocket()
+        let reason = transport?.linkDidEnd(self, errno: errno) ?? Self.reason(for: errno)
+        delegate?.link(self, didDisconnect: reason)
+    }
+
+    private func closeSocket() {
+        watch?.cancel()
+        watch = nil
+        Syscalls.close(fd)
+        fd = -1
+    }
+
+    /// The HCI reason behind a socket error: net/bluetooth/lib.c `bt_to_errno` maps 0x08
+    /// (connection timeout) to ETIMEDOUT, 0x13–0x15 (remote terminated, low resources,
+    /// power off) to ECONNRESET and 0x16 (local host) to ECONNABORTED. End of stream
+    /// without an error is the peer's doing.
+    static func reason(for errno: Errno?) -> DisconnectReason {
+        if errno == .timedOut { return .connectionTimeout }
+        if errno == .connectionAborted { return .localHostTerminated }
+        return .remoteUserTerminated
+    }
+}

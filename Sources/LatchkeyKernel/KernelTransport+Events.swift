@@ -1,0 +1,139 @@
+import LatchkeyMgmt
+import LatchkeyPosix
+import LatchkeyTransport
+
+/// The controller's life as mgmt events tell it: settings, power, index removal and
+/// return, devices connecting, discovery results, and what other mgmt clients undo.
+extension KernelTransport {
+    /// LE on, not bondable (pairing is not how Latchkey authenticates), connectable, powered:
+    /// each answer carries the new Current_Settings.
+    func configureController() {
+        for command: MgmtCommand in [.setLowEnergy(true), .setBondable(false), .setConnectable(true), .setPowered(true)] {
+            send(command) { [weak self] result in
+                guard let self else { return }
+                switch result {
+                case .success(let parameters):
+                    if let settings = try? MgmtReply.currentSettings(parameters, of: command.opcode) { self.apply(settings) }
+                case .failure(let error):
+                    if error.status == .permissionDenied { self.refusal = .unauthorized }
+                    if error.status == .notSupported && command.opcode == .setLowEnergy { self.refusal = .unsupported }
+                    self.onFailure?(KernelError(error))
+                    self.updateState()
+                }
+            }
+        }
+    }
+
+    func apply(_ newSettings: MgmtSettings) {
+        settings = newSettings
+        updateState()
+    }
+
+    func computedState() -> RadioState {
+        if let refusal { return refusal }
+        guard isAttached else { return .poweredOff }
+        return settings.isSuperset(of: [.powered, .lowEnergy]) ? .poweredOn : .poweredOff
+    }
+
+    /// Moves to the computed state; on power-on the mirror is re-asserted before the
+    /// delegate hears of it, so a manager that checks `isAdvertising` sees the truth.
+    func updateState() {
+        let newState = computedState()
+        guard newState != state else { return }
+        state = newState
+        if newState == .poweredOn {
+            reassert()
+        } else {
+            scan = nil  // the kernel ends discovery when the controller goes down
+        }
+        delegate?.transport(self, didChangeState: newState)
+    }
+
+    /// Everything the kernel may have forgotten: timing, our advertising instance, every
+    /// Add Device entry; then which devices are linked already, to claim the ones we want.
+    func reassert() {
+        if let connectionTiming { command(.setDefaultSystemConfiguration(connectionTiming)) }
+        if let advertising {
+            do { try openListener() } catch { onFailure?(error) }
+            sendAdvertising(advertising)
+        }
+        for peer in pendingConnections.sorted() { reassertPending(peer) }
+        send(.getConnections) { [weak self] result in
+            guard let self, case .success(let parameters) = result,
+                  let devices = try? MgmtReply.connections(parameters) else { return }  // Not Powered: nothing linked
+            self.connectedDevices = Set(devices.compactMap(\.address))
+            for peer in self.connectedDevices.sorted() { self.claimIfWanted(peer) }
+        }
+    }
+
+    func reassertPending(_ peer: BluetoothAddress) {
+        command(.addDevice(peer, .autoConnect)) { [weak self] _ in self?.pendingConnections.remove(peer) }
+    }
+
+    func handle(_ event: MgmtEvent, on eventIndex: MgmtIndex) {
+        if case .indexAdded = event { return indexAdded(eventIndex) }
+        guard isAttached, eventIndex == index else { return }
+        switch event {
+        case .indexRemoved:
+            detach()
+        case .newSettings(let newSettings):
+            apply(newSettings)
+        case .deviceConnected(let connected):
+            guard let peer = connected.address.address else { return }
+            connectedDevices.insert(peer)
+            disconnectReasons[peer] = nil
+            claimIfWanted(peer)
+        case .deviceDisconnected(let device, let reason):
+            guard let peer = device.address else { return }
+            connectedDevices.remove(peer)
+            disconnectReasons[peer] = reason.hciReason
+        case .deviceFound(let found):
+            guard isScanning, let peer = found.address.address,
+                  let data = try? AdvertisingData(decoding: found.eir) else { return }
+            delegate?.transport(self, didReceive: AdvertisementReport(address: peer, data: data, rssi: found.rssi,
+                                                                     connectable: found.isConnectable))
+        case .discovering(_, let discovering):
+            // LE discovery ends by itself after 10.24 s (DISCOV_LE_TIMEOUT); the seam's scan
+            // runs until stopped, so it is restarted unless the end was our own doing.
+            if !discovering && isScanning && discoveryCommandsInFlight == 0 { startDiscovery() }
+        case .deviceRemoved(let device):
+            // Another client (bluetoothd initialising the adapter) removed our entry.
+            if let peer = device.address, pendingConnections.contains(peer) { reassertPending(peer) }
+        case .advertisingRemoved(let instance):
+            if instance == Self.advertisingInstance, let advertising, state == .poweredOn { sendAdvertising(advertising) }
+        case .controllerError(let code):
+            onFailure?(KernelError(.system, "\(index) reported a controller hardware error (0x\(String(code, radix: 16)))"))
+        default:
+            break
+        }
+    }
+
+    /// Our controller went away (unplugged, driver reset): links end through their sockets.
+    func detach() {
+        isAttached = false
+        closeListener()
+        cancelClaims()
+        connectedDevices = []
+        updateState()
+    }
+
+    /// A controller appeared: if it is ours again (same address), take it up.
+    func indexAdded(_ newIndex: MgmtIndex) {
+        guard !isAttached else { return }
+        mgmt.send(.readControllerInfo, to: newIndex) { [weak self] result in
+            guard let self, !self.isAttached, case .success(let parameters) = result,
+                  let info = try? ControllerInfo(decoding: parameters), info.address == self.address else { return }
+            self.index = newIndex
+            self.isAttached = true
+            self.settings = info.currentSettings
+            self.configureController()
+            self.updateState()
+        }
+    }
+
+    func mgmtClosed(_ error: KernelError?) {
+        isAttached = false
+        onFailure?(error ?? KernelError(.system, "the mgmt socket closed"))
+        updateState()
+    }
+}

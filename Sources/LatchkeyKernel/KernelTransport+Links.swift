@@ -1,0 +1,117 @@
+import LatchkeyMgmt
+import LatchkeyPosix
+import LatchkeyTransport
+
+/// Links: the lock's side accepts on a listening ATT socket; the phone's side claims a
+/// link the kernel made from the auto-connect list by opening its ATT socket as soon as
+/// Device Connected arrives, before the kernel drops the unused link (~2 s).
+extension KernelTransport {
+    public var connectedLinks: [any ATTLink] { links.filter(\.isConnected) }
+
+    /// Listens on our ATT channel; opened with the first advertising (only a peripheral
+    /// takes incoming links, and a listener would also take the ATT channel of links the
+    /// phone's auto-connect makes).
+    func openListener() throws(KernelError) {
+        guard listener == nil, isAttached else { return }
+        let opened = try sockets.listen(on: address)
+        listener = opened
+        listenerWatch = posixLoop.watch(fd: opened.fileDescriptor, events: .readable) { [weak self] _ in
+            self?.acceptLinks()
+        }
+    }
+
+    func closeListener() {
+        listenerWatch?.cancel()
+        listenerWatch = nil
+        listener?.close()
+        listener = nil
+    }
+
+    private func acceptLinks() {
+        while let listener {
+            let accepted: (CInt, BluetoothAddress)?
+            do { accepted = try listener.accept() } catch {
+                // A listener that keeps failing would keep the loop busy: close it; the
+                // next advertising or power-on opens a new one.
+                closeListener()
+                onFailure?(error)
+                return
+            }
+            guard let accepted else { return }
+            linkUp(accepted.0, peer: accepted.1, role: .peripheral)
+        }
+    }
+
+    /// Claims the link to `peer` on the next turn if we asked for it and it is up.
+    func claimIfWanted(_ peer: BluetoothAddress) {
+        guard pendingConnections.contains(peer), connectedDevices.contains(peer) else { return }
+        posixLoop.execute { [weak self] in self?.claim(peer) }
+    }
+
+    private func claim(_ peer: BluetoothAddress) {
+        guard isAttached, pendingConnections.contains(peer), connectedDevices.contains(peer), claims[peer] == nil,
+              !links.contains(where: { $0.peer == peer }) else { return }
+        do {
+            let (fd, connected) = try sockets.claim(from: address, to: peer)
+            if connected { return linkUp(fd, peer: peer, role: .central) }
+            let watch = posixLoop.watch(fd: fd, events: .writable) { [weak self] _ in self?.claimFinished(peer) }
+            claims[peer] = (fd, watch)
+        } catch {
+            onFailure?(KernelError(error.code, "could not open the ATT channel to \(peer): \(error.message)",
+                                   errno: error.errno))
+        }
+    }
+
+    private func claimFinished(_ peer: BluetoothAddress) {
+        guard let claim = claims.removeValue(forKey: peer) else { return }
+        claim.watch.cancel()
+        if let errno = sockets.connectError(claim.fd) {
+            Syscalls.close(claim.fd)
+            onFailure?(KernelError(.system, "could not open the ATT channel to \(peer): \(errno)", errno: errno))
+            return
+        }
+        linkUp(claim.fd, peer: peer, role: .central)
+    }
+
+    func cancelClaims() {
+        for claim in claims.values {
+            claim.watch.cancel()
+            Syscalls.close(claim.fd)
+        }
+        claims = [:]
+    }
+
+    /// A link with its socket: reported to the delegate, which must claim it by setting
+    /// its delegate; an unclaimed link is closed, and the kernel drops it.
+    func linkUp(_ fd: CInt, peer: BluetoothAddress, role: LinkRole) {
+        linkCount += 1
+        let link = KernelLink(id: LinkID(linkCount), fileDescriptor: fd, peer: peer, role: role,
+                              maximumTransmissionUnit: sockets.maximumTransmissionUnit(fd), loop: posixLoop,
+                              transport: self)
+        links.append(link)
+        delegate?.transport(self, didConnect: link)
+        if link.delegate == nil {
+            links.removeAll { $0 === link }
+            link.drop()
+        }
+    }
+
+    /// A link's socket ended. The kernel queues Device Disconnected before it fails the
+    /// link's sockets, so the mgmt socket is read first and its reason used when present.
+    /// When a central leaves, the advertising instance is re-added (which restarts it):
+    /// a controller that stopped advertising for the connection advertises again even if
+    /// the kernel did not re-enable it.
+    func linkDidEnd(_ link: KernelLink, errno: Errno?) -> DisconnectReason {
+        links.removeAll { $0 === link }
+        mgmt.readAvailable()
+        if link.role == .peripheral, let advertising, state == .poweredOn { sendAdvertising(advertising) }
+        return disconnectReasons.removeValue(forKey: link.peer) ?? KernelLink.reason(for: errno)
+    }
+
+    /// The application ended a link: the kernel is asked to disconnect now. "Not Connected"
+    /// (the link was already going) is no failure.
+    func linkWasClosedLocally(_ link: KernelLink) {
+        links.removeAll { $0 === link }
+        send(.disconnect(link.peer)) { _ in }
+    }
+}

@@ -1,0 +1,208 @@
+import LatchkeyMgmt
+import LatchkeyPosix
+import LatchkeyTransport
+
+/// The seam on the Linux kernel's Bluetooth stack, for one adapter: the mgmt socket for
+/// the controller (power, advertising, discovery, the auto-connect list, timing) and
+/// L2CAP sockets on the ATT channel for the links.
+///
+/// What the application asks for is mirrored here and re-asserted whenever the kernel may
+/// have forgotten it: when the controller powers on, when its index reappears, and when
+/// another mgmt client (bluetoothd initialising the adapter, say) removes our advertising
+/// instance or one of our devices. A call updates the mirror at once (so `isAdvertising`
+/// is true right after `startAdvertising`); a command the kernel refuses corrects the
+/// mirror and reaches `onFailure`.
+///
+/// Everything happens on the `PosixEventLoop`: mgmt events, accepts, link I/O.
+public final class KernelTransport: BluetoothTransport {
+    /// The one advertising instance we use (1...254; mgmt-api.txt, Add Advertising).
+    public static let advertisingInstance: UInt8 = 1
+
+    public let mgmt: MgmtClient
+    let posixLoop: PosixEventLoop
+    public var loop: any EventLoop { posixLoop }
+    /// The controller's identity address (Read Controller Information).
+    public let address: BluetoothAddress
+    /// The controller's current mgmt index (it can change if the controller reappears).
+    public internal(set) var index: MgmtIndex
+    public weak var delegate: (any BluetoothTransportDelegate)?
+    /// A command the kernel refused, or a link that could not be claimed, after the call
+    /// that caused it returned.
+    public var onFailure: ((KernelError) -> Void)?
+
+    // The controller as the kernel last reported it.
+    var settings: MgmtSettings
+    var isAttached = true
+    /// Set when the kernel refused to make the controller usable (no LE, no permission).
+    var refusal: RadioState?
+    public internal(set) var state: RadioState = .unknown
+
+    // What the application asked for.
+    var advertising: AdvertisingSet?
+    var scan: ScanParameters?
+    public internal(set) var pendingConnections: Set<BluetoothAddress> = []
+    var connectionTiming: [SystemParameter]?
+    /// Start/Stop Discovery commands not yet answered (a Discovering event meanwhile is ours).
+    var discoveryCommandsInFlight = 0
+
+    // Links.
+    let sockets: any LinkSocketProvider
+    var listener: (any LinkListener)?
+    var listenerWatch: Watch?
+    var links: [KernelLink] = []
+    /// ATT sockets connecting to links the kernel made (fd and its writable watch).
+    var claims: [BluetoothAddress: (fd: CInt, watch: Watch)] = [:]
+    /// LE devices with a baseband link up (Device Connected / Get Connections).
+    var connectedDevices: Set<BluetoothAddress> = []
+    /// The reason of the last Device Disconnected per device, for its link's socket.
+    var disconnectReasons: [BluetoothAddress: DisconnectReason] = [:]
+    var linkCount: UInt64 = 0
+
+    /// What was sent for an advertising request, re-sent on power-on.
+    struct AdvertisingSet {
+        var advertisement: Advertisement
+        var instance: AdvertisingInstance
+        var timing: [SystemParameter]
+    }
+
+    init(mgmt: MgmtClient, index: MgmtIndex, info: ControllerInfo, loop: PosixEventLoop, sockets: any LinkSocketProvider) {
+        self.mgmt = mgmt
+        self.index = index
+        self.address = info.address
+        self.settings = info.currentSettings
+        posixLoop = loop
+        self.sockets = sockets
+        mgmt.onEvent = { [weak self] index, event in self?.handle(event, on: index) }
+        mgmt.onClose = { [weak self] error in self?.mgmtClosed(error) }
+        state = computedState()
+        configureController()
+        if state == .poweredOn { reassert() }  // already on: learn which links are up
+    }
+
+    deinit { close() }
+
+    /// Stops using the adapter: links, listener and claims are closed, the mgmt socket too.
+    /// What lives in the kernel (the auto-connect list) stays, as it does when a process dies.
+    public func close() {
+        for link in links { link.drop() }
+        links = []
+        closeListener()
+        cancelClaims()
+        mgmt.onClose = nil
+        mgmt.close()
+    }
+
+    // MARK: Advertising
+
+    public var isAdvertising: Bool { advertising != nil && state == .poweredOn }
+
+    public func startAdvertising(_ advertisement: Advertisement) throws(TransportError) {
+        guard state == .poweredOn else { throw TransportError(.poweredOff, "cannot advertise while \(state)") }
+        let set = AdvertisingSet(advertisement: advertisement,
+                                 instance: try AdvertisingInstance(instance: Self.advertisingInstance, advertisement),
+                                 timing: try SystemConfiguration.advertising(interval: advertisement.interval))
+        do { try openListener() } catch { throw TransportError(.failed, error.description) }
+        advertising = set
+        sendAdvertising(set)
+    }
+
+    public func stopAdvertising() {
+        guard advertising != nil else { return }
+        advertising = nil
+        command(.removeAdvertising(instance: Self.advertisingInstance))
+    }
+
+    /// Interval first (the kernel copies its default interval into an instance when the
+    /// instance is added), then the instance; re-adding an instance replaces it.
+    func sendAdvertising(_ set: AdvertisingSet) {
+        command(.setDefaultSystemConfiguration(set.timing))
+        command(.addAdvertising(set.instance)) { [weak self] _ in
+            guard let self, self.advertising?.instance == set.instance else { return }
+            self.advertising = nil
+        }
+    }
+
+    // MARK: Scanning
+
+    public var isScanning: Bool { scan != nil && state == .poweredOn }
+
+    /// mgmt discovery is always an active scan: `parameters.active` cannot be honoured, and
+    /// duplicate filtering is the caller's (CentralManager does it).
+    public func startScanning(_ parameters: ScanParameters) throws(TransportError) {
+        guard state == .poweredOn else { throw TransportError(.poweredOff, "cannot scan while \(state)") }
+        let timing = try SystemConfiguration.discovery(parameters)
+        if scan != nil { discoveryCommand(.stopDiscovery(.lowEnergy)) }
+        scan = parameters
+        command(.setDefaultSystemConfiguration(timing))
+        startDiscovery()
+    }
+
+    public func stopScanning() {
+        guard scan != nil else { return }
+        scan = nil
+        discoveryCommand(.stopDiscovery(.lowEnergy))
+    }
+
+    func startDiscovery() {
+        discoveryCommand(.startDiscovery(.lowEnergy), failed: { [weak self] in self?.scan = nil })
+    }
+
+    /// A Start/Stop Discovery, counted so the Discovering events it causes are not taken
+    /// for the kernel ending the scan by itself. A failed stop is harmless (Rejected: the
+    /// kernel had already stopped).
+    private func discoveryCommand(_ command: MgmtCommand, failed: (() -> Void)? = nil) {
+        let sent = send(command) { [weak self] result in
+            guard let self else { return }
+            self.discoveryCommandsInFlight -= 1
+            if case .failure(let error) = result, command.opcode == .startDiscovery {
+                failed?()
+                self.onFailure?(KernelError(error))
+            }
+        }
+        if sent { discoveryCommandsInFlight += 1 }
+    }
+
+    // MARK: The pending-connection list (mgmt Add Device, auto-connect)
+
+    /// Accepted while powered off or detached: the kernel keeps Add Device entries across
+    /// power states, and the mirror is re-asserted when the controller comes back.
+    public func addPendingConnection(to peer: BluetoothAddress) throws(TransportError) {
+        guard peer != address else { throw TransportError(.invalidParameters, "cannot connect to ourselves") }
+        pendingConnections.insert(peer)
+        command(.addDevice(peer, .autoConnect)) { [weak self] _ in self?.pendingConnections.remove(peer) }
+        // Already linked at the HCI level (made while we were away): claim it now.
+        claimIfWanted(peer)
+    }
+
+    public func removePendingConnection(to peer: BluetoothAddress) {
+        guard pendingConnections.remove(peer) != nil else { return }
+        command(.removeDevice(peer))
+    }
+
+    public func setConnectionParameters(_ parameters: ConnectionParameters) throws(TransportError) {
+        let timing = try SystemConfiguration.connection(parameters)
+        connectionTiming = timing
+        command(.setDefaultSystemConfiguration(timing))
+    }
+
+    // MARK: Commands
+
+    /// Sends `command` to our controller if it is attached; a refusal goes to `onFailure`
+    /// after `failed` has corrected the mirror.
+    func command(_ command: MgmtCommand, failed: ((MgmtError) -> Void)? = nil) {
+        send(command) { [weak self] result in
+            guard case .failure(let error) = result else { return }
+            failed?(error)
+            self?.onFailure?(KernelError(error))
+        }
+    }
+
+    /// Sends `command` to our controller; while it is detached nothing is sent (the mirror
+    /// is re-asserted when it comes back) and false is returned.
+    @discardableResult
+    func send(_ command: MgmtCommand, _ completion: @escaping MgmtClient.Completion) -> Bool {
+        guard isAttached else { return false }
+        mgmt.send(command, to: index, completion)
+        return true
+    }
+}

@@ -1,0 +1,97 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import LatchkeyPosix
+import LatchkeyTransport
+
+@testable import LatchkeyKernel
+
+/// Link sockets as socketpairs: a claimed link's far end, and incoming links pushed by the
+/// test through a fake listener, stand for the peer's ATT channel.
+final class FakeLinkSockets: LinkSocketProvider {
+    var mtu = 185
+    /// Addresses the transport listened on.
+    private(set) var listened: [BluetoothAddress] = []
+    private(set) var listener: FakeListener?
+    /// The test's end of each claimed link, by peer.
+    private(set) var peerEnds: [BluetoothAddress: CInt] = [:]
+    /// When set, claims fail with this error.
+    var claimFailure: KernelError?
+
+    func listen(on local: BluetoothAddress) throws(KernelError) -> any LinkListener {
+        listened.append(local)
+        let listener = FakeListener()
+        self.listener = listener
+        return listener
+    }
+
+    func claim(from local: BluetoothAddress, to peer: BluetoothAddress) throws(KernelError) -> (CInt, connected: Bool) {
+        if let claimFailure { throw claimFailure }
+        let (ours, theirs) = socketPair()
+        peerEnds[peer] = theirs
+        return (ours, true)
+    }
+
+    func connectError(_ fd: CInt) -> Errno? { nil }
+
+    func maximumTransmissionUnit(_ fd: CInt) -> Int { mtu }
+}
+
+/// A listener whose fd becomes readable when the test pushes an incoming link.
+final class FakeListener: LinkListener {
+    let fileDescriptor: CInt
+    private let wake: CInt
+    private var incoming: [(CInt, BluetoothAddress)] = []
+    private(set) var isClosed = false
+
+    init() { (fileDescriptor, wake) = socketPair() }
+
+    /// A peer connects; returns the peer's end of the new link.
+    func push(_ peer: BluetoothAddress) -> CInt {
+        let (ours, theirs) = socketPair()
+        incoming.append((ours, peer))
+        var byte: UInt8 = 1
+        _ = Glibc.send(wake, &byte, 1, Int32(MSG_DONTWAIT))
+        return theirs
+    }
+
+    func accept() throws(KernelError) -> (CInt, BluetoothAddress)? {
+        guard !incoming.isEmpty else {
+            var byte: UInt8 = 0
+            while Glibc.recv(fileDescriptor, &byte, 1, Int32(MSG_DONTWAIT)) > 0 {}
+            return nil
+        }
+        return incoming.removeFirst()
+    }
+
+    func close() { isClosed = true }
+}
+
+/// Records what a transport tells its delegate, and claims links (by default).
+final class RecordingDelegate: BluetoothTransportDelegate, ATTLinkDelegate {
+    var states: [RadioState] = []
+    /// `isAdvertising` as the transport reported it when each state change arrived.
+    var advertisingAtStateChange: [Bool] = []
+    var reports: [AdvertisementReport] = []
+    var links: [any ATTLink] = []
+    var received: [[UInt8]] = []
+    var writable = 0
+    var disconnects: [DisconnectReason] = []
+    var claimsLinks = true
+
+    func transport(_ transport: any BluetoothTransport, didChangeState state: RadioState) {
+        states.append(state)
+        advertisingAtStateChange.append(transport.isAdvertising)
+    }
+
+    func transport(_ transport: any BluetoothTransport, didReceive report: AdvertisementReport) { reports.append(report) }
+
+    func transport(_ transport: any BluetoothTransport, didConnect link: any ATTLink) {
+        links.append(link)
+        if claimsLinks { link.delegate = self }
+    }
+
+    func link(_ link: any ATTLink, didReceive pdu: [UInt8]) { received.append(pdu) }
+    func linkIsWritable(_ link: any ATTLink) { writable += 1 }
+    func link(_ link: any ATTLink, didDisconnect reason: DisconnectReason) { disconnects.append(reason) }
+}
