@@ -70,6 +70,12 @@ kernel_connected() { # INDEX ADDRESS
 }
 kernel_not_connected() { ! kernel_connected "$@"; }
 
+# How many mgmt advertising instances a controller holds (btmgmt advinfo: "Instances list
+# with N items"). The kernel keeps an instance after the process that added it exits.
+kernel_adv_instances() { # INDEX
+    btmgmt --index "$1" advinfo 2>/dev/null | sed -n 's/.*Instances list with \([0-9]*\) item.*/\1/p' | head -1
+}
+
 # Drives a gpio-sim input line from the outside, as a switch with a pull resistor would.
 sim_pull() { echo "pull-$2" > "$(cat $HIL_RUN/sim_dir)/sim_gpio$1/pull"; }
 
