@@ -1,0 +1,49 @@
+# Boots the VM under qemu (TCG: no hardware virtualisation on CI machines) and judges its
+# serial console: every PASS/FAIL line, the figures, and the end marker.
+
+# The VM's own watchdog powers it off after this many seconds; the host gives qemu a
+# minute more (boot and shutdown) before it kills it.
+HIL_VM_TIMEOUT=${HIL_VM_TIMEOUT:-420}
+
+boot_vm() {
+    CONSOLE_LOG=$CACHE/console.log
+    local scenarios=${HIL_SCENARIOS// /,}
+    local append="console=ttyS0 panic=-1 quiet hil.scenarios=$scenarios hil.timeout=$HIL_VM_TIMEOUT hil.verbose=${HIL_VERBOSE:-0}"
+    say "qemu: kernel $KVER, scenarios: ${scenarios:-all}; console log: $CONSOLE_LOG"
+    # -nic none: the VM needs no network. panic=-1 and -no-reboot: a kernel panic ends qemu.
+    # thread=single: multi-threaded TCG let a vCPU run a half-patched instruction (the
+    # kernel's int3-based text patching) and the guest died with "Oops: int3" in
+    # sched_clock_tick at boot, 1 boot in 4; one host thread for both vCPUs cannot race.
+    # Only the suite's own lines are echoed live; the whole console goes to the log, without
+    # the firmware's terminal escapes (they would glue themselves to the VM's first line).
+    set +e
+    timeout --kill-after=10 $((HIL_VM_TIMEOUT + 60)) \
+        qemu-system-x86_64 -accel tcg,thread=single -m 1536 -smp 2 -nographic -no-reboot -nic none \
+            -kernel "$KDIR/image/boot/vmlinuz-$KVER" -initrd "$INITRD" -append "$append" \
+            < /dev/null 2>&1 \
+        | sed -u 's/\r$//; s/\x1b\[[0-9;?]*[A-Za-z]//g; s/\x1bc//g' | tee "$CONSOLE_LOG" | grep --line-buffered -E '^(PASS|FAIL|FIGURE|NOTE|HIL-)'
+    QEMU_STATUS=${PIPESTATUS[0]}
+    set -e
+}
+
+# Exit status 0 only when the end marker is there, no check failed and at least one passed.
+judge_console() {
+    local passed failed
+    passed=$(grep -c '^PASS ' "$CONSOLE_LOG" || true)
+    failed=$(grep -c '^FAIL ' "$CONSOLE_LOG" || true)
+    local problems=()
+    grep -q '^HIL-END' "$CONSOLE_LOG" || problems+=("no end marker (qemu exit status $QEMU_STATUS): the VM died, hung or was killed")
+    ((failed == 0)) || problems+=("$failed check(s) failed")
+    ((passed > 0)) || problems+=("no check passed")
+    if grep -qE 'Kernel panic|kernel BUG|general protection fault|list_del corruption|Oops' "$CONSOLE_LOG"; then
+        problems+=("the guest kernel crashed")
+    fi
+    if ((${#problems[@]})); then
+        echo "---- console log tail ($CONSOLE_LOG) ----"
+        tail -n 120 "$CONSOLE_LOG"
+        echo "----"
+        printf 'hil: %s\n' "${problems[@]}"
+    fi
+    echo "hil: $passed passed, $failed failed"
+    ((${#problems[@]} == 0))
+}

@@ -1,0 +1,79 @@
+# Assembles the VM's initramfs: busybox, the BlueZ and libgpiod tools, latchkey and every
+# shared library they load, the kernel modules the suite needs (with their dependencies),
+# the out-of-tree gpio-sim, and the VM-side scripts (Tests/hil/vm). Sets INITRD.
+
+# Modules the VM loads, in Tests/hil/vm/setup's order. On 6.12 ctr, sha512_generic, drbg,
+# ecb and ecc are built in (modules.builtin says so and modprobe accepts them); on 6.1 they
+# are modules.
+HIL_MODULES=(configfs ctr sha512_generic drbg af_alg algif_hash algif_skcipher ecb cmac
+             ecdh_generic ecc rfkill crc16 bluetooth hci_vhci)
+
+# Prints the modules.order path (kernel/.../x.ko) of each module in the closure of the
+# given names under their `depends`; built-in modules are skipped.
+module_closure() {
+    local mdir=$1; shift
+    local -A where=() seen=()
+    local p n
+    while read -r p; do n=${p##*/}; n=${n%.ko}; where[${n//-/_}]=$p; done < "$mdir/modules.order"
+    local queue=("$@")
+    while ((${#queue[@]})); do
+        n=${queue[0]//-/_}; queue=("${queue[@]:1}")
+        [[ -n $n && -z ${seen[$n]:-} ]] || continue
+        seen[$n]=1
+        if [[ -z ${where[$n]:-} ]]; then
+            grep -q "/${n}.ko\$\|/${n//_/-}.ko\$" "$mdir/modules.builtin" || die "module $n is neither built in nor in modules.order"
+            continue
+        fi
+        p=${where[$n]}
+        echo "$p"
+        local file=$mdir/$p; [[ -f $file ]] || file=$file.xz
+        local deps; deps=$(modinfo -F depends "$file")
+        IFS=, read -r -a more <<< "$deps"
+        queue+=("${more[@]}")
+    done
+}
+
+make_initramfs() {
+    local root=$CACHE/initramfs-root
+    INITRD=$CACHE/initrd.cpio
+    rm -rf "$root"
+    mkdir -p "$root"/{bin,sbin,usr/bin,usr/sbin,proc,sys,dev,tmp,run,etc,hil,lib/modules/"$KVER"/extra}
+
+    # busybox and its applets.
+    cp /bin/busybox "$root/bin/busybox"
+    local applet
+    for applet in $(busybox --list-full); do
+        [[ -e $root/$applet ]] || ln -s /bin/busybox "$root/$applet"
+    done
+
+    # Programs, each with the libraries ldd lists.
+    local prog
+    for prog in btvirt btmgmt btmon gpioset gpioget gpioinfo gpiomon gpiodetect; do
+        copy_with_libraries "$root" "$(command -v "$prog")" "/usr/bin/$prog"
+    done
+    copy_with_libraries "$root" "$LATCHKEY_BIN" /usr/bin/latchkey
+    strip "$root/usr/bin/latchkey"
+    gcc -O2 -static -o "$root/usr/bin/hil-clock" "$HIL_DIR/vm/tools/hil-clock.c"
+
+    # Modules: the closure of HIL_MODULES, decompressed (busybox modprobe reads plain .ko),
+    # plus gpio-sim; then modules.dep for this small tree.
+    local mdir=$KDIR/image/lib/modules/$KVER rel
+    cp "$mdir"/modules.{order,builtin,builtin.modinfo} "$root/lib/modules/$KVER/"
+    for rel in $(module_closure "$mdir" "${HIL_MODULES[@]}"); do
+        mkdir -p "$root/lib/modules/$KVER/$(dirname "$rel")"
+        if [[ -f $mdir/$rel.xz ]]; then xz -dc "$mdir/$rel.xz" > "$root/lib/modules/$KVER/$rel"
+        else cp "$mdir/$rel" "$root/lib/modules/$KVER/$rel"; fi
+    done
+    cp "$GPIO_SIM_KO" "$root/lib/modules/$KVER/extra/gpio-sim.ko"
+    depmod -b "$root" "$KVER"
+
+    # The VM side.
+    cp "$HIL_DIR/vm/init" "$root/init"
+    cp -r "$HIL_DIR/vm/lib.sh" "$HIL_DIR/vm/rig.sh" "$HIL_DIR/vm/setup" "$HIL_DIR/vm/scenarios" "$root/hil/"
+    chmod +x "$root/init" "$root/hil/setup" "$root"/hil/scenarios/*
+
+    # No cpio on a plain Debian host: busybox has one. Uncompressed, because the kernel
+    # unpacks it faster under TCG than it inflates a gzip of it.
+    (cd "$root" && find . | busybox cpio -o -H newc 2>/dev/null) > "$INITRD"
+    say "initramfs $(du -m "$INITRD" | cut -f1) MB ($(find "$root/lib/modules" -name '*.ko' | wc -l) modules)"
+}

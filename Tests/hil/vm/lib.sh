@@ -1,0 +1,90 @@
+# Helpers for the VM-side scripts (busybox sh). Sourced by /init, /hil/setup and each
+# scenario. Every wait here is bounded; nothing waits on a bare `wait`.
+
+export PATH=/usr/bin:/usr/sbin:/bin:/sbin
+HIL_RUN=/run/hil                  # written by /hil/setup: addresses, chip names
+HIL_WORK=/tmp/hil                 # agents' configuration, state and output
+
+now_ms() { hil-clock now; }
+# Whole milliseconds, for shell arithmetic.
+now_int() { hil-clock now | cut -d. -f1; }
+
+pass() { echo "PASS $1${2:+ - $2}"; }
+fail() { echo "FAIL $1${2:+ - $2}"; HIL_FAILED=1; }
+note() { echo "NOTE $*"; }
+figure() { echo "FIGURE $*"; }
+
+# wait_for SECONDS COMMAND...: runs COMMAND every 20 ms until it succeeds; 1 after SECONDS.
+wait_for() {
+    local limit=$1; shift
+    local end=$(( $(now_int) + limit * 1000 ))
+    while ! "$@"; do
+        [ "$(now_int)" -ge "$end" ] && return 1
+        sleep 0.02
+    done
+    return 0
+}
+
+# difference of two millisecond times (from events or now_ms), to 0.1 ms
+ms_between() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
+
+# --- Timeline events: agents print one JSON object per line on stdout ----------------------
+
+# line count of a file (a mark: later searches look only past it)
+mark() { [ -f "$1" ] && wc -l < "$1" || echo 0; }
+
+# event_line FILE MARK NAME [FIELD=VALUE]: the first event NAME after line MARK, whose
+# FIELD (if given) has VALUE; empty when there is none yet.
+event_line() {
+    local file=$1 since=$2 name=$3 match=${4:-}
+    [ -f "$file" ] || return 0
+    local pattern="\"event\":\"$name\""
+    if [ -n "$match" ]; then
+        tail -n +$((since + 1)) "$file" | grep "$pattern" | grep -m1 "\"${match%%=*}\":\"${match#*=}\""
+    else
+        tail -n +$((since + 1)) "$file" | grep -m1 "$pattern"
+    fi
+}
+has_event() { [ -n "$(event_line "$@")" ]; }
+# wait_event SECONDS FILE MARK NAME [FIELD=VALUE]
+wait_event() { local limit=$1; shift; wait_for "$limit" has_event "$@"; }
+
+# field LINE KEY: a string or number field of one JSON event line
+field() {
+    echo "$1" | sed -n "s/.*\"$2\":\"\([^\"]*\)\".*/\1/p; t; s/.*\"$2\":\([0-9.]*\).*/\1/p" | head -1
+}
+event_time() { field "$(event_line "$@")" t_ms; }
+
+# --- Kernel-side observations ---------------------------------------------------------------
+
+# The kernel's LE connection parameters list for a controller, with each entry's
+# auto_connect policy (debugfs device_list: "ADDR (type T) POLICY"); 3 = HCI_AUTO_CONN_ALWAYS,
+# what mgmt Add Device with action 2 (auto-connect) installs.
+kernel_pending_connect() { # INDEX ADDRESS
+    grep -qi "^$2 (type [0-9]) 3\$" "/sys/kernel/debug/bluetooth/hci$1/device_list"
+}
+
+# Connections a controller has, by address (btmgmt con prints "ADDR type LE ...").
+kernel_connected() { # INDEX ADDRESS
+    btmgmt --index "$1" con 2>/dev/null | grep -qi "^$2 "
+}
+kernel_not_connected() { ! kernel_connected "$@"; }
+
+# How many mgmt advertising instances a controller holds (btmgmt advinfo: "Instances list
+# with N items"). The kernel keeps an instance after the process that added it exits.
+kernel_adv_instances() { # INDEX
+    btmgmt --index "$1" advinfo 2>/dev/null | sed -n 's/.*Instances list with \([0-9]*\) item.*/\1/p' | head -1
+}
+
+# Drives a gpio-sim input line from the outside, as a switch with a pull resistor would.
+sim_pull() { echo "pull-$2" > "$(cat $HIL_RUN/sim_dir)/sim_gpio$1/pull"; }
+
+# Dumps the tail of each log file given, so a failure explains itself on the console.
+show_logs() {
+    local f
+    for f in "$@"; do
+        [ -f "$f" ] || continue
+        echo "---- tail of $f"
+        tail -n 25 "$f"
+    done
+}
