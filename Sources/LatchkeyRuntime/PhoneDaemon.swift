@@ -16,6 +16,9 @@ public enum PhoneDaemon {
         let secret = try readSecret(settings.keySecretFile)
         let loop = PosixEventLoop()
         let printer = EventPrinter(format: settings.eventFormat)
+        let service = ServiceReadiness(notifier: SystemdNotifier(environment: ProcessEnvironment.current),
+                                       readyEvent: "phone.connect_pending", loop: loop, logger: logger)
+        service.observe(printer)
         let store = try StateStores.openPhone(settings.stateDirectory) { message in
             printer.emit(AgentEvent("phone.store_recovered", time: loop.now, [("detail", message)]))
         }
