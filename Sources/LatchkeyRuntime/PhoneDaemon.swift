@@ -43,10 +43,11 @@ public enum PhoneDaemon {
 
         try runUntilSignalled(loop) {
             logger.info("phone agent stopping")
+            service.stopping()
             printer.emit(AgentEvent("phone.stopping", time: loop.now))
         }
         control.close()
-        withExtendedLifetime((agent, transport)) {}
+        withExtendedLifetime((agent, transport, service)) {}
     }
 
     static func handle(_ words: [String], agent: PhoneAgent, reply: @escaping (String) -> Void) {
