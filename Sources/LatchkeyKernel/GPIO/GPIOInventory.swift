@@ -9,10 +9,14 @@ public enum GPIOInventory {
     public static func lines(ofChipLabelled label: String) throws(GPIOError) -> (device: String, lines: [String]) {
         let (handle, device) = try LibgpiodChipFinder.openChip(labelled: label)
         defer { Syscalls.gpiodChipClose(handle) }
-        // gpiod_chip_get_line reads the line's info (GPIO_GET_LINEINFO_IOCTL); nothing is requested.
-        let lines = (0..<gpiod_chip_num_lines(handle)).map { offset in
-            gpiod_chip_get_line(handle, offset).flatMap { gpiod_line_name($0) }.map { String(cString: $0) } ?? ""
+        return (device, lineNames(handle))
+    }
+
+    /// Every line's name by offset ("" for an unnamed line). gpiod_chip_get_line reads the
+    /// line's info (GPIO_GET_LINEINFO_IOCTL); nothing is requested.
+    static func lineNames(_ chip: OpaquePointer) -> [String] {
+        (0..<gpiod_chip_num_lines(chip)).map { offset in
+            gpiod_chip_get_line(chip, offset).flatMap { gpiod_line_name($0) }.map { String(cString: $0) } ?? ""
         }
-        return (device, lines)
     }
 }
