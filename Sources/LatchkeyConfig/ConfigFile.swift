@@ -53,7 +53,8 @@ public final class ConfigTable {
     public let file: String
     let prefix: String
     let line: Int
-    private var entries: [(key: String, line: Int, value: Node)] = []
+    /// Each field remembers its file: an overlay (`overlaying(_:)`) mixes two files.
+    private var entries: [(key: String, line: Int, value: Node, file: String)] = []
     private var used: Set<String> = []
 
     init(file: String, prefix: String, mapping: Node.Mapping, line: Int) {
@@ -61,19 +62,32 @@ public final class ConfigTable {
         self.prefix = prefix
         self.line = line
         for (k, v) in mapping {
-            entries.append((k.string ?? "\(k)", k.mark?.line ?? v.mark?.line ?? line, v))
+            entries.append((k.string ?? "\(k)", k.mark?.line ?? v.mark?.line ?? line, v, file))
         }
+    }
+
+    /// This table's fields over `base`'s: a field given here wins, the others come from
+    /// `base` (a board definition under a lock's `gpio:` section). Errors name the file each
+    /// field came from; `finish()` rejects a stray field of either.
+    public func overlaying(_ base: ConfigTable) -> ConfigTable {
+        let merged = ConfigTable(file: file, prefix: prefix, mapping: [:], line: line)
+        let mine = Set(entries.map(\.key))
+        merged.entries = entries + base.entries.filter { !mine.contains($0.key) }
+        return merged
     }
 
     func fieldName(_ key: String) -> String { prefix.isEmpty ? key : prefix + "." + key }
 
     func error(_ key: String, _ message: String, line: Int? = nil) -> ConfigError {
-        ConfigError(file: file, line: line ?? self.line, field: fieldName(key), message: message)
+        let origin = entries.first { $0.key == key }?.file ?? file
+        return ConfigError(file: origin, line: line ?? self.line, field: fieldName(key), message: message)
     }
 
     private func entry(_ key: String) throws(ConfigError) -> (line: Int, value: Node)? {
         let matches = entries.filter { $0.key == key }
-        if matches.count > 1 { throw error(key, "given more than once", line: matches[1].line) }
+        if matches.count > 1 {
+            throw ConfigError(file: matches[1].file, line: matches[1].line, field: fieldName(key), message: "given more than once")
+        }
         used.insert(key)
         return matches.first.map { ($0.line, $0.value) }
     }
@@ -163,7 +177,7 @@ public final class ConfigTable {
     public func table(_ key: String) throws(ConfigError) -> ConfigTable? {
         guard let (line, node) = try entry(key) else { return nil }
         guard case .mapping(let m) = node else { throw error(key, "expected a mapping of fields, found a \(node.kindName)", line: line) }
-        return ConfigTable(file: file, prefix: fieldName(key), mapping: m, line: line)
+        return ConfigTable(file: entries.first { $0.key == key }?.file ?? file, prefix: fieldName(key), mapping: m, line: line)
     }
 
     /// Rejects the first field no reader asked for.

@@ -57,6 +57,14 @@ public struct LockWiring: Hashable, Sendable {
         self.boltLocked = boltLocked
         self.boltUnlocked = boltUnlocked
     }
+
+    /// Each wired line with its configuration field (`unlock_line` …), for checks and listings.
+    public var namedLines: [(field: String, line: String)] {
+        let inputs: [(String, Input?)] = [("door_line", door), ("button_line", button),
+                                          ("bolt_locked_line", boltLocked), ("bolt_unlocked_line", boltUnlocked)]
+        return [("unlock_line", unlockOutput.line)] + (lockOutput.map { [("lock_line", $0.line)] } ?? [])
+            + inputs.compactMap { field, input in input.map { (field, $0.line) } }
+    }
 }
 
 public enum LockHardwareError: Error, Hashable, Sendable, CustomStringConvertible {

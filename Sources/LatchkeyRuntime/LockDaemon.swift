@@ -36,6 +36,9 @@ public enum LockDaemon {
                                                       "chip": "\(settings.wiring.chipLabel)",
                                                       "actuator": "\(settings.wiring.actuator)"])
         let printer = EventPrinter(format: settings.eventFormat)
+        let service = ServiceReadiness(notifier: SystemdNotifier(environment: ProcessEnvironment.current),
+                                       readyEvent: "lock.advertising", loop: loop, logger: logger)
+        service.observe(printer)
         let stores = try StateStores.openLock(settings.stateDirectory, monotonicNow: { loop.now }) { message in
             printer.emit(AgentEvent("lock.store_recovered", time: loop.now, [("detail", message)]))
         }
@@ -97,10 +100,11 @@ public enum LockDaemon {
 
         try runUntilSignalled(loop) {
             logger.info("lock agent stopping")
+            service.stopping()
             printer.emit(AgentEvent("lock.stopping", time: loop.now))
         }
         control.close()
-        withExtendedLifetime((agent, watcher, transport, gates)) {}
+        withExtendedLifetime((agent, watcher, transport, gates, service)) {}
     }
 }
 

@@ -18,9 +18,17 @@ public struct LockSettings: Sendable {
     public var eventFormat: EventFormat
     /// Execution mode, suspension queue, wake budget, alert hook (ExecutionSettings).
     public var execution = ExecutionSettings()
+    /// The board definition the wiring came from (`board:` or `--board`), if any.
+    public var board: BoardDefinition?
 
-    public static func load(_ file: ConfigFile) throws(ConfigError) -> LockSettings {
+    /// `board` (the CLI's `--board`) wins over the file's `board:` field; either loads
+    /// `board/<name>.yaml` from `boards`, whose `gpio:` fields the file's own override.
+    public static func load(_ file: ConfigFile, board boardOverride: String? = nil,
+                            boards: BoardCatalog = .standard()) throws(ConfigError) -> LockSettings {
         let root = file.root
+        let named = try root.string("board")
+        let loaded = try (boardOverride ?? named).map { name throws(ConfigError) in try boards.load(name) }
+        let board = loaded?.0
         let transport = try TransportSettings.read(root, defaultAirSocket: AirDefaults.socketPath)
         let state = try root.string("state_directory", default: "/var/lib/latchkey/lock")
         var agent = LockAgentConfiguration()
@@ -29,6 +37,7 @@ public struct LockSettings: Sendable {
             throw ConfigError(file: file.path, line: nil, field: "name", message: "at most 29 bytes fit in advertising data")
         }
         var behaviour = LockBehaviour()
+        if let jam = board?.jamTimeout { behaviour.jamTimeout = jam }
         if let lock = try root.table("lock") {
             if let s = try lock.seconds("auto_relock_seconds", in: 0...86_400) { behaviour.autoRelockTime = s == .zero ? nil : s }
             if let s = try lock.seconds("jam_timeout_seconds", in: 0.1...60) { behaviour.jamTimeout = s }
@@ -47,18 +56,31 @@ public struct LockSettings: Sendable {
             if let s = try lock.seconds("maximum_disable_seconds", in: 1...86_400) { agent.lockout.maximumDisableTime = s }
             try lock.finish()
         }
-        guard let gpio = try root.table("gpio") else {
-            throw ConfigError(file: file.path, line: nil, field: "gpio", message: "is required (the lock's wiring)")
+        let own = try root.table("gpio")
+        guard let gpio = loaded.map({ own?.overlaying($0.gpio) ?? $0.gpio }) ?? own else {
+            throw ConfigError(file: file.path, line: nil, field: "gpio",
+                              message: "is required (the lock's wiring), or name a board with `board:` or --board")
         }
         let wiring = try readWiring(gpio)
         let simRoot = try gpio.string("simulated_chip_root")
         try gpio.finish()
+        if let board { try checkLines(wiring, on: board, file: file.path) }
         let format = try root.choice("event_format", ["text", "json"]).flatMap(EventFormat.init(rawValue:)) ?? .text
         let execution = try ExecutionSettings.read(root)
         try root.finish()
         return LockSettings(transport: transport, stateDirectory: state, agent: agent, behaviour: behaviour,
                             wiring: wiring, simulatedGPIORoot: simRoot, eventFormat: format,
-                            execution: execution)
+                            execution: execution, board: board)
+    }
+
+    /// Every wired line must be one the board offers; the error lists them.
+    static func checkLines(_ wiring: LockWiring, on board: BoardDefinition, file: String) throws(ConfigError) {
+        guard !board.lines.isEmpty else { return }
+        for (field, line) in wiring.namedLines where !board.lines.contains(line) {
+            throw ConfigError(file: file, line: nil, field: "gpio." + field,
+                              message: "'\(line)' is not a line of board \(board.name); its lines: "
+                                  + board.lines.joined(separator: " "))
+        }
     }
 
     static func readWiring(_ gpio: ConfigTable) throws(ConfigError) -> LockWiring {

@@ -21,6 +21,9 @@ public enum PhoneDaemon {
         }
         let loop = PosixEventLoop()
         let printer = EventPrinter(format: settings.eventFormat)
+        let service = ServiceReadiness(notifier: SystemdNotifier(environment: ProcessEnvironment.current),
+                                       readyEvent: "phone.connect_pending", loop: loop, logger: logger)
+        service.observe(printer)
         let store = try StateStores.openPhone(settings.stateDirectory) { message in
             printer.emit(AgentEvent("phone.store_recovered", time: loop.now, [("detail", message)]))
         }
@@ -48,10 +51,11 @@ public enum PhoneDaemon {
 
         try runUntilSignalled(loop) {
             logger.info("phone agent stopping")
+            service.stopping()
             printer.emit(AgentEvent("phone.stopping", time: loop.now))
         }
         control.close()
-        withExtendedLifetime((agent, transport, gates)) {}
+        withExtendedLifetime((agent, transport, gates, service)) {}
     }
 
     static func handle(_ words: [String], agent: PhoneAgent, reply: @escaping (String) -> Void) {

@@ -12,11 +12,13 @@ extension Latchkey {
 
         @Option(name: .shortAndLong, help: "The lock's configuration file (YAML).")
         var config: String = "/etc/latchkey/lock.yaml"
+        @Option(help: "A board definition (board/<name>.yaml: pi3b, pi4b, pi5, zero2w, sim); overrides the file's `board:`.")
+        var board: String?
         @OptionGroup var logging: LoggingOptions
 
         func run() throws {
             let settings: LockSettings
-            do { settings = try LockSettings.load(try loadConfig(config)) } catch let e as ConfigError {
+            do { settings = try LockSettings.load(try loadConfig(config), board: board) } catch let e as ConfigError {
                 throw RuntimeError("\(e)")
             }
             try LockDaemon.run(settings, logger: logging.makeLogger("latchkey.lock"))

@@ -8,7 +8,7 @@ struct Latchkey: ParsableCommand {
         commandName: "latchkey",
         abstract: "A Bluetooth LE smart lock for Pi-class Linux, and the phone agent that opens it when you come home.",
         subcommands: [Demo.self, Lock.self, Phone.self, Air.self, Status.self, Log.self, Keys.self, PhoneCtl.self,
-                      Pair.self])
+                      Pair.self, Doctor.self])
 }
 
 /// Loads a configuration file; any problem is reported as file:line: field: message

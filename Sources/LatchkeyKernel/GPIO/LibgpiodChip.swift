@@ -59,7 +59,8 @@ public final class LibgpiodChip: GPIOChip {
     private func findLine(_ line: String) throws(GPIOError) -> OpaquePointer {
         do { return try Syscalls.gpiodFindLine(handle, line) } catch {
             throw GPIOError(.lineNotFound, chip: label, line: line, errno: error.errno.rawValue,
-                            detail: "no line of that name on \(name)")
+                            detail: "no line of that name on \(name); its named lines: "
+                                + GPIOInventory.lineNames(handle).filter { !$0.isEmpty }.joined(separator: " "))
         }
     }
 

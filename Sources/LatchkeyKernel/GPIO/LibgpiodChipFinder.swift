@@ -16,6 +16,12 @@ public struct LibgpiodChipFinder: GPIOChipFinder {
     }
 
     public func chip(labelled label: String) throws(GPIOError) -> any GPIOChip {
+        let (handle, name) = try Self.openChip(labelled: label)
+        return LibgpiodChip(handle: handle, name: name, label: label, loop: loop, onError: onError)
+    }
+
+    /// The open chip with this label and its device name (the caller closes it).
+    static func openChip(labelled label: String) throws(GPIOError) -> (handle: OpaquePointer, device: String) {
         var present: [String] = []
         for name in Syscalls.gpioChipNames() {
             let handle: OpaquePointer
@@ -24,9 +30,7 @@ public struct LibgpiodChipFinder: GPIOChipFinder {
                 continue
             }
             let chipLabel = Syscalls.gpiodChipLabel(handle)
-            if chipLabel == label {
-                return LibgpiodChip(handle: handle, name: name, label: label, loop: loop, onError: onError)
-            }
+            if chipLabel == label { return (handle, name) }
             Syscalls.gpiodChipClose(handle)
             present.append("\(name) '\(chipLabel)'")
         }

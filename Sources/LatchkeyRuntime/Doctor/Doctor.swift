@@ -1,0 +1,126 @@
+import LatchkeyLock
+
+/// One line of `latchkey doctor`: something checked and found right, or what to fix.
+public struct DoctorFinding: Equatable, Sendable, CustomStringConvertible {
+    public enum Verdict: String, Sendable { case ok, fix = "FIX" }
+    public var verdict: Verdict
+    public var message: String
+
+    public static func ok(_ m: String) -> Self { Self(verdict: .ok, message: m) }
+    public static func fix(_ m: String) -> Self { Self(verdict: .fix, message: m) }
+
+    public var description: String { (verdict == .ok ? "ok   " : "FIX  ") + message }
+}
+
+/// `latchkey doctor`: checks what the lock agent needs on this machine, each check a
+/// question to `DoctorProbes`, and says what to fix. Every "ok" is the answer of a probe.
+public struct Doctor {
+    public var probes: DoctorProbes
+    /// The lock's wiring (from the configuration and/or board), nil when none could be read.
+    public var wiring: LockWiring?
+    public var statusLEDLine: String?
+    public var stateDirectory: String
+    /// The adapter the configuration names (`adapter:`), for `transport: kernel`.
+    public var adapter: String
+
+    public init(probes: DoctorProbes, wiring: LockWiring?, statusLEDLine: String? = nil,
+                stateDirectory: String, adapter: String = "hci0") {
+        self.probes = probes; self.wiring = wiring; self.statusLEDLine = statusLEDLine
+        self.stateDirectory = stateDirectory; self.adapter = adapter
+    }
+
+    /// CAP_NET_ADMIN is capability 12 (linux/capability.h).
+    static let capNetAdmin: UInt64 = 1 << 12
+
+    public func run() -> [DoctorFinding] {
+        bluetooth() + gpio() + state()
+    }
+
+    /// True when a finding blocks the agent (the command's exit status).
+    public static func blocks(_ findings: [DoctorFinding]) -> Bool { findings.contains { $0.verdict == .fix } }
+
+    func bluetooth() -> [DoctorFinding] {
+        var out: [DoctorFinding] = []
+        if let e = probes.bluetoothSocketErrno() {
+            // EAFNOSUPPORT (97): the kernel was built or booted without Bluetooth.
+            if e == 97 {
+                return [.fix("no Bluetooth in this kernel (socket(AF_BLUETOOTH) failed: EAFNOSUPPORT): "
+                             + "load it (`modprobe bluetooth`) or use a kernel with CONFIG_BT; Raspberry Pi OS has it")]
+            }
+            out.append(.fix("cannot open a Bluetooth socket (errno \(e)): check `dmesg | grep -i bluetooth`"))
+        } else {
+            out.append(.ok("kernel Bluetooth: AF_BLUETOOTH sockets open"))
+        }
+        let adapters = probes.adapters()
+        if adapters.isEmpty {
+            out.append(.fix("no Bluetooth adapter (nothing in /sys/class/bluetooth): on a Pi check `dtoverlay=disable-bt` "
+                            + "is not in config.txt and `hciuart.service` ran"))
+        } else if !adapter.contains(":") && !adapters.contains(adapter) {
+            out.append(.fix("adapter \(adapter) not found; adapters present: \(adapters.joined(separator: ", ")) "
+                            + "(set `adapter:` in the configuration)"))
+        } else {
+            out.append(.ok("Bluetooth adapters: \(adapters.joined(separator: ", "))"))
+        }
+        if probes.processNames().contains("bluetoothd") {
+            out.append(.fix("bluetoothd is running and owns the adapters; it clears the kernel's pending connects when it "
+                            + "starts: `systemctl disable --now bluetooth` (the units conflict with it), or give the lock "
+                            + "a second adapter"))
+        } else {
+            out.append(.ok("bluetoothd is not running: the agent can own the adapter"))
+        }
+        if let caps = probes.effectiveCapabilities() {
+            if caps & Self.capNetAdmin != 0 {
+                out.append(.ok("mgmt permission: CAP_NET_ADMIN is effective"))
+            } else {
+                out.append(.fix("no CAP_NET_ADMIN for the Bluetooth management socket (uid \(probes.userID())): run under "
+                                + "latchkey-lock.service (AmbientCapabilities=CAP_NET_ADMIN CAP_NET_RAW) or as root to check"))
+            }
+        } else {
+            out.append(.fix("cannot read this process's capabilities (/proc/self/status)"))
+        }
+        return out
+    }
+
+    func gpio() -> [DoctorFinding] {
+        guard let wiring else {
+            return [.fix("no lock wiring to check: pass --board <name> or --config with a `board:` or `gpio:` section")]
+        }
+        switch probes.gpioChip(wiring.chipLabel) {
+        case .failure(let error):
+            return [.fix("GPIO chip '\(wiring.chipLabel)' not found (\(error.detail ?? "\(error)")): check the board "
+                         + "(`--board`), that this is that board, and `ls -l /dev/gpiochip*`")]
+        case .success(let chip):
+            var out: [DoctorFinding] = [.ok("GPIO chip '\(wiring.chipLabel)' is /dev/\(chip.device) (\(chip.lines.count) lines)")]
+            var wanted = wiring.namedLines
+            if let led = statusLEDLine { wanted.append(("status_led_line", led)) }
+            let missing = wanted.filter { !chip.lines.contains($0.line) }
+            for (field, line) in missing {
+                out.append(.fix("line '\(line)' (\(field)) is not on \(chip.device); its named lines: "
+                                + chip.lines.filter { !$0.isEmpty }.joined(separator: " ")))
+            }
+            if missing.isEmpty {
+                out.append(.ok("lines present: " + wanted.map { "\($0.line) (\($0.field))" }.joined(separator: ", ")))
+            }
+            return out
+        }
+    }
+
+    func state() -> [DoctorFinding] {
+        guard let status = probes.fileStatus(stateDirectory) else {
+            return [.fix("state directory \(stateDirectory) does not exist: latchkey-lock.service creates it "
+                         + "(StateDirectory=, mode 0700); by hand: `install -d -m 0700 -o latchkey -g latchkey \(stateDirectory)`")]
+        }
+        var out: [DoctorFinding] = []
+        let uid = probes.userID()
+        if status.owner != uid {
+            out.append(.fix("state directory \(stateDirectory) is owned by uid \(status.owner), not by this user (uid \(uid)): "
+                            + "run doctor as the service user (`sudo -u latchkey latchkey doctor`) or `chown -R latchkey:latchkey \(stateDirectory)`"))
+        }
+        if status.mode & 0o777 != 0o700 {
+            out.append(.fix("state directory \(stateDirectory) has mode \(String(status.mode & 0o777, radix: 8)), "
+                            + "keys live there: `chmod 0700 \(stateDirectory)`"))
+        }
+        if out.isEmpty { out.append(.ok("state directory \(stateDirectory): mode 0700, owned by uid \(uid)")) }
+        return out
+    }
+}

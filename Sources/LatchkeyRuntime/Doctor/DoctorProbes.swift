@@ -1,0 +1,64 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import LatchkeyKernel
+import LatchkeyLock
+import LatchkeyPosix
+
+/// What `latchkey doctor` asks the system, one closure per question, so the checks' logic
+/// is tested with answers made up in the test (`DoctorTests`) and runs on the real system
+/// through `DoctorProbes.system`.
+public struct DoctorProbes {
+    /// nil when `socket(AF_BLUETOOTH, SOCK_RAW, BTPROTO_HCI)` works, else its errno.
+    public var bluetoothSocketErrno: () -> Int32?
+    /// Adapter names from /sys/class/bluetooth (hci0, …).
+    public var adapters: () -> [String]
+    /// Names (comm) of the running processes.
+    public var processNames: () -> [String]
+    /// The effective capability set (CapEff of /proc/self/status), nil when unreadable.
+    public var effectiveCapabilities: () -> UInt64?
+    public var userID: () -> UInt32
+    /// The GPIO chip with this label and its line names.
+    public var gpioChip: (String) -> Result<(device: String, lines: [String]), GPIOError>
+    /// Owner and permission bits of a path, nil when it does not exist.
+    public var fileStatus: (String) -> (owner: UInt32, mode: UInt32)?
+
+    public init(bluetoothSocketErrno: @escaping () -> Int32?, adapters: @escaping () -> [String],
+                processNames: @escaping () -> [String], effectiveCapabilities: @escaping () -> UInt64?,
+                userID: @escaping () -> UInt32,
+                gpioChip: @escaping (String) -> Result<(device: String, lines: [String]), GPIOError>,
+                fileStatus: @escaping (String) -> (owner: UInt32, mode: UInt32)?) {
+        self.bluetoothSocketErrno = bluetoothSocketErrno; self.adapters = adapters; self.processNames = processNames
+        self.effectiveCapabilities = effectiveCapabilities; self.userID = userID; self.gpioChip = gpioChip
+        self.fileStatus = fileStatus
+    }
+
+    /// The running system.
+    public static var system: DoctorProbes { DoctorProbes(
+        bluetoothSocketErrno: {
+            // AF_BLUETOOTH = 31, BTPROTO_HCI = 1 (linux/socket.h, bluetooth/bluetooth.h).
+            let fd = socket(31, Int32(SOCK_RAW.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 1)
+            if fd < 0 { return errno }
+            close(fd)
+            return nil
+        },
+        adapters: { directoryEntries("/sys/class/bluetooth").filter { $0.hasPrefix("hci") && !$0.contains(":") }.sorted() },
+        processNames: {
+            directoryEntries("/proc").filter { $0.allSatisfy(\.isNumber) }.compactMap { pid in
+                (try? readTextFile("/proc/\(pid)/comm")).map { String($0.split(separator: "\n").first ?? "") }
+            }
+        },
+        effectiveCapabilities: {
+            guard let status = try? readTextFile("/proc/self/status") else { return nil }
+            let line = status.split(separator: "\n").first { $0.hasPrefix("CapEff:") }
+            return line.flatMap { UInt64($0.dropFirst("CapEff:".count).trimmingPrefix(while: \.isWhitespace), radix: 16) }
+        },
+        userID: { geteuid() },
+        gpioChip: { label in Result { () throws(GPIOError) in try GPIOInventory.lines(ofChipLabelled: label) } },
+        fileStatus: { path in
+            var s = stat()
+            guard stat(path, &s) == 0 else { return nil }
+            return (s.st_uid, s.st_mode & 0o7777)
+        })
+    }
+}

@@ -1,0 +1,97 @@
+import LatchkeyLock
+import Testing
+@testable import LatchkeyRuntime
+
+/// The doctor's logic on made-up systems: every answer comes from the probes, so each test
+/// changes one answer and checks the one line it must change.
+struct DoctorTests {
+    let wiring = LockWiring(chipLabel: "pinctrl-bcm2711", actuator: .pulse(.milliseconds(500)),
+                            unlockOutput: .init("GPIO17"), door: .init("GPIO5", bias: .pullUp))
+
+    /// A Pi that is ready: Bluetooth, hci0, no bluetoothd, CAP_NET_ADMIN, the chip, a 0700 state dir.
+    func healthy() -> DoctorProbes {
+        DoctorProbes(bluetoothSocketErrno: { nil }, adapters: { ["hci0"] }, processNames: { ["systemd", "sshd"] },
+                     effectiveCapabilities: { 1 << 12 | 1 << 13 }, userID: { 999 },
+                     gpioChip: { label in
+                         label == "pinctrl-bcm2711" ? .success(("gpiochip0", ["ID_SDA", "GPIO5", "GPIO17", "GPIO22"]))
+                             : .failure(GPIOError(.chipNotFound, chip: label, detail: "GPIO chips present: none"))
+                     },
+                     fileStatus: { $0 == "/var/lib/latchkey/lock" ? (999, 0o700) : nil })
+    }
+
+    func run(_ probes: DoctorProbes, led: String? = "GPIO22") -> [DoctorFinding] {
+        Doctor(probes: probes, wiring: wiring, statusLEDLine: led, stateDirectory: "/var/lib/latchkey/lock").run()
+    }
+
+    func fixes(_ findings: [DoctorFinding]) -> [String] { findings.filter { $0.verdict == .fix }.map(\.message) }
+
+    @Test func aReadyPiHasNothingToFix() {
+        let findings = run(healthy())
+        #expect(fixes(findings) == [])
+        #expect(!Doctor.blocks(findings))
+        #expect(findings.count == 7)
+        #expect(findings.allSatisfy { "\($0)".hasPrefix("ok   ") })
+    }
+
+    @Test func thisMachineNoBluetoothAndNoChip() {
+        var p = healthy()
+        p.bluetoothSocketErrno = { 97 }
+        p.adapters = { [] }
+        p.gpioChip = { .failure(GPIOError(.chipNotFound, chip: $0, detail: "GPIO chips present: none")) }
+        let findings = run(p)
+        #expect(Doctor.blocks(findings))
+        let text = fixes(findings)
+        #expect(text.contains { $0.hasPrefix("no Bluetooth in this kernel") })
+        #expect(text.contains { $0.hasPrefix("GPIO chip 'pinctrl-bcm2711' not found") && $0.contains("present: none") })
+        #expect(findings.map(\.description).contains { $0.hasPrefix("FIX  no Bluetooth in this kernel") })
+    }
+
+    @Test func bluetoothdRunningIsAFix() {
+        var p = healthy()
+        p.processNames = { ["bluetoothd"] }
+        #expect(fixes(run(p)).count == 1)
+        #expect(fixes(run(p))[0].contains("bluetoothd is running"))
+    }
+
+    @Test func withoutCapNetAdminMgmtIsRefused() {
+        var p = healthy()
+        p.effectiveCapabilities = { 1 << 13 }
+        #expect(fixes(run(p)).count == 1)
+        #expect(fixes(run(p))[0].contains("CAP_NET_ADMIN"))
+    }
+
+    @Test func aMissingAdapterListsThePresentOnes() {
+        var p = healthy()
+        p.adapters = { ["hci1"] }
+        #expect(fixes(run(p)) == ["adapter hci0 not found; adapters present: hci1 (set `adapter:` in the configuration)"])
+    }
+
+    @Test func aMissingLineListsTheChipsLines() {
+        let f = fixes(run(healthy(), led: "GPIO23"))
+        #expect(f.count == 1)
+        #expect(f[0].contains("'GPIO23' (status_led_line)") && f[0].contains("ID_SDA GPIO5 GPIO17 GPIO22"))
+    }
+
+    @Test func noWiringIsAFixNotASilentSkip() {
+        let findings = Doctor(probes: healthy(), wiring: nil, stateDirectory: "/var/lib/latchkey/lock").run()
+        #expect(fixes(findings).contains { $0.hasPrefix("no lock wiring to check") })
+    }
+
+    @Test func stateDirectoryModeOwnerAndAbsence() {
+        var p = healthy()
+        p.fileStatus = { _ in (999, 0o755) }
+        #expect(fixes(run(p)).count == 1 && fixes(run(p))[0].contains("mode 755"))
+        p.fileStatus = { _ in (0, 0o700) }
+        #expect(fixes(run(p)).count == 1 && fixes(run(p))[0].contains("owned by uid 0"))
+        p.fileStatus = { _ in nil }
+        #expect(fixes(run(p)).count == 1 && fixes(run(p))[0].contains("does not exist"))
+    }
+
+    /// On the machine running the tests, the system probes answer for real: whatever they
+    /// find, every line is ok or FIX, and a FIX means the exit status says so.
+    @Test func theSystemProbesAnswer() {
+        let findings = Doctor(probes: .system, wiring: wiring, stateDirectory: "/nonexistent/latchkey").run()
+        #expect(fixes(findings).contains { $0.contains("/nonexistent/latchkey does not exist") })
+        #expect(Doctor.blocks(findings))
+    }
+}
