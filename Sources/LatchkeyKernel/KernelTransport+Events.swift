@@ -41,6 +41,8 @@ extension KernelTransport {
         let newState = computedState()
         guard newState != state else { return }
         state = newState
+        readvertiseTimer?.cancel()  // power-on re-asserts advertising; power-off must not
+        readvertiseTimer = nil
         if newState == .poweredOn {
             reassert()
         } else {
@@ -59,9 +61,12 @@ extension KernelTransport {
         }
         for peer in pendingConnections.sorted() { reassertPending(peer) }
         send(.getConnections) { [weak self] result in
-            guard let self, case .success(let parameters) = result,
+            guard let self else { return }
+            self.connectionsKnown = true
+            guard case .success(let parameters) = result,
                   let devices = try? MgmtReply.connections(parameters) else { return }  // Not Powered: nothing linked
             self.connectedDevices = Set(devices.compactMap(\.address))
+            if self.advertising != nil { self.sweepStaleLinks() }
             for peer in self.connectedDevices.sorted() { self.claimIfWanted(peer) }
         }
     }

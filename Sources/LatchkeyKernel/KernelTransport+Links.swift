@@ -100,12 +100,45 @@ extension KernelTransport {
     /// link's sockets, so the mgmt socket is read first and its reason used when present.
     /// When a central leaves, the advertising instance is re-added (which restarts it):
     /// a controller that stopped advertising for the connection advertises again even if
-    /// the kernel did not re-enable it.
+    /// the kernel did not re-enable it. Not at once: a power-off ends every link before its
+    /// New Settings arrives, and an instance added while the controller shuts down left the
+    /// phone's next link dead (HIL g); so the re-add waits `readvertiseDelay`, and any
+    /// change of power state cancels it (power-on re-asserts advertising anyway).
     func linkDidEnd(_ link: KernelLink, errno: Errno?) -> DisconnectReason {
         links.removeAll { $0 === link }
         mgmt.readAvailable()
-        if link.role == .peripheral, let advertising, state == .poweredOn { sendAdvertising(advertising) }
+        if link.role == .peripheral { scheduleReadvertise() }
         return disconnectReasons.removeValue(forKey: link.peer) ?? KernelLink.reason(for: errno)
+    }
+
+    private func scheduleReadvertise() {
+        guard advertising != nil, state == .poweredOn, readvertiseTimer == nil else { return }
+        readvertiseTimer = posixLoop.schedule(after: readvertiseDelay) { [weak self] in
+            guard let self else { return }
+            self.readvertiseTimer = nil
+            // Another central linked meanwhile: the kernel stopped advertising for it.
+            guard let advertising = self.advertising, self.state == .poweredOn,
+                  !self.links.contains(where: { $0.role == .peripheral }) else { return }
+            self.sendAdvertising(advertising)
+        }
+    }
+
+    /// Once, when we first advertise and know the links that are up: a link we hold no
+    /// socket for and do not want was made to a predecessor's advertising (a lock agent
+    /// SIGKILLed: the kernel kept its instance). Its peer would talk to nobody until a
+    /// timeout ended it, and could not link to us meanwhile: it is disconnected.
+    func sweepStaleLinks() {
+        guard sweepsStaleLinks, connectionsKnown else { return }
+        sweepsStaleLinks = false
+        for peer in connectedDevices.sorted() where !holdsSocket(for: peer) && !pendingConnections.contains(peer) {
+            connectedDevices.remove(peer)
+            send(.disconnect(peer)) { _ in }  // Not Connected: it went by itself
+        }
+    }
+
+    /// Whether a link or a claim of ours uses the baseband link to `peer`.
+    func holdsSocket(for peer: BluetoothAddress) -> Bool {
+        claims[peer] != nil || links.contains { $0.peer == peer }
     }
 
     /// The application ended a link: the kernel is asked to disconnect now. "Not Connected"

@@ -57,6 +57,17 @@ public final class KernelTransport: BluetoothTransport {
     /// The reason of the last Device Disconnected per device, for its link's socket.
     var disconnectReasons: [BluetoothAddress: DisconnectReason] = [:]
     var linkCount: UInt64 = 0
+    /// Set until `sweepStaleLinks` has run; `connectionsKnown` once Get Connections answered.
+    var sweepsStaleLinks = true
+    var connectionsKnown = false
+    /// The re-adding of the advertising instance after a central left (see `linkDidEnd`).
+    var readvertiseTimer: Scheduled?
+    /// How long after a central left the instance is re-added if the controller is still
+    /// powered. Our choice: it outlasts the rest of a power-off after its disconnections
+    /// (hci_dev_close_sync's HCI Reset, bounded by HCI_CMD_TIMEOUT, 2 s), which ends with a
+    /// New Settings that cancels the re-add; the kernel itself re-enables advertising after
+    /// a disconnection, so this is only the fallback.
+    var readvertiseDelay: Duration = .seconds(2)
 
     /// What was sent for an advertising request, re-sent on power-on.
     struct AdvertisingSet {
@@ -75,21 +86,42 @@ public final class KernelTransport: BluetoothTransport {
         mgmt.onEvent = { [weak self] index, event in self?.handle(event, on: index) }
         mgmt.onClose = { [weak self] error in self?.mgmtClosed(error) }
         state = computedState()
+        // A predecessor killed before `close()` left its instance advertising: remove it
+        // (Invalid Parameters when there is none, which is no failure).
+        send(.removeAdvertising(instance: Self.advertisingInstance)) { _ in }
         configureController()
         if state == .poweredOn { reassert() }  // already on: learn which links are up
     }
 
     deinit { close() }
 
-    /// Stops using the adapter: links, listener and claims are closed, the mgmt socket too.
-    /// What lives in the kernel (the auto-connect list) stays, as it does when a process dies.
+    /// Bounds `close()`'s wait for the kernel to answer Remove Advertising. Our choice: the
+    /// kernel answers after one HCI command, itself bounded by HCI_CMD_TIMEOUT (2 s).
+    public static let closeTimeout: Duration = .seconds(2)
+
+    /// Stops using the adapter: our advertising instance is removed (the kernel would keep
+    /// advertising it for a process that is gone), then links, listener, claims and the mgmt
+    /// socket are closed. The auto-connect list stays, as it does when a process dies.
     public func close() {
+        withdrawAdvertising()
         for link in links { link.drop() }
         links = []
         closeListener()
         cancelClaims()
+        readvertiseTimer?.cancel()
+        readvertiseTimer = nil
         mgmt.onClose = nil
         mgmt.close()
+    }
+
+    /// Removes our instance and waits (bounded) for the answer, so the removal has happened
+    /// before the socket closes.
+    private func withdrawAdvertising() {
+        guard advertising != nil, isAttached, mgmt.isOpen else { return }
+        advertising = nil
+        var answered = false
+        send(.removeAdvertising(instance: Self.advertisingInstance)) { _ in answered = true }
+        _ = try? posixLoop.run(until: { answered }, timeout: Self.closeTimeout)
     }
 
     // MARK: Advertising
@@ -104,6 +136,7 @@ public final class KernelTransport: BluetoothTransport {
         do { try openListener() } catch { throw TransportError(.failed, error.description) }
         advertising = set
         sendAdvertising(set)
+        sweepStaleLinks()
     }
 
     public func stopAdvertising() {
@@ -166,9 +199,14 @@ public final class KernelTransport: BluetoothTransport {
 
     /// Accepted while powered off or detached: the kernel keeps Add Device entries across
     /// power states, and the mirror is re-asserted when the controller comes back.
+    ///
+    /// Idempotent: an entry the mirror holds is in the kernel (it is re-asserted on power-on,
+    /// on the index's return, and when another client removes it), and entries survive link
+    /// loss, so it is not sent again. A second Add Device for a held entry made the kernel
+    /// cancel its LE Create Connection and never scan for the device again (HIL c, btvirt).
     public func addPendingConnection(to peer: BluetoothAddress) throws(TransportError) {
         guard peer != address else { throw TransportError(.invalidParameters, "cannot connect to ourselves") }
-        pendingConnections.insert(peer)
+        guard pendingConnections.insert(peer).inserted else { return claimIfWanted(peer) }
         command(.addDevice(peer, .autoConnect)) { [weak self] _ in self?.pendingConnections.remove(peer) }
         // Already linked at the HCI level (made while we were away): claim it now.
         claimIfWanted(peer)

@@ -104,6 +104,9 @@ public enum LockDaemon {
             printer.emit(AgentEvent("lock.stopping", time: loop.now))
         }
         control.close()
+        // Withdraws the advertising now, not whenever the last reference goes: a stopped
+        // lock must not stay connectable (docs/HIL.md, scenario d).
+        (transport as? KernelTransport)?.close()
         withExtendedLifetime((agent, watcher, transport, gates, service)) {}
     }
 }

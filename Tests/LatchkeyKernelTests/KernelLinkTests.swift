@@ -169,10 +169,14 @@ import Testing
         try world.settle()
         #expect(world.sockets.peerEnds.isEmpty)
 
-        // The phone leaves: the advertising instance is re-added, so advertising resumes.
+        // The phone leaves: the advertising instance is re-added after the delay, so
+        // advertising resumes.
+        world.transport.readvertiseDelay = .milliseconds(20)
         let before = world.kernel.received.count
         Glibc.close(far)
         try world.until { world.delegate.disconnects.count == 1 }
+        #expect(world.opcodes(since: before) == [], "not at once")
+        try world.until { world.kernel.received.count >= before + 2 }
         try world.settle()
         #expect(world.opcodes(since: before) == [0x004C, 0x003E])
     }

@@ -15,10 +15,10 @@ import Testing
         #expect(world.transport.address == TransportWorld.phone)
         #expect(world.transport.state == .poweredOff, "Read Controller Information said: off")
         try world.settle()
-        // Read Index List, Read Info, then LE, not bondable, connectable, powered; then
-        // (powered on) what is to re-assert: here only Get Connections.
+        // Read Index List, Read Info, a stale instance removed, then LE, not bondable,
+        // connectable, powered; then (powered on) what is to re-assert: here only Get Connections.
         #expect(world.kernel.received.map { $0.encoded() } == [
-            bytes("03 00 ff ff 00 00"), bytes("04 00 00 00 00 00"),
+            bytes("03 00 ff ff 00 00"), bytes("04 00 00 00 00 00"), bytes("3f 00 00 00 01 00 01"),
             bytes("0d 00 00 00 01 00 01"), bytes("09 00 00 00 01 00 00"), bytes("07 00 00 00 01 00 01"),
             bytes("05 00 00 00 01 00 01"), bytes("15 00 00 00 00 00"),
         ])
@@ -280,3 +280,95 @@ let hostHasBluetooth: Bool = {
     var info = stat()
     return stat("/sys/class/bluetooth", &info) == 0
 }()
+
+/// What a lock or phone process that ended leaves in the kernel, and what the transport
+/// must not send twice (the causes of the HIL suite's intermittent c and g).
+@Suite struct KernelTransportLifecycleTests {
+    static let removeInstance1 = bytes("3f 00 00 00 01 00 01")
+
+    @Test func closingRemovesTheAdvertisingInstanceBeforeTheSocketCloses() throws {
+        let world = try TransportWorld(address: TransportWorld.lock)
+        try world.settle()
+        try world.transport.startAdvertising(Advertisement(data: AdvertisingData(localName: "Door")))
+        try world.settle()
+        let start = world.kernel.received.count
+        world.transport.close()
+        #expect(world.kernel.received.dropFirst(start).map { $0.encoded() } == [Self.removeInstance1])
+        #expect(!world.transport.mgmt.isOpen)
+    }
+
+    @Test func closingWithoutAdvertisingSendsNothing() throws {
+        let world = try TransportWorld()
+        try world.settle()
+        let start = world.kernel.received.count
+        world.transport.close()
+        try world.loop.runOnce(timeout: .milliseconds(5))
+        #expect(world.kernel.received.count == start)
+    }
+
+    /// A predecessor SIGKILLed: its instance still advertised and the phone linked to it.
+    /// The new lock removes the instance at start and, once it advertises, drops the link
+    /// it holds no socket for (before or after Get Connections answers).
+    @Test(arguments: [false, true])
+    func startRemovesAStaleInstanceAndAdvertisingDropsLinksWithNoSocket(advertiseFirst: Bool) throws {
+        let world = try TransportWorld(address: TransportWorld.lock, settings: [.lowEnergy, .powered])
+        world.model.connections = [TransportWorld.phone]
+        let ad = Advertisement(data: AdvertisingData(localName: "Door"))
+        if advertiseFirst { try world.transport.startAdvertising(ad) }
+        try world.settle()
+        #expect(world.kernel.received.prefix(3).map { $0.encoded() } == [
+            bytes("03 00 ff ff 00 00"), bytes("04 00 00 00 00 00"), Self.removeInstance1,
+        ])
+        if !advertiseFirst {
+            #expect(world.kernel.commands(.disconnect).isEmpty, "not before we advertise (a phone claims such links)")
+            try world.transport.startAdvertising(ad)
+            try world.settle()
+        }
+        #expect(world.kernel.commands(.disconnect).map(\.parameters) == [bytes("02 00 00 ee ff c0 01")])
+        #expect(world.failures.isEmpty)
+    }
+
+    /// A power-off ends the link before its New Settings arrives: the instance must not be
+    /// re-added meanwhile; power-on re-asserts it once.
+    @Test func aPowerOffDoesNotReaddTheInstanceItsLinksEndedFor() throws {
+        let world = try TransportWorld(address: TransportWorld.lock)
+        world.transport.readvertiseDelay = .milliseconds(50)
+        try world.settle()
+        try world.transport.startAdvertising(Advertisement(data: AdvertisingData(localName: "Door")))
+        let far = try #require(world.sockets.listener).push(TransportWorld.phone)
+        try world.until { world.delegate.links.count == 1 }
+        try world.settle()
+        let start = world.kernel.received.count
+
+        world.kernel.emit(FakeKernel.deviceDisconnected(TransportWorld.hci0, TransportWorld.phone, reason: 2))
+        Glibc.close(far)
+        try world.until { world.delegate.disconnects.count == 1 }
+        world.kernel.emit(FakeKernel.newSettings(TransportWorld.hci0, [.lowEnergy, .connectable]))
+        try world.until { world.transport.state == .poweredOff }
+        // Past the delay: nothing was sent.
+        _ = try world.loop.run(until: { false }, timeout: .milliseconds(150))
+        #expect(world.opcodes(since: start) == [])
+
+        world.kernel.emit(FakeKernel.newSettings(TransportWorld.hci0, [.lowEnergy, .connectable, .powered]))
+        try world.until { world.transport.state == .poweredOn }
+        try world.settle()
+        #expect(world.opcodes(since: start) == [0x004C, 0x003E, 0x0015], "re-asserted once, on power-on")
+    }
+
+    /// After link loss the phone asks again; the kernel still holds the entry.
+    @Test func addingAPendingConnectionTwiceSendsAddDeviceOnce() throws {
+        let world = try TransportWorld()
+        try world.settle()
+        try world.transport.addPendingConnection(to: TransportWorld.lock)
+        try world.settle()
+        try world.transport.addPendingConnection(to: TransportWorld.lock)
+        try world.settle()
+        #expect(world.kernel.commands(.addDevice).count == 1)
+        // Removed by another client: put back once, and a later ask sends nothing more.
+        world.kernel.emit(bytes("1b 00 00 00 07 00 01 00 00 ee ff c0 01"))
+        try world.until { world.kernel.commands(.addDevice).count == 2 }
+        try world.transport.addPendingConnection(to: TransportWorld.lock)
+        try world.settle()
+        #expect(world.kernel.commands(.addDevice).count == 2)
+    }
+}
