@@ -76,7 +76,7 @@ let package = Package(
         // The only module that imports GRDB: agents see the protocols they already define.
         .target(
             name: "LatchkeyStore",
-            dependencies: ["LatchkeyAgents", "LatchkeyLock", "LatchkeySecurity", "LatchkeyTransport",
+            dependencies: ["LatchkeyAgents", "LatchkeyLock", "LatchkeySecurity", "LatchkeyTransport", "LatchkeyManagers",
                            .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: strictness),
         .target(
@@ -106,7 +106,7 @@ let package = Package(
         .testTarget(name: "LatchkeySimTests", dependencies: ["LatchkeySim", "LatchkeyTransport"]),
         .testTarget(
             name: "LatchkeyManagersTests",
-            dependencies: ["LatchkeyManagers", "LatchkeySim", "LatchkeyGATT", "LatchkeyATT"]),
+            dependencies: ["LatchkeyManagers", "LatchkeySim", "LatchkeyGATT", "LatchkeyATT", "LatchkeyTestKit"]),
         .testTarget(name: "LatchkeyPosixTests", dependencies: ["LatchkeyPosix", "LatchkeyTransport"]),
         .testTarget(
             name: "LatchkeySimAirTests",
@@ -117,7 +117,7 @@ let package = Package(
         .testTarget(
             name: "LatchkeyAgentsTests",
             dependencies: ["LatchkeyAgents", "LatchkeySim", "LatchkeyLock", "LatchkeyPhone", "LatchkeySecurity",
-                           "LatchkeyLockProtocol", "LatchkeyTransport"]),
+                           "LatchkeyLockProtocol", "LatchkeyTransport", "LatchkeyManagers", "LatchkeyTestKit"]),
         .testTarget(
             name: "LatchkeyRuntimeTests",
             dependencies: ["LatchkeyRuntime", "LatchkeyConfig", "LatchkeyLock", "LatchkeyTransport"]),
@@ -125,6 +125,6 @@ let package = Package(
         .testTarget(
             name: "LatchkeyStoreTests",
             dependencies: ["LatchkeyStore", "LatchkeyAgents", "LatchkeyLock", "LatchkeySecurity", "LatchkeyPhone",
-                           "LatchkeySim", "LatchkeyTransport"]),
+                           "LatchkeySim", "LatchkeyTransport", "LatchkeyManagers", "LatchkeyLockProtocol"]),
     ]
 )

@@ -16,12 +16,19 @@ public struct LockAgentConfiguration: Sendable {
     public var departureGrace: Duration
     public var challengeLifetime: Duration
     public var arrivalPolicy: ArrivalPolicy
+    /// The peripheral manager's restore identifier (M6): advertising, the service's handles
+    /// and the subscribed centrals are preserved under it when the agent has a storage.
+    public var restoreIdentifier: String
+
+    public static let defaultRestoreIdentifier = "latchkey.lock.peripheral"
 
     public init(name: String = "Latchkey", advertisingInterval: Duration = .microseconds(152_500),
                 departureGrace: Duration = .seconds(30), challengeLifetime: Duration = ChallengeIssuer.defaultLifetime,
-                arrivalPolicy: ArrivalPolicy = ArrivalPolicy()) {
+                arrivalPolicy: ArrivalPolicy = ArrivalPolicy(),
+                restoreIdentifier: String = LockAgentConfiguration.defaultRestoreIdentifier) {
         self.name = name; self.advertisingInterval = advertisingInterval; self.departureGrace = departureGrace
         self.challengeLifetime = challengeLifetime; self.arrivalPolicy = arrivalPolicy
+        self.restoreIdentifier = restoreIdentifier
     }
 }
 
@@ -38,9 +45,11 @@ public final class LockAgent: PeripheralManagerDelegate {
     let outputClock: OutputChangeClock?
     var loop: any EventLoop { peripheral.transport.loop }
 
-    private var service: LocalService?
-    private var stateCharacteristic: LocalCharacteristic?
-    private var transferCharacteristic: LocalCharacteristic?
+    var service: LocalService?
+    var stateCharacteristic: LocalCharacteristic?
+    var transferCharacteristic: LocalCharacteristic?
+    /// The radio was on and went off: the next power-on is a power cycle (an alarm).
+    var radioWentDown = false
     private var statusDirty = false
     private var transfers: [LinkID: ChunkedSender] = [:]
 
@@ -58,13 +67,14 @@ public final class LockAgent: PeripheralManagerDelegate {
 
     public init(transport: any BluetoothTransport, controller: LockController, keys: any KeyStore,
                 log: any LockEventLog, events: any AgentEventSink, configuration: LockAgentConfiguration = .init(),
-                outputClock: OutputChangeClock? = nil) {
+                outputClock: OutputChangeClock? = nil, restoration: (any RestorationStorage)? = nil) {
         self.configuration = configuration
         self.controller = controller
         self.log = log
         self.events = events
         self.outputClock = outputClock
-        self.peripheral = PeripheralManager(transport: transport)
+        self.peripheral = PeripheralManager(transport: transport, options: ManagerOptions(
+            restoreIdentifier: configuration.restoreIdentifier, restorationStorage: restoration))
         self.verifier = CommandVerifier(keys: keys, challenges: ChallengeIssuer(loop: transport.loop,
                                                                                lifetime: configuration.challengeLifetime))
         peripheral.delegate = self
@@ -89,7 +99,7 @@ public final class LockAgent: PeripheralManagerDelegate {
 
     // MARK: Lock events
 
-    private func lockEvent(_ event: LockEvent) {
+    func lockEvent(_ event: LockEvent) {
         capture?.append(event)
         do { try log.append(event) } catch { emit("lock.log_failed", ["error": "\(error)"]) }
         if case .lockOperation(let r) = event.kind, r.operation == .unlock, r.source == .manual || r.source == .button {
@@ -99,7 +109,7 @@ public final class LockAgent: PeripheralManagerDelegate {
         publishStatus()
     }
 
-    private func publishStatus() {
+    func publishStatus() {
         guard let c = stateCharacteristic else { return }
         statusDirty = !peripheral.updateValue(statusFrame.bytes, for: c)
     }
@@ -108,6 +118,7 @@ public final class LockAgent: PeripheralManagerDelegate {
 
     public func peripheralManagerDidUpdateState(_ pm: PeripheralManager) {
         emit("lock.radio", ["state": pm.state.rawValue])
+        noteRadioState(pm.state)
         guard pm.state == .poweredOn else { return }
         if service == nil {
             do {
@@ -294,7 +305,7 @@ public final class LockAgent: PeripheralManagerDelegate {
         }
     }
 
-    private func emit(_ name: String, _ fields: KeyValuePairs<String, String> = [:]) {
+    func emit(_ name: String, _ fields: KeyValuePairs<String, String> = [:]) {
         events.emit(AgentEvent(name, time: loop.now, fields.map { ($0.key, $0.value) }))
     }
 }

@@ -1,6 +1,7 @@
 import LatchkeyAgents
 import Logging
 import LatchkeyLock
+import LatchkeyManagers
 import LatchkeyPosix
 import LatchkeySecurity
 import LatchkeySimAir
@@ -14,10 +15,15 @@ public struct LockStores {
     public var lastDecisionID: DecisionID?
     public var log: any LockEventLog
     public var keys: any KeyStore
+    /// Where the peripheral manager preserves its state (M6); nil: no restoration.
+    public var restoration: (any RestorationStorage)?
+    /// The store was found corrupt and started empty.
+    public var storeWasReset: Bool
     public init(journal: any DecisionJournal, interrupted: LockDecision?, lastDecisionID: DecisionID?,
-                log: any LockEventLog, keys: any KeyStore) {
+                log: any LockEventLog, keys: any KeyStore, restoration: (any RestorationStorage)? = nil,
+                storeWasReset: Bool = false) {
         self.journal = journal; self.interrupted = interrupted; self.lastDecisionID = lastDecisionID
-        self.log = log; self.keys = keys
+        self.log = log; self.keys = keys; self.restoration = restoration; self.storeWasReset = storeWasReset
     }
 }
 
@@ -30,7 +36,7 @@ public enum LockDaemon {
                                                       "chip": "\(settings.wiring.chipLabel)",
                                                       "actuator": "\(settings.wiring.actuator)"])
         let printer = EventPrinter(format: settings.eventFormat)
-        let stores = try StateStores.openLock(settings.stateDirectory, monotonicNow: { loop.now }) { message in
+        let stores = try StateStores.openLock(settings.stateDirectory, loop: loop) { message in
             printer.emit(AgentEvent("lock.store_recovered", time: loop.now, [("detail", message)]))
         }
         let transport = try openTransport(settings.transport, loop: loop, role: "lock")
@@ -62,7 +68,8 @@ public enum LockDaemon {
                                             firstDecisionID: DecisionID((stores.lastDecisionID?.rawValue ?? 0) + 1))
         } catch { throw RuntimeError("lock configuration: \(error)") }
         let agent = LockAgent(transport: transport, controller: controller, keys: stores.keys, log: stores.log,
-                              events: printer, configuration: settings.agent, outputClock: outputClock)
+                              events: printer, configuration: settings.agent, outputClock: outputClock,
+                              restoration: stores.restoration)
         agent.peripheral.trace = { peer, direction, pdu in
             logger.trace("ATT \(direction) \(peer): \(hex(pdu))")
         }
@@ -70,11 +77,13 @@ public enum LockDaemon {
             logger.notice("resuming after an interrupted decision", metadata: ["decision": "\(recovered.id)",
                                                                               "operation": "\(recovered.operation)"])
         }
+        if stores.storeWasReset { agent.logAlarm(.lockFactoryReset) }
         agent.start(recovered: stores.interrupted)
 
         try runUntilSignalled(loop) {
             logger.info("lock agent stopping")
             printer.emit(AgentEvent("lock.stopping", time: loop.now))
+            agent.stop()
         }
         withExtendedLifetime((agent, watcher, transport)) {}
     }

@@ -16,7 +16,7 @@ public enum PhoneDaemon {
         let secret = try readSecret(settings.keySecretFile)
         let loop = PosixEventLoop()
         let printer = EventPrinter(format: settings.eventFormat)
-        let store = try StateStores.openPhone(settings.stateDirectory) { message in
+        let (store, restoration) = try StateStores.openPhone(settings.stateDirectory) { message in
             printer.emit(AgentEvent("phone.store_recovered", time: loop.now, [("detail", message)]))
         }
         let transport = try openTransport(settings.transport, loop: loop, role: "phone")
@@ -27,7 +27,7 @@ public enum PhoneDaemon {
                                                                           keyID: settings.keyID, secret: secret,
                                                                           gracePeriod: settings.gracePeriod,
                                                                           connectOptions: settings.connectOptions),
-                                   store: store, events: printer)
+                                   store: store, events: printer, restoration: restoration)
         } catch { throw RuntimeError("phone state in \(settings.stateDirectory): \(error)") }
         agent.central.trace = { peer, direction, pdu in logger.trace("ATT \(direction) \(peer): \(hex(pdu))") }
 
@@ -41,6 +41,7 @@ public enum PhoneDaemon {
         try runUntilSignalled(loop) {
             logger.info("phone agent stopping")
             printer.emit(AgentEvent("phone.stopping", time: loop.now))
+            agent.stop()
         }
         control.close()
         withExtendedLifetime((agent, transport)) {}

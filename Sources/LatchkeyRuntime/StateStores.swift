@@ -3,6 +3,7 @@ import Glibc
 #endif
 import LatchkeyAgents
 import LatchkeyLock
+import LatchkeyManagers
 import LatchkeyStore
 import LatchkeyTransport
 
@@ -11,23 +12,28 @@ public enum StateStores {
     public static let lockFile = "lock.db"
     public static let phoneFile = "phone.db"
 
-    /// The lock's store. A corrupt database is moved aside and a fresh one started: the
-    /// journal is then empty, so nothing is resumed, and the lock starts locked.
-    public static func openLock(_ directory: String, monotonicNow: @escaping () -> Instant,
+    /// The lock's store: the journal and the log paired (`StoredLockRecords`), the keys and
+    /// the restoration entries. A corrupt database is moved aside and a fresh one started:
+    /// the journal is then empty, so nothing is resumed, and the lock starts locked
+    /// (`storeWasReset` tells the agent to log a LockFactoryReset alarm).
+    public static func openLock(_ directory: String, loop: any EventLoop,
                                 report: (String) -> Void = { _ in }) throws(RuntimeError) -> LockStores {
-        let store = try open(directory, lockFile, report: report)
-        let journal = store.decisionJournal(monotonicNow: monotonicNow)
+        var reset = false
+        let store = try open(directory, lockFile, report: { reset = true; report($0) })
+        let records = store.lockRecords(loop: loop)
         do {
-            return LockStores(journal: journal, interrupted: try journal.interrupted(),
-                              lastDecisionID: try journal.lastDecisionID(),
-                              log: StoredLockEventLog(store.eventLog()), keys: store.keyStore())
+            return LockStores(journal: records, interrupted: try records.journal.interrupted(),
+                              lastDecisionID: try records.journal.lastDecisionID(), log: records,
+                              keys: store.keyStore(), restoration: store.restorationStorage(), storeWasReset: reset)
         } catch { throw RuntimeError("lock store \(store.path): \(error)") }
     }
 
+    /// The phone's state and its central manager's restoration entries, in one store.
     public static func openPhone(_ directory: String, report: (String) -> Void = { _ in }) throws(RuntimeError)
-        -> any PhoneStateStore
+        -> (state: any PhoneStateStore, restoration: any RestorationStorage)
     {
-        try open(directory, phoneFile, report: report).phoneStateStore()
+        let store = try open(directory, phoneFile, report: report)
+        return (store.phoneStateStore(), store.restorationStorage())
     }
 
     public static func openKeys(_ directory: String) throws(RuntimeError) -> StoredKeyStore {
@@ -54,22 +60,4 @@ public enum StateStores {
             }
         }
     }
-}
-
-/// The SQLite event log behind the agent's `LockEventLog` seam.
-final class StoredLockEventLog: LockEventLog {
-    let stored: StoredEventLog
-    private var last: UInt32
-    init(_ stored: StoredEventLog) {
-        self.stored = stored
-        last = UInt32(truncatingIfNeeded: (try? stored.lastSequence()) ?? 0)
-    }
-    func append(_ event: LockEvent) throws -> UInt32 {
-        last = UInt32(truncatingIfNeeded: try stored.append(event))
-        return last
-    }
-    func events(from sequence: UInt32, limit: Int) throws -> [(sequence: UInt32, bytes: [UInt8])] {
-        try stored.read(from: UInt64(sequence), limit: limit).map { (UInt32(truncatingIfNeeded: $0.sequence), $0.event.encoded) }
-    }
-    var lastSequence: UInt32 { last }
 }
