@@ -120,11 +120,14 @@ let package = Package(
                            "LatchkeyLockProtocol", "LatchkeyTransport", "LatchkeyManagers", "LatchkeyTestKit"]),
         .testTarget(
             name: "LatchkeyRuntimeTests",
-            dependencies: ["LatchkeyRuntime", "LatchkeyConfig", "LatchkeyLock", "LatchkeyTransport"]),
+            dependencies: ["LatchkeyRuntime", "LatchkeyConfig", "LatchkeyLock", "LatchkeyTransport", "LatchkeyAgents",
+                           "LatchkeyLockProtocol", "LatchkeyManagers", "LatchkeySecurity", "LatchkeySim", "LatchkeyStore",
+                           "LatchkeyTestKit"]),
         .testTarget(name: "LatchkeyLockTests", dependencies: ["LatchkeyLock", "LatchkeySim"]),
         .testTarget(
             name: "LatchkeyStoreTests",
             dependencies: ["LatchkeyStore", "LatchkeyAgents", "LatchkeyLock", "LatchkeySecurity", "LatchkeyPhone",
-                           "LatchkeySim", "LatchkeyTransport", "LatchkeyManagers", "LatchkeyLockProtocol"]),
+                           "LatchkeySim", "LatchkeyTransport", "LatchkeyManagers", "LatchkeyLockProtocol", "LatchkeyGATT",
+                           "LatchkeyATT"]),
     ]
 )

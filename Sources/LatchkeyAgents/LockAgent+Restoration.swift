@@ -52,6 +52,7 @@ extension LockAgent {
     /// the same definition at the same handles anyway). A decision in flight stays open in
     /// the journal: the next start reconciles it like after a crash.
     public func stop() {
+        peripheral.discardPreservedState()
         peripheral.stopAdvertising()
         peripheral.removeAllServices()
         service = nil

@@ -71,5 +71,6 @@ extension PhoneAgent {
     public func stop() {
         stopped = true
         central.cancelPeripheralConnection(lockPeripheral)
+        central.discardPreservedState()
     }
 }

@@ -53,6 +53,12 @@ extension CentralManager {
         }
     }
 
+    /// A deliberate shutdown: the preserved state is removed and no more is written, so that
+    /// the next start is a fresh one.
+    public func discardPreservedState() {
+        do { try preservation?.discard() } catch { delegate?.centralManager(self, didFailToPreserveState: error) }
+    }
+
     func reportLoadError() {
         guard let error = preservation?.takeLoadError() else { return }
         delegate?.centralManager(self, didFailToPreserveState: error)

@@ -31,6 +31,13 @@ extension PeripheralManager {
         }
     }
 
+    /// A deliberate shutdown (`systemctl stop`): the preserved state is removed and no more
+    /// is written, so that the next start is a fresh one — what the links and advertising
+    /// still are when the process ends does not come back.
+    public func discardPreservedState() {
+        do { try preservation?.discard() } catch { delegate?.peripheralManager(self, didFailToPreserveState: error) }
+    }
+
     func reportLoadError() {
         guard let error = preservation?.takeLoadError() else { return }
         delegate?.peripheralManager(self, didFailToPreserveState: error)

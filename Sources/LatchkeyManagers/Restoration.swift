@@ -146,6 +146,8 @@ struct Preservation<State: PreservedState> {
     private var loadError: (any Error)?
     /// While restoring, partial states are not written; the end of reconciliation writes once.
     var isReconciling = false
+    /// After `discard()`: nothing is written any more.
+    private var isDiscarded = false
 
     /// Loads the entry under the identifier at once, so that a manager knows its work before
     /// any transport callback can arrive.
@@ -165,7 +167,7 @@ struct Preservation<State: PreservedState> {
     /// Writes `state` if it changed since the last write; an idle state removes the entry,
     /// so that a relaunch does not hand the manager back. Nothing is written while restoring.
     mutating func write(_ state: State) throws {
-        guard awaiting == nil, !isReconciling, state != lastWritten else { return }
+        guard awaiting == nil, !isReconciling, !isDiscarded, state != lastWritten else { return }
         if state.hasPendingWork {
             try storage.save(state, identifier: identifier)
         } else {
@@ -180,6 +182,14 @@ struct Preservation<State: PreservedState> {
         awaiting = nil
         isReconciling = true
         return state
+    }
+
+    /// Removes the entry and stops writing: the manager is being shut down on purpose, and a
+    /// relaunch must not hand its work back (iOS after a force-quit).
+    mutating func discard() throws {
+        isDiscarded = true
+        awaiting = nil
+        try storage.remove(State.role, identifier: identifier)
     }
 
     mutating func takeLoadError() -> (any Error)? {

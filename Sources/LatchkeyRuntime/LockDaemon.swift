@@ -77,8 +77,7 @@ public enum LockDaemon {
             logger.notice("resuming after an interrupted decision", metadata: ["decision": "\(recovered.id)",
                                                                               "operation": "\(recovered.operation)"])
         }
-        if stores.storeWasReset { agent.logAlarm(.lockFactoryReset) }
-        agent.start(recovered: stores.interrupted)
+        agent.start(from: stores)
 
         try runUntilSignalled(loop) {
             logger.info("lock agent stopping")
@@ -86,6 +85,16 @@ public enum LockDaemon {
             agent.stop()
         }
         withExtendedLifetime((agent, watcher, transport)) {}
+    }
+}
+
+extension LockAgent {
+    /// Starts the lock on what its store holds: a store found corrupt (and started empty)
+    /// is a LockFactoryReset alarm in the fresh log; then the sensors are read and the
+    /// interrupted decision, if any, is reconciled (each recovery is an event in the log).
+    public func start(from stores: LockStores) {
+        if stores.storeWasReset { logAlarm(.lockFactoryReset) }
+        start(recovered: stores.interrupted)
     }
 }
 

@@ -16,10 +16,10 @@ public enum StateStores {
     /// the restoration entries. A corrupt database is moved aside and a fresh one started:
     /// the journal is then empty, so nothing is resumed, and the lock starts locked
     /// (`storeWasReset` tells the agent to log a LockFactoryReset alarm).
-    public static func openLock(_ directory: String, loop: any EventLoop,
+    public static func openLock(_ directory: String, loop: any EventLoop, wallClock: WallClock = .system,
                                 report: (String) -> Void = { _ in }) throws(RuntimeError) -> LockStores {
         var reset = false
-        let store = try open(directory, lockFile, report: { reset = true; report($0) })
+        let store = try open(directory, lockFile, wallClock: wallClock, report: { reset = true; report($0) })
         let records = store.lockRecords(loop: loop)
         do {
             return LockStores(journal: records, interrupted: try records.journal.interrupted(),
@@ -29,10 +29,11 @@ public enum StateStores {
     }
 
     /// The phone's state and its central manager's restoration entries, in one store.
-    public static func openPhone(_ directory: String, report: (String) -> Void = { _ in }) throws(RuntimeError)
+    public static func openPhone(_ directory: String, wallClock: WallClock = .system,
+                                 report: (String) -> Void = { _ in }) throws(RuntimeError)
         -> (state: any PhoneStateStore, restoration: any RestorationStorage)
     {
-        let store = try open(directory, phoneFile, report: report)
+        let store = try open(directory, phoneFile, wallClock: wallClock, report: report)
         return (store.phoneStateStore(), store.restorationStorage())
     }
 
@@ -44,9 +45,10 @@ public enum StateStores {
         try open(directory, lockFile, report: { _ in }).eventLog()
     }
 
-    static func open(_ directory: String, _ file: String, report: (String) -> Void) throws(RuntimeError) -> AgentStore {
+    static func open(_ directory: String, _ file: String, wallClock: WallClock = .system,
+                     report: (String) -> Void) throws(RuntimeError) -> AgentStore {
         do {
-            return try AgentStore(directory: directory, fileName: file)
+            return try AgentStore(directory: directory, fileName: file, wallClock: wallClock)
         } catch {
             guard case .corrupt(let corruption) = error else {
                 throw RuntimeError("cannot open the store in \(directory): \(error)")
@@ -54,7 +56,7 @@ public enum StateStores {
             do {
                 let aside = try corruption.quarantine()
                 report("store \(corruption.path) was unusable (\(corruption.reason)); moved to \(aside), starting fresh")
-                return try AgentStore(directory: directory, fileName: file)
+                return try AgentStore(directory: directory, fileName: file, wallClock: wallClock)
             } catch {
                 throw RuntimeError("store \(corruption.path) is corrupt and could not be moved aside: \(error)")
             }
