@@ -31,6 +31,7 @@ let package = Package(
     products: [
         .executable(name: "latchkey", targets: ["latchkey"]),
         .executable(name: "latchkey-bench", targets: ["latchkey-bench"]),
+        .executable(name: "latchkey-torture", targets: ["latchkey-torture"]),
     ],
     dependencies: [
         // Each dependency replaces code we would otherwise write and maintain; build-time
@@ -92,6 +93,11 @@ let package = Package(
                            "LatchkeyLock", "LatchkeySecurity", "LatchkeyTransport",
                            .product(name: "ArgumentParser", package: "swift-argument-parser"),
                            .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strictness),
+        // Kills the agents at random moments and checks what survives (issue 5).
+        .executableTarget(
+            name: "latchkey-torture",
+            dependencies: ["LatchkeyRuntime", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictness),
         // Counts malloc calls for the benchmark's allocations-per-PDU figure (bench only).
         .target(name: "CMallocCounter"),

@@ -232,6 +232,7 @@ public final class LockAgent: PeripheralManagerDelegate {
             return nil
         }
         let changesBefore = outputClock?.changeCount ?? 0
+        let decidedBefore = controller.lastRecordedDecision
         capture = []
         controller.submit(LockCommand(operation, source: .remote, who: KeyID(key),
                                       validUntil: received + configuration.challengeLifetime))
@@ -252,7 +253,11 @@ public final class LockAgent: PeripheralManagerDelegate {
             commandLatencies.append(ms)
             fields = ["key": "\(key)", "op": "\(op)", "counter": "\(verified.counter)", "actuator_ms": "\(ms)"]
         }
-        emit("lock.command_accepted", fields)
+        var event = AgentEvent("lock.command_accepted", time: loop.now, fields.map { ($0.key, $0.value) })
+        if let decided = controller.lastRecordedDecision, decided != decidedBefore {
+            event.fields.append(("decision", "\(decided.rawValue)"))  // durable before this line
+        }
+        events.emit(event)
         return nil
     }
 

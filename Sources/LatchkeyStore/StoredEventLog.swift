@@ -37,6 +37,11 @@ public final class StoredEventLog {
         try store.write { db in try append(event, in: db) }
     }
 
+    /// Appends `events` in one transaction (bulk imports, test and benchmark fixtures).
+    public func append(contentsOf events: [LockEvent]) throws(StoreError) {
+        try store.write { db in for event in events { _ = try append(event, in: db) } }
+    }
+
     /// The append inside a transaction of the caller's.
     func append(_ event: LockEvent, in db: Database) throws -> UInt64 {
         try db.execute(sql: "INSERT INTO event (wallNanos, bytes) VALUES (?, ?)",

@@ -9,13 +9,3 @@ struct Latchkey: ParsableCommand {
         abstract: "A Bluetooth LE smart lock for Pi-class Linux, and the phone agent that opens it when you come home.",
         subcommands: [Demo.self, Lock.self, Phone.self, Air.self, Status.self, Log.self, Keys.self, PhoneCtl.self])
 }
-
-/// Loads a configuration file; any problem is reported as file:line: field: message
-/// (without a usage banner: the command line was right, the file is not).
-func loadConfig(_ path: String) throws -> ConfigFile {
-    do {
-        return try ConfigFile.load(path) { try readTextFile($0) }
-    } catch {
-        throw RuntimeError("\(error)")
-    }
-}
