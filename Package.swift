@@ -33,6 +33,7 @@ let package = Package(
     products: [
         .executable(name: "latchkey", targets: ["latchkey"]),
         .executable(name: "latchkey-bench", targets: ["latchkey-bench"]),
+        .executable(name: "latchkey-torture", targets: ["latchkey-torture"]),
     ],
     dependencies: [
         // Each dependency replaces code we would otherwise write and maintain; build-time
@@ -88,7 +89,7 @@ let package = Package(
         // The only module that imports GRDB: agents see the protocols they already define.
         .target(
             name: "LatchkeyStore",
-            dependencies: ["LatchkeyAgents", "LatchkeyLock", "LatchkeySecurity", "LatchkeyTransport",
+            dependencies: ["LatchkeyAgents", "LatchkeyLock", "LatchkeySecurity", "LatchkeyTransport", "LatchkeyManagers",
                            .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: strictness),
         .target(
@@ -105,6 +106,11 @@ let package = Package(
                            .product(name: "ArgumentParser", package: "swift-argument-parser"),
                            .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictness),
+        // Kills the agents at random moments and checks what survives (issue 5).
+        .executableTarget(
+            name: "latchkey-torture",
+            dependencies: ["LatchkeyRuntime", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strictness),
         // Counts malloc calls for the benchmark's allocations-per-PDU figure (bench only).
         .target(name: "CMallocCounter"),
         .executableTarget(
@@ -118,7 +124,7 @@ let package = Package(
         .testTarget(name: "LatchkeySimTests", dependencies: ["LatchkeySim", "LatchkeyTransport"]),
         .testTarget(
             name: "LatchkeyManagersTests",
-            dependencies: ["LatchkeyManagers", "LatchkeySim", "LatchkeyGATT", "LatchkeyATT"]),
+            dependencies: ["LatchkeyManagers", "LatchkeySim", "LatchkeyGATT", "LatchkeyATT", "LatchkeyTestKit"]),
         .testTarget(name: "LatchkeyPosixTests", dependencies: ["LatchkeyPosix", "LatchkeyTransport"]),
         .testTarget(name: "LatchkeyMgmtTests", dependencies: ["LatchkeyMgmt", "LatchkeyTransport", "LatchkeyATT"]),
         .testTarget(
@@ -133,16 +139,18 @@ let package = Package(
         .testTarget(
             name: "LatchkeyAgentsTests",
             dependencies: ["LatchkeyAgents", "LatchkeySim", "LatchkeyLock", "LatchkeyPhone", "LatchkeySecurity",
-                           "LatchkeyLockProtocol", "LatchkeyTransport"]),
+                           "LatchkeyLockProtocol", "LatchkeyTransport", "LatchkeyManagers", "LatchkeyTestKit"]),
         .testTarget(
             name: "LatchkeyRuntimeTests",
             dependencies: ["LatchkeyRuntime", "LatchkeyConfig", "LatchkeyLock", "LatchkeyTransport", "LatchkeyPosix",
-                           "LatchkeySecurity", "LatchkeySim", .product(name: "Logging", package: "swift-log")]),
+                           "LatchkeyAgents", "LatchkeyLockProtocol", "LatchkeyManagers", "LatchkeySecurity", "LatchkeySim",
+                           "LatchkeyStore", "LatchkeyTestKit", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "LatchkeyLockTests", dependencies: ["LatchkeyLock", "LatchkeySim"]),
         .testTarget(
             name: "LatchkeyStoreTests",
             dependencies: ["LatchkeyStore", "LatchkeyAgents", "LatchkeyLock", "LatchkeySecurity", "LatchkeyPhone",
-                           "LatchkeySim", "LatchkeyTransport", "LatchkeyLockProtocol", "LatchkeyManagers"]),
+                           "LatchkeySim", "LatchkeyTransport", "LatchkeyManagers", "LatchkeyLockProtocol", "LatchkeyGATT",
+                           "LatchkeyATT"]),
     ]
 )
 

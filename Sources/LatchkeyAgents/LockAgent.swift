@@ -18,12 +18,19 @@ public struct LockAgentConfiguration: Sendable {
     public var arrivalPolicy: ArrivalPolicy
     /// Failed-attempt limits and disable times (docs/SECURITY.md, "Lockout").
     public var lockout: LockoutPolicy
+    /// The peripheral manager's restore identifier (M6): advertising, the service's handles
+    /// and the subscribed centrals are preserved under it when the agent has a storage.
+    public var restoreIdentifier: String
+
+    public static let defaultRestoreIdentifier = "latchkey.lock.peripheral"
 
     public init(name: String = "Latchkey", advertisingInterval: Duration = .microseconds(152_500),
                 departureGrace: Duration = .seconds(30), challengeLifetime: Duration = ChallengeIssuer.defaultLifetime,
-                arrivalPolicy: ArrivalPolicy = ArrivalPolicy(), lockout: LockoutPolicy = LockoutPolicy()) {
+                arrivalPolicy: ArrivalPolicy = ArrivalPolicy(), lockout: LockoutPolicy = LockoutPolicy(),
+                restoreIdentifier: String = LockAgentConfiguration.defaultRestoreIdentifier) {
         self.name = name; self.advertisingInterval = advertisingInterval; self.departureGrace = departureGrace
         self.challengeLifetime = challengeLifetime; self.arrivalPolicy = arrivalPolicy; self.lockout = lockout
+        self.restoreIdentifier = restoreIdentifier
     }
 }
 
@@ -42,9 +49,11 @@ public final class LockAgent: PeripheralManagerDelegate {
     let outputClock: OutputChangeClock?
     var loop: any EventLoop { peripheral.transport.loop }
 
-    private var service: LocalService?
-    private var stateCharacteristic: LocalCharacteristic?
-    private var transferCharacteristic: LocalCharacteristic?
+    var service: LocalService?
+    var stateCharacteristic: LocalCharacteristic?
+    var transferCharacteristic: LocalCharacteristic?
+    /// The radio was on and went off: the next power-on is a power cycle (an alarm).
+    var radioWentDown = false
     private var statusDirty = false
     private var transfers: [LinkID: ChunkedSender] = [:]
 
@@ -65,14 +74,15 @@ public final class LockAgent: PeripheralManagerDelegate {
     public init(transport: any BluetoothTransport, controller: LockController, keys: any KeyStore,
                 log: any LockEventLog, events: any AgentEventSink, configuration: LockAgentConfiguration = .init(),
                 outputClock: OutputChangeClock? = nil, lockout: any LockoutStore = InMemoryLockoutStore(),
-                pairing: PairingResponder? = nil) {
+                pairing: PairingResponder? = nil, restoration: (any RestorationStorage)? = nil) {
         self.configuration = configuration
         self.controller = controller
         self.log = log
         self.events = events
         self.outputClock = outputClock
         self.pairing = pairing
-        self.peripheral = PeripheralManager(transport: transport)
+        self.peripheral = PeripheralManager(transport: transport, options: ManagerOptions(
+            restoreIdentifier: configuration.restoreIdentifier, restorationStorage: restoration))
         self.verifier = CommandVerifier(keys: keys, challenges: ChallengeIssuer(loop: transport.loop,
                                                                                lifetime: configuration.challengeLifetime),
                                         lockout: LockoutGuard(store: lockout, policy: configuration.lockout,
@@ -118,6 +128,7 @@ public final class LockAgent: PeripheralManagerDelegate {
 
     public func peripheralManagerDidUpdateState(_ pm: PeripheralManager) {
         emit("lock.radio", ["state": pm.state.rawValue])
+        noteRadioState(pm.state)
         guard pm.state == .poweredOn else { return }
         if service == nil {
             do {
@@ -240,6 +251,7 @@ public final class LockAgent: PeripheralManagerDelegate {
             return setOperatingMode(verified.body.operatingMode, key: key)
         }
         let changesBefore = outputClock?.changeCount ?? 0
+        let decidedBefore = controller.lastRecordedDecision
         capture = []
         controller.submit(LockCommand(operation, source: .remote, who: KeyID(key),
                                       validUntil: received + configuration.challengeLifetime))
@@ -260,7 +272,11 @@ public final class LockAgent: PeripheralManagerDelegate {
             commandLatencies.append(ms)
             fields = ["key": "\(key)", "op": "\(op)", "counter": "\(verified.counter)", "actuator_ms": "\(ms)"]
         }
-        emit("lock.command_accepted", fields)
+        var event = AgentEvent("lock.command_accepted", time: loop.now, fields.map { ($0.key, $0.value) })
+        if let decided = controller.lastRecordedDecision, decided != decidedBefore {
+            event.fields.append(("decision", "\(decided.rawValue)"))  // durable before this line
+        }
+        events.emit(event)
         return nil
     }
 

@@ -14,20 +14,38 @@ public struct PhoneAgentConfiguration: Sendable {
     /// short drops a body or a door between phone and lock cause; configurable per home.
     public var gracePeriod: Duration
     public var connectOptions: ConnectOptions
+    /// The central manager's restore identifier (M6): its request, link and attribute cache
+    /// are preserved under it when the agent is given a `RestorationStorage`.
+    public var restoreIdentifier: String
+    /// A command with no answer by then is given up and the link dropped, so that the
+    /// never-timing-out request forms a fresh one. 5 s: the lifetime of the challenge the
+    /// command is sealed with (`ChallengeIssuer.defaultLifetime`), counted from the
+    /// challenge read — a later answer cannot be a success, and a request lost with a lock
+    /// that died would otherwise hold the bearer for ATT's 30 s (Vol 3 Part F 3.3.3).
+    public var commandTimeout: Duration
 
     public static let defaultGracePeriod: Duration = .seconds(30)
+    public static let defaultRestoreIdentifier = "latchkey.phone.central"
 
     public init(lockAddress: BluetoothAddress, keyID: UInt32, secret: [UInt8],
                 gracePeriod: Duration = PhoneAgentConfiguration.defaultGracePeriod,
-                connectOptions: ConnectOptions = ConnectOptions(notifyOnConnection: true, notifyOnDisconnection: true)) {
+                connectOptions: ConnectOptions = ConnectOptions(notifyOnConnection: true, notifyOnDisconnection: true),
+                restoreIdentifier: String = PhoneAgentConfiguration.defaultRestoreIdentifier,
+                commandTimeout: Duration = ChallengeIssuer.defaultLifetime) {
         self.lockAddress = lockAddress; self.keyID = keyID; self.secret = secret
         self.gracePeriod = gracePeriod; self.connectOptions = connectOptions
+        self.restoreIdentifier = restoreIdentifier; self.commandTimeout = commandTimeout
     }
 }
 
 /// The central agent (the "phone"): keeps a connect request to its lock open forever,
 /// tracks away/home, and makes one authenticated arrival request per away→home cycle.
 /// A bare re-link never sends anything that opens the door.
+///
+/// With a `RestorationStorage` its central manager preserves the request, the link and the
+/// lock's attribute cache: a relaunched agent adopts a link that survived it and resumes
+/// its GATT setup where it stopped (`PhoneAgent+Restoration.swift`) — it never discovers
+/// the lock's services again while its cache holds them.
 public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
     public let configuration: PhoneAgentConfiguration
     public let central: CentralManager
@@ -42,13 +60,18 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
     var transferCharacteristic: RemoteCharacteristic?
     var logFetch: LogFetch?
     /// GATT handles, once discovered on the current link.
-    private var control: RemoteCharacteristic?
-    private var challenge: RemoteCharacteristic?
-    private var status: RemoteCharacteristic?
+    var control: RemoteCharacteristic?
+    var challenge: RemoteCharacteristic?
+    var status: RemoteCharacteristic?
     /// Commands waiting for the GATT setup, or for the previous one to finish.
     private var queue: [(LockOperation, UInt8?, (Result<Void, CommandError>) -> Void)] = []
     private var inFlight: InFlight?
-    private var ready = false
+    private var commandTimer: Scheduled?
+    var ready = false
+    /// The cache was found stale on this link and discovered again (once per link).
+    var rediscoveredOnThisLink = false
+    /// After `stop()`: no new connect request.
+    var stopped = false
 
     private struct InFlight {
         var operation: LockOperation
@@ -79,7 +102,7 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
     public var isLinked: Bool { lock.state == .connected }
 
     public init(transport: any BluetoothTransport, configuration: PhoneAgentConfiguration, store: any PhoneStateStore,
-                events: any AgentEventSink) throws {
+                events: any AgentEventSink, restoration: (any RestorationStorage)? = nil) throws {
         self.configuration = configuration
         self.store = store
         self.events = events
@@ -87,7 +110,8 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
         let saved = try store.load()
         self.state = saved.map { PhoneState(presence: PresenceMachine(restoring: $0.presence), counter: $0.counter) }
             ?? PhoneState()
-        self.central = CentralManager(transport: transport)
+        self.central = CentralManager(transport: transport, options: ManagerOptions(
+            restoreIdentifier: configuration.restoreIdentifier, restorationStorage: restoration))
         self.lock = central.retrievePeripherals(withIdentifiers: [configuration.lockAddress])[0]
         central.delegate = self
         lock.delegate = self
@@ -114,12 +138,15 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
         guard ready, inFlight == nil, !queue.isEmpty, let challenge else { return }
         let (op, mode, completion) = queue.removeFirst()
         inFlight = InFlight(operation: op, mode: mode, sentAt: loop.now, completion: completion, awaitingChallenge: true)
+        commandTimer = loop.schedule(after: configuration.commandTimeout) { [weak self] in self?.commandTimedOut() }
         lock.readValue(for: challenge)
     }
 
     private func finish(_ result: Result<Void, CommandError>) {
         guard let f = inFlight else { return }
         inFlight = nil
+        commandTimer?.cancel()
+        commandTimer = nil
         f.completion(result)
         pump()
     }
@@ -127,8 +154,21 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
     private func failAllCommands(_ why: String) {
         let pending = queue
         queue.removeAll()
+        commandTimer?.cancel()
+        commandTimer = nil
         if let f = inFlight { inFlight = nil; f.completion(.failure(.notDelivered(why))) }
         for (_, _, c) in pending { c(.failure(.notDelivered(why))) }
+    }
+
+    /// No answer within the challenge's lifetime: the request or its answer was lost (a lock
+    /// that died and adopted the link again never saw it). Drop the link; the request that
+    /// never times out forms a fresh one.
+    private func commandTimedOut() {
+        commandTimer = nil
+        guard let f = inFlight else { return }
+        emit("phone.command_timeout", ["op": "\(f.operation)"])
+        finish(.failure(.notDelivered("no answer within \(configuration.commandTimeout)")))
+        central.cancelPeripheralConnection(lock)
     }
 
     // MARK: Presence
@@ -186,13 +226,16 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
         emit("phone.radio", ["state": central.state.rawValue])
         guard central.state == .poweredOn else { return }
         requestConnection()
-        if lock.state != .connected && state.presence.presence == .unknown {
+        if lock.state == .connected && !ready && control == nil {
+            linkEstablished(lock, adopted: true)  // restored with the link that survived us
+        } else if lock.state != .connected && state.presence.presence == .unknown {
             // No link at start and no history: begin the grace period, as after a drop.
             feed(.linkDown)
         }
     }
 
     private func requestConnection() {
+        guard !stopped else { return }
         do {
             try central.connect(lock, options: configuration.connectOptions)
             emit("phone.connect_pending", ["lock": "\(configuration.lockAddress)"])
@@ -202,10 +245,15 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
     }
 
     public func centralManager(_ central: CentralManager, didConnect peripheral: Peripheral) {
-        emit("phone.linked", ["lock": "\(peripheral.identifier)"])
+        linkEstablished(peripheral, adopted: false)
+    }
+
+    private func linkEstablished(_ peripheral: Peripheral, adopted: Bool) {
+        emit(adopted ? "phone.link_adopted" : "phone.linked", ["lock": "\(peripheral.identifier)"])
         ready = false
+        rediscoveredOnThisLink = false
         control = nil; challenge = nil; status = nil
-        peripheral.discoverServices([LockServiceUUID.service])
+        continueSetup(peripheral)
         feed(.linkUp)
     }
 
@@ -223,31 +271,36 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
     // MARK: PeripheralDelegate
 
     public func peripheral(_ peripheral: Peripheral, didDiscoverServices error: BluetoothError?) {
-        guard let service = peripheral.service(LockServiceUUID.service) else {
+        guard peripheral.service(LockServiceUUID.service) != nil else {
             emit("phone.gatt_failed", ["step": "services", "error": error.map { "\($0)" } ?? "lock service missing"])
             return
         }
-        peripheral.discoverCharacteristics(nil, for: service)
+        continueSetup(peripheral)
     }
 
     public func peripheral(_ peripheral: Peripheral, didDiscoverCharacteristicsFor service: RemoteService,
                            error: BluetoothError?) {
-        transferCharacteristic = service.characteristic(LockServiceUUID.dataTransfer)
-        control = service.characteristic(LockServiceUUID.lockControl)
-        challenge = service.characteristic(LockServiceUUID.challenge)
-        status = service.characteristic(LockServiceUUID.lockState)
-        guard control != nil, challenge != nil, let status else {
+        guard bindCharacteristics(of: service) else {
             emit("phone.gatt_failed", ["step": "characteristics", "error": error.map { "\($0)" } ?? "missing"])
             return
         }
-        peripheral.setNotifyValue(true, for: status)
+        continueSetup(peripheral)
     }
 
     public func peripheral(_ peripheral: Peripheral, didUpdateNotificationStateFor characteristic: RemoteCharacteristic,
                            error: BluetoothError?) {
         if characteristic === transferCharacteristic { logSubscriptionChanged(error: error); return }
         guard characteristic === status else { return }
-        if let error { emit("phone.gatt_failed", ["step": "subscribe", "error": "\(error)"]); return }
+        if let error {
+            if rediscoverIfStale(peripheral, error) { return }
+            emit("phone.gatt_failed", ["step": "subscribe", "error": "\(error)"])
+            return
+        }
+        becomeReady(peripheral)
+    }
+
+    /// The lock service is usable on this link: tie the link to our key and send what waits.
+    func becomeReady(_ peripheral: Peripheral) {
         ready = true
         emit("phone.gatt_ready", ["mtu": "\(peripheral.mtu)"])
         // Tie this link to our key on the lock (its loss then starts the lock's departure
@@ -315,7 +368,7 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
         }
     }
 
-    private func emit(_ name: String, _ fields: KeyValuePairs<String, String> = [:]) {
+    func emit(_ name: String, _ fields: KeyValuePairs<String, String> = [:]) {
         events.emit(AgentEvent(name, time: loop.now, fields.map { ($0.key, $0.value) }))
     }
 }

@@ -5,6 +5,8 @@ import LatchkeyATT
 final class Procedure {
     enum Step { case send(ATTPDU), done }
     var requestOpcode: ATTOpcode = .errorResponse
+    /// Set for a barrier: responses it does not match are another transaction's, dropped.
+    var matches: ((ATTPDU) -> Bool)?
     private let startStep: (Int) -> Step
     private let onResponse: (Procedure, ATTPDU, Int) -> Step
     private let finish: (GATTClientError?) -> Void
@@ -29,6 +31,29 @@ final class Procedure {
 }
 
 extension GATTClient {
+    /// A barrier for a bearer this client took over from another process (a relaunched
+    /// agent adopting a link): that process's last request may still be answered, and ATT
+    /// responses name no transaction, so its answer would be taken for ours.
+    ///
+    /// It sends a Find Information Request whose range is reversed (start `nonce`, end
+    /// `nonce` − 1), which a server must refuse with Invalid Handle naming `nonce` (Vol 3
+    /// Part F 3.4.3.1), and drops every response until that exact Error Response arrives.
+    /// The procedures queued behind it then only ever see their own answers. `nonce` (1 or
+    /// more) should differ from one adoption to the next, so that a barrier left by a
+    /// process that died during its own barrier does not end this one.
+    public func synchronize(nonce: UInt16, _ completion: @escaping (Result<Void, GATTClientError>) -> Void) {
+        let start = max(1, nonce)
+        let barrier = Procedure(
+            start: { _ in .send(.findInformationRequest(start: start, end: start - 1)) },
+            onResponse: { _, _, _ in .done },
+            finish: { e in completion(e.map { .failure($0) } ?? .success(())) })
+        barrier.matches = { pdu in
+            if case .errorResponse(.findInformationRequest, start, _) = pdu { return true }
+            return false
+        }
+        submit(barrier)
+    }
+
     /// Exchange MTU (4.3.1). The new MTU applies once the response arrives.
     public func exchangeMTU(_ completion: @escaping (Result<Int, GATTClientError>) -> Void) {
         submit(Procedure(

@@ -35,6 +35,13 @@ public final class GATTClient {
         self.preferredMTU = min(max(ATTLimits.minimumMTU, preferredMTU), Int(UInt16.max))
     }
 
+    /// Takes over an ATT MTU negotiated earlier on this bearer (a process that adopts a
+    /// link after a restart: the exchange happens once per connection, 3.4.2.1). Clamped to
+    /// what both sides allow: at least 23, at most our preferred MTU.
+    public func restoreMTU(_ negotiated: Int) {
+        mtu = max(ATTLimits.minimumMTU, min(preferredMTU, negotiated))
+    }
+
     // MARK: Bearer side
 
     /// The next PDU to transmit, if any. The bearer calls this until nil or the link is full;
@@ -76,6 +83,7 @@ public final class GATTClient {
              .readByTypeResponse, .readResponse, .readBlobResponse, .readMultipleResponse, .readByGroupTypeResponse,
              .writeResponse, .prepareWriteResponse, .executeWriteResponse:
             guard let proc = current else { return true }  // unsolicited: ignored (3.4.9)
+            if let matches = proc.matches, !matches(pdu) { return true }  // another transaction's: dropped
             if case .errorResponse(let req, _, _) = pdu, req != proc.requestOpcode {
                 finishCurrent { $0.fail(.invalidResponse("error response for \(req), expected \(proc.requestOpcode)")) }
                 return true

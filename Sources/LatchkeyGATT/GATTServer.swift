@@ -189,6 +189,13 @@ public final class GATTServer {
         return .success(ATTPDU.handleValueIndication(handle: handle, value: value[...]).bytes)
     }
 
+    /// Takes over the ATT MTU a client negotiated earlier on this bearer (an agent that adopts
+    /// a link after a restart: the client will not exchange again, 3.4.2.1). Clamped to at
+    /// least 23 and at most our preferred MTU.
+    public func restoreMTU(_ negotiated: Int) {
+        mtu = max(ATTLimits.minimumMTU, min(preferredMTU, negotiated))
+    }
+
     /// Restores CCCD values remembered for a bonded client (or across an agent restart).
     public func restoreClientConfigurations(_ values: [UInt16: ClientConfiguration]) {
         for (h, v) in values {

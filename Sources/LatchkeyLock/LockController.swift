@@ -66,6 +66,8 @@ public final class LockController {
     public var onEvent: ((LockEvent) -> Void)?
     /// Failures of the journal or the outputs, for the logger and alerts.
     public var onFault: ((LockFault) -> Void)?
+    /// The last decision the journal accepted (durable), for the agent's timeline.
+    public private(set) var lastRecordedDecision: DecisionID?
 
     /// Wires everything up; nothing is read or moved until `start(recovered:)`.
     /// `firstDecisionID` should follow the highest id the journal ever held.
@@ -152,6 +154,7 @@ public final class LockController {
         case .record(let decision):
             do {
                 try journal.record(decision)
+                lastRecordedDecision = decision.id
                 inbox.append(.journalRecorded(decision.id))
             } catch {
                 onFault?(.journal(error))

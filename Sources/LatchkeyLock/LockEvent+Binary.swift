@@ -16,7 +16,8 @@ import LatchkeyTransport
 //   6      1    operation source          kinds 0-1 and 4, else 0xFF
 //   7      1    code: OperationError (1), AlarmCode (2), DoorState (3, equal to byte 4); 0xFF for 0, 4
 //   8      1    flags: bit 0 who present (kinds 0-1; always set for 4), bit 1 decision present
-//               (kinds 0-1 only); others 0
+//               (kinds 0-1 only), bit 2 recovered (kinds 0-1 only; recovered needs a decision);
+//               others 0
 //   9      4    who (KeyID; the key changed for kind 4), 0 when absent
 //   13     8    decision id, 0 when absent
 //   21     8    time, nanoseconds on the lock's monotonic clock (signed)
@@ -49,6 +50,7 @@ extension LockEvent {
     private static let absent: UInt8 = 0xFF
     private static let whoFlag: UInt8 = 1 << 0
     private static let decisionFlag: UInt8 = 1 << 1
+    private static let recoveredFlag: UInt8 = 1 << 2
 
     public var encoded: [UInt8] {
         var bytes: [UInt8] = [Self.encodingVersion, 0, lockStateBefore.rawValue, lockStateAfter.rawValue,
@@ -65,6 +67,7 @@ extension LockEvent {
             bytes[6] = record.source.rawValue
             if let id = record.who { bytes[8] |= Self.whoFlag; who = id.rawValue }
             if let id = record.decision { bytes[8] |= Self.decisionFlag; decision = id.rawValue }
+            if record.recovered { bytes[8] |= Self.recoveredFlag }
         case .doorLockAlarm(let code):
             bytes[1] = 2
             bytes[7] = code.rawValue
@@ -103,14 +106,18 @@ extension LockEvent {
         let kind: Kind
         switch bytes[1] {
         case 0, 1:
-            guard flags & ~(Self.whoFlag | Self.decisionFlag) == 0 else { throw LockEventDecodingError(.invalidField, offset: 8) }
+            guard flags & ~(Self.whoFlag | Self.decisionFlag | Self.recoveredFlag) == 0,
+                  flags & Self.recoveredFlag == 0 || flags & Self.decisionFlag != 0 else {
+                throw LockEventDecodingError(.invalidField, offset: 8)
+            }
             if flags & Self.whoFlag == 0 && who != 0 { throw LockEventDecodingError(.invalidField, offset: 9) }
             if flags & Self.decisionFlag == 0 && decision != 0 { throw LockEventDecodingError(.invalidField, offset: 13) }
             let record = LockOperationRecord(
                 operation: try Self.field(bytes, 5, LockOperationType.init(rawValue:)),
                 source: try Self.field(bytes, 6, OperationSource.init(rawValue:)),
                 who: flags & Self.whoFlag != 0 ? KeyID(who) : nil,
-                decision: flags & Self.decisionFlag != 0 ? DecisionID(decision) : nil)
+                decision: flags & Self.decisionFlag != 0 ? DecisionID(decision) : nil,
+                recovered: flags & Self.recoveredFlag != 0)
             if bytes[1] == 0 {
                 try Self.expectAbsent(bytes, 7)
                 kind = .lockOperation(record)

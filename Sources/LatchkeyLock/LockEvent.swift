@@ -40,12 +40,20 @@ public struct LockOperationRecord: Hashable, Sendable {
     public var who: KeyID?
     /// The journal entry behind it; nil when nothing was decided (a manual turn, a refusal).
     public var decision: DecisionID?
+    /// The event closes a decision a previous run of the lock left open (it died between
+    /// recording the decision and completing it): the decision was resumed, or abandoned
+    /// (`interrupted`), or deferred (`doorOpen`) at start. Every recovery ends in exactly
+    /// one such event, so the audit log shows each one. Matter's LockOperation has no field
+    /// for it; a bridge maps it to the same event (source and user unchanged).
+    public var recovered: Bool
 
-    public init(operation: LockOperationType, source: OperationSource, who: KeyID? = nil, decision: DecisionID? = nil) {
+    public init(operation: LockOperationType, source: OperationSource, who: KeyID? = nil, decision: DecisionID? = nil,
+                recovered: Bool = false) {
         self.operation = operation
         self.source = source
         self.who = who
         self.decision = decision
+        self.recovered = recovered
     }
 }
 
@@ -68,6 +76,7 @@ extension LockOperationRecord: CustomStringConvertible {
         var text = "\(operation) by \(source)"
         if let who { text += " \(who)" }
         if let decision { text += " \(decision)" }
+        if recovered { text += " recovered" }
         return text
     }
 }

@@ -27,7 +27,7 @@ extension LockStateMachine {
             }
             return
         }
-        let movement = Movement(recovered, stateBefore: measured)
+        let movement = Movement(recovered, stateBefore: measured, recovered: true)
         if recovered.operation == .lock || recovered.isValid(at: now) {
             resume(movement)
             return

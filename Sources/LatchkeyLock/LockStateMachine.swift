@@ -35,14 +35,17 @@ public struct LockStateMachine {
         var decision: DecisionID?
         var relockAfter: Duration?
         var stateBefore: LockState
+        /// A decision a previous run left open, taken up at start.
+        var recovered = false
 
-        init(_ decision: LockDecision, stateBefore: LockState) {
+        init(_ decision: LockDecision, stateBefore: LockState, recovered: Bool = false) {
             operation = decision.operation
             source = decision.source
             who = decision.who
             self.decision = decision.id
             relockAfter = decision.relockAfter
             self.stateBefore = stateBefore
+            self.recovered = recovered
         }
 
         init(hardwareRelockFrom stateBefore: LockState) {
@@ -52,7 +55,7 @@ public struct LockStateMachine {
         }
 
         var record: LockOperationRecord {
-            LockOperationRecord(operation: operation, source: source, who: who, decision: decision)
+            LockOperationRecord(operation: operation, source: source, who: who, decision: decision, recovered: recovered)
         }
     }
 

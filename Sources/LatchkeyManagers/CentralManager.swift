@@ -11,6 +11,12 @@ public protocol CentralManagerDelegate: AnyObject {
     func centralManager(_ central: CentralManager, didConnect peripheral: Peripheral)
     /// `error` is nil when the app cancelled the connection.
     func centralManager(_ central: CentralManager, didDisconnectPeripheral peripheral: Peripheral, error: BluetoothError?)
+    /// centralManager(_:willRestoreState:): the first callback of a manager re-created with a
+    /// restore identifier that had state preserved, before `centralManagerDidUpdateState`.
+    func centralManager(_ central: CentralManager, willRestoreState state: RestoredCentralState)
+    /// The preserved state could not be written (or read back at start): after a relaunch
+    /// the manager would not find the work it has now.
+    func centralManager(_ central: CentralManager, didFailToPreserveState error: any Error)
 }
 
 extension CentralManagerDelegate {
@@ -20,6 +26,8 @@ extension CentralManagerDelegate {
     public func centralManager(_ central: CentralManager, didConnect peripheral: Peripheral) {}
     public func centralManager(_ central: CentralManager, didDisconnectPeripheral peripheral: Peripheral,
                                error: BluetoothError?) {}
+    public func centralManager(_ central: CentralManager, willRestoreState state: RestoredCentralState) {}
+    public func centralManager(_ central: CentralManager, didFailToPreserveState error: any Error) {}
 }
 
 /// CBCentralManager on any `BluetoothTransport`.
@@ -29,22 +37,26 @@ extension CentralManagerDelegate {
 /// the app cancels — minutes or weeks later. As in Core Bluetooth, a request is fulfilled by
 /// one connection: after a disconnection the app asks again (usually from the disconnect
 /// callback), and if it does not, the manager withdraws the entry from the list.
+///
+/// With a restore identifier (`ManagerOptions`), the manager preserves its work as it
+/// changes and a manager re-created after the process died restores it
+/// (`CentralManager+Restoration.swift`).
 public final class CentralManager: BluetoothTransportDelegate {
     public let transport: any BluetoothTransport
     public weak var delegate: (any CentralManagerDelegate)?
-    public private(set) var state: ManagerState
+    public internal(set) var state: ManagerState
 
     /// Peripherals this manager has seen or been asked about (retrievePeripherals).
-    private var known: [BluetoothAddress: Peripheral] = [:]
+    var known: [BluetoothAddress: Peripheral] = [:]
     /// Outstanding connect requests with their options (M4 alerts read these).
-    public private(set) var pendingConnects: [BluetoothAddress: ConnectOptions] = [:]
+    public internal(set) var pendingConnects: [BluetoothAddress: ConnectOptions] = [:]
     /// Options of the request that produced each current connection.
-    public private(set) var connectedOptions: [BluetoothAddress: ConnectOptions] = [:]
+    public internal(set) var connectedOptions: [BluetoothAddress: ConnectOptions] = [:]
 
     // Scanning
     public private(set) var isScanning = false
-    private var scanFilter: [BluetoothUUID]?
-    private var scanOptions = ScanOptions()
+    var scanFilter: [BluetoothUUID]?
+    var scanOptions = ScanOptions()
     private var scanTimer: Scheduled?
     private var discoveredThisScan: Set<BluetoothAddress> = []
     /// Execution mode state (CentralManager+Background.swift).
@@ -53,15 +65,30 @@ public final class CentralManager: BluetoothTransportDelegate {
     /// Hex trace of every ATT PDU, for `.trace` logging.
     public var trace: ((BluetoothAddress, String, [UInt8]) -> Void)?
 
-    public init(transport: any BluetoothTransport, delegate: (any CentralManagerDelegate)? = nil) {
+    /// Restoration bookkeeping (CentralManager+Restoration.swift); nil without an identifier.
+    var preservation: Preservation<CentralRestorationState>?
+
+    /// CBCentralManager(delegate:queue:options:). With a restore identifier and a storage in
+    /// `options`, preserved state is loaded now (so that a link the transport reports early
+    /// finds its request) and handed to the delegate in `willRestoreState` before the first
+    /// state update.
+    public init(transport: any BluetoothTransport, delegate: (any CentralManagerDelegate)? = nil,
+                options: ManagerOptions = ManagerOptions()) {
         self.transport = transport
         self.delegate = delegate
         self.state = ManagerState(transport.state)
+        preservation = options.restoration.map { Preservation(identifier: $0.identifier, storage: $0.storage) }
         transport.delegate = self
+        loadPreservedPeripherals()
         // Core Bluetooth always tells the delegate the state first, asynchronously.
         transport.loop.execute { [weak self] in
             guard let self else { return }
-            self.delegate?.centralManagerDidUpdateState(self)
+            if self.preservation?.isRestoring == true {
+                self.restoreWhenTransportIsReady()
+            } else {
+                self.delegate?.centralManagerDidUpdateState(self)
+                self.reportLoadError()
+            }
         }
     }
 
@@ -77,6 +104,7 @@ public final class CentralManager: BluetoothTransportDelegate {
         scanFilter = services
         scanOptions = options
         discoveredThisScan.removeAll()
+        defer { preserve() }
         do {
             try transport.startScanning(scanParameters(for: options))
         } catch {
@@ -100,6 +128,7 @@ public final class CentralManager: BluetoothTransportDelegate {
         scanTimer?.cancel()
         scanTimer = nil
         transport.stopScanning()
+        preserve()
         delegate?.centralManager(self, didStopScan: reason)
     }
 
@@ -111,6 +140,8 @@ public final class CentralManager: BluetoothTransportDelegate {
         guard peripheral.state != .connected else { return }  // already fulfilled
         pendingConnects[peripheral.identifier] = options
         peripheral.state = .connecting
+        // Durable before the system is asked: a relaunch must know every request it holds.
+        preserve()
         guard state == .poweredOn else { return }  // asserted when the radio comes on
         do {
             try transport.addPendingConnection(to: peripheral.identifier)
@@ -130,6 +161,7 @@ public final class CentralManager: BluetoothTransportDelegate {
         } else {
             peripheral.state = .disconnected
         }
+        preserve()
     }
 
     /// retrievePeripherals(withIdentifiers:): proxies for addresses, known or not.
@@ -149,6 +181,8 @@ public final class CentralManager: BluetoothTransportDelegate {
     func peripheral(for address: BluetoothAddress) -> Peripheral {
         if let p = known[address] { return p }
         let p = Peripheral(identifier: address)
+        // Discoveries and subscriptions change what a relaunch would restore.
+        p.onCacheChange = { [weak self] in self?.preserve() }
         known[address] = p
         return p
     }
@@ -157,14 +191,17 @@ public final class CentralManager: BluetoothTransportDelegate {
 
     public func transport(_ transport: any BluetoothTransport, didChangeState radio: RadioState) {
         state = ManagerState(radio)
+        if preservation?.isRestoring == true {
+            // Nothing reaches the delegate before `willRestoreState`.
+            restoreWhenTransportIsReady()
+            return
+        }
         if state != .poweredOn {
             if isScanning { endScan(.poweredOff) }
         } else {
             try? applyModeTiming()  // a mode chosen before the radio was on
             // Re-assert every outstanding request: a controller power-down clears the list.
-            for address in pendingConnects.keys.sorted() where !transport.pendingConnections.contains(address) {
-                try? transport.addPendingConnection(to: address)
-            }
+            reassertPendingConnects()
         }
         delegate?.centralManagerDidUpdateState(self)
     }
@@ -183,6 +220,8 @@ public final class CentralManager: BluetoothTransportDelegate {
 
     public func transport(_ transport: any BluetoothTransport, didConnect link: any ATTLink) {
         guard link.role == .central else { return }  // incoming links belong to a peripheral manager
+        // Restoration pending: reconciliation adopts it from `connectedLinks`.
+        guard preservation?.isRestoring != true else { return }
         guard let options = pendingConnects[link.peer] else {
             // Nobody here asked for this link (a stale entry on the system's list): let it go.
             transport.removePendingConnection(to: link.peer)
@@ -194,6 +233,14 @@ public final class CentralManager: BluetoothTransportDelegate {
 
     /// Takes over a link: attaches the bearer and reports the connection.
     func adopt(_ link: any ATTLink, options: ConnectOptions) {
+        let p = attach(link, options: options, restoredMTU: nil)
+        delegate?.centralManager(self, didConnect: p)
+    }
+
+    /// Attaches a bearer on `link` to its peripheral. `restoredMTU`: the link was adopted
+    /// after a relaunch and had this ATT MTU negotiated already.
+    @discardableResult
+    func attach(_ link: any ATTLink, options: ConnectOptions, restoredMTU: Int?) -> Peripheral {
         let p = peripheral(for: link.peer)
         pendingConnects[link.peer] = nil
         connectedOptions[link.peer] = options
@@ -204,22 +251,31 @@ public final class CentralManager: BluetoothTransportDelegate {
             guard let self, let p else { return }
             self.linkLost(p, reason: reason)
         }
-        p.attach(bearer)
-        delegate?.centralManager(self, didConnect: p)
+        p.attach(bearer, restoredMTU: restoredMTU)
+        preserve()
+        return p
     }
 
-    private func linkLost(_ p: Peripheral, reason: DisconnectReason) {
+    func linkLost(_ p: Peripheral, reason: DisconnectReason?) {
         let cancelled = p.state == .disconnecting
         p.detach()
         connectedOptions[p.identifier] = nil
-        delegate?.centralManager(self, didDisconnectPeripheral: p,
-                                 error: cancelled ? nil : .disconnected(reason))
+        // Reason nil: the link was lost while no process ran, and nobody heard why.
+        let error: BluetoothError? = cancelled ? nil : .disconnected(reason ?? .connectionTimeout)
+        delegate?.centralManager(self, didDisconnectPeripheral: p, error: error)
         // One request, one connection: unless the app asked again in the callback, the
         // system's auto-connect entry goes too.
         if pendingConnects[p.identifier] == nil {
             transport.removePendingConnection(to: p.identifier)
         } else {
             p.state = .connecting
+        }
+        preserve()
+    }
+
+    func reassertPendingConnects() {
+        for address in pendingConnects.keys.sorted() where !transport.pendingConnections.contains(address) {
+            try? transport.addPendingConnection(to: address)
         }
     }
 }

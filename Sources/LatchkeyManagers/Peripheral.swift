@@ -46,6 +46,9 @@ public final class Peripheral {
 
     var bearer: ATTBearer?
     var client: GATTClient? { bearer?.client }
+    /// Called when the attribute cache or a subscription changed, before the delegate
+    /// hears of it: the manager preserves it (restoration).
+    var onCacheChange: (() -> Void)?
 
     init(identifier: BluetoothAddress) { self.identifier = identifier }
 
@@ -61,6 +64,13 @@ public final class Peripheral {
     public var canSendWriteWithoutResponse: Bool { bearer.map { !$0.isBlocked } ?? false }
 
     public func service(_ uuid: BluetoothUUID) -> RemoteService? { services?.first { $0.uuid == uuid } }
+
+    /// Forgets every discovered service, characteristic and descriptor (the peripheral's
+    /// database changed: a cached handle was refused). The next setup discovers again.
+    public func discardAttributeCache() {
+        services = nil
+        onCacheChange?()
+    }
 
     // MARK: Discovery
 
@@ -99,6 +109,7 @@ public final class Peripheral {
             services = found.map { d in
                 old.first { $0.startHandle == d.startHandle && $0.uuid == d.uuid } ?? RemoteService(d, peripheral: self)
             }
+            onCacheChange?()
         }
         delegate?.peripheral(self, didDiscoverServices: error)
     }
@@ -116,6 +127,7 @@ public final class Peripheral {
                 service.characteristics = wanted.map { d in
                     old.first { $0.valueHandle == d.valueHandle } ?? RemoteCharacteristic(d, service: service)
                 }
+                self.onCacheChange?()
                 self.delegate?.peripheral(self, didDiscoverCharacteristicsFor: service, error: nil)
             case .failure(let e):
                 self.delegate?.peripheral(self, didDiscoverCharacteristicsFor: service, error: BluetoothError(e))
@@ -133,6 +145,7 @@ public final class Peripheral {
             switch result {
             case .success(let found):
                 characteristic.descriptors = found.map { RemoteDescriptor($0, characteristic: characteristic) }
+                self.onCacheChange?()
                 self.delegate?.peripheral(self, didDiscoverDescriptorsFor: characteristic, error: nil)
             case .failure(let e):
                 self.delegate?.peripheral(self, didDiscoverDescriptorsFor: characteristic, error: BluetoothError(e))
@@ -214,6 +227,7 @@ public final class Peripheral {
             guard let self, let characteristic else { return }
             if case .success(let found) = result {
                 characteristic.descriptors = found.map { RemoteDescriptor($0, characteristic: characteristic) }
+                self.onCacheChange?()
             }
             guard let cccd = characteristic.clientConfigurationHandle else {
                 self.delegate?.peripheral(self, didUpdateNotificationStateFor: characteristic,
@@ -230,7 +244,10 @@ public final class Peripheral {
         let config: ClientConfiguration = !enabled ? [] : characteristic.properties.contains(.notify) ? .notify : .indicate
         client.setClientConfiguration(config, descriptor: handle) { [weak self, weak characteristic] result in
             guard let self, let characteristic else { return }
-            if case .success = result { characteristic.isNotifying = enabled }
+            if case .success = result {
+                characteristic.isNotifying = enabled
+                self.onCacheChange?()
+            }
             self.delegate?.peripheral(self, didUpdateNotificationStateFor: characteristic,
                                       error: result.failure.map(BluetoothError.init))
         }
@@ -247,7 +264,9 @@ public final class Peripheral {
         return nil
     }
 
-    func attach(_ bearer: ATTBearer) {
+    /// `restoredMTU`: an adopted link whose MTU was exchanged by the previous process (a
+    /// client exchanges once per connection, Vol 3 Part F 3.4.2.1).
+    func attach(_ bearer: ATTBearer, restoredMTU: Int? = nil) {
         self.bearer = bearer
         let client = GATTClient(preferredMTU: bearer.link.maximumTransmissionUnit)
         bearer.client = client
@@ -261,9 +280,19 @@ public final class Peripheral {
             self.delegate?.peripheralIsReady(toSendWriteWithoutResponse: self)
         }
         state = .connected
+        if let restoredMTU {
+            // A link the previous process used: its MTU stands, and a barrier keeps an answer
+            // meant for that process from being taken for ours.
+            client.restoreMTU(restoredMTU)
+            let nonce = UInt16(truncatingIfNeeded: bearer.loop.now.nanoseconds / 1_000) | 1
+            client.synchronize(nonce: nonce) { _ in }
+            bearer.flush()
+            return
+        }
         // iOS exchanges the MTU as soon as a link is up; so do we.
         client.exchangeMTU { [weak self] result in
             guard let self, case .success(let mtu) = result else { return }
+            self.onCacheChange?()  // the preserved link carries its MTU
             self.delegate?.peripheral(self, didUpdateMTU: mtu)
         }
         bearer.flush()
@@ -272,7 +301,7 @@ public final class Peripheral {
     func detach() {
         bearer = nil
         state = .disconnected
-        for s in services ?? [] { for c in s.characteristics ?? [] { c.isNotifying = false } }
+        clearSubscriptions()
     }
 }
 

@@ -47,6 +47,11 @@ public protocol PeripheralManagerDelegate: AnyObject {
     func peripheralManagerIsReady(toUpdateSubscribers peripheral: PeripheralManager)
     func peripheralManager(_ peripheral: PeripheralManager, didConnect central: Central)
     func peripheralManager(_ peripheral: PeripheralManager, didDisconnect central: Central, reason: DisconnectReason)
+    /// peripheralManager(_:willRestoreState:): the first callback of a manager re-created with
+    /// a restore identifier that had state preserved, before the state update.
+    func peripheralManager(_ peripheral: PeripheralManager, willRestoreState state: RestoredPeripheralState)
+    /// The preserved state could not be written (or read back at start).
+    func peripheralManager(_ peripheral: PeripheralManager, didFailToPreserveState error: any Error)
 }
 
 extension PeripheralManagerDelegate {
@@ -63,6 +68,8 @@ extension PeripheralManagerDelegate {
     public func peripheralManagerIsReady(toUpdateSubscribers peripheral: PeripheralManager) {}
     public func peripheralManager(_ peripheral: PeripheralManager, didConnect central: Central) {}
     public func peripheralManager(_ peripheral: PeripheralManager, didDisconnect central: Central, reason: DisconnectReason) {}
+    public func peripheralManager(_ peripheral: PeripheralManager, willRestoreState state: RestoredPeripheralState) {}
+    public func peripheralManager(_ peripheral: PeripheralManager, didFailToPreserveState error: any Error) {}
 }
 
 /// A published service and its characteristics' handles (CBMutableService once added).
@@ -91,31 +98,44 @@ public final class LocalCharacteristic {
     public var uuid: BluetoothUUID { definition.uuid }
 }
 
-/// CBPeripheralManager on any `BluetoothTransport`.
+/// CBPeripheralManager on any `BluetoothTransport`. With a restore identifier
+/// (`ManagerOptions`) it preserves its advertisement, services and subscribed centrals, and
+/// a manager re-created after the process died restores them
+/// (`PeripheralManager+Restoration.swift`).
 public final class PeripheralManager: BluetoothTransportDelegate, GATTServerDelegate {
     public let transport: any BluetoothTransport
     public weak var delegate: (any PeripheralManagerDelegate)?
-    public private(set) var state: ManagerState
+    public internal(set) var state: ManagerState
     public let database = GATTDatabase()
-    public private(set) var services: [LocalService] = []
-    public private(set) var centrals: [Central] = []
+    public internal(set) var services: [LocalService] = []
+    public internal(set) var centrals: [Central] = []
     /// What the app asked to advertise; re-armed after each connection and disconnection
     /// because a legacy connectable advertiser stops when a central connects.
-    public private(set) var advertisement: Advertisement?
+    public internal(set) var advertisement: Advertisement?
     private var waitingForReady = false
     /// Execution mode, advertising schedule and suppression (PeripheralManager+Background.swift).
     var background = PeripheralBackgroundState()
 
     public var trace: ((BluetoothAddress, String, [UInt8]) -> Void)?
 
-    public init(transport: any BluetoothTransport, delegate: (any PeripheralManagerDelegate)? = nil) {
+    /// Restoration bookkeeping (PeripheralManager+Restoration.swift); nil without an identifier.
+    var preservation: Preservation<PeripheralRestorationState>?
+
+    public init(transport: any BluetoothTransport, delegate: (any PeripheralManagerDelegate)? = nil,
+                options: ManagerOptions = ManagerOptions()) {
         self.transport = transport
         self.delegate = delegate
         self.state = ManagerState(transport.state)
+        preservation = options.restoration.map { Preservation(identifier: $0.identifier, storage: $0.storage) }
         transport.delegate = self
         transport.loop.execute { [weak self] in
             guard let self else { return }
-            self.delegate?.peripheralManagerDidUpdateState(self)
+            if self.preservation?.isRestoring == true {
+                self.restoreWhenTransportIsReady()
+            } else {
+                self.delegate?.peripheralManagerDidUpdateState(self)
+                self.reportLoadError()
+            }
         }
     }
 
@@ -130,6 +150,7 @@ public final class PeripheralManager: BluetoothTransportDelegate, GATTServerDele
         }
         let local = LocalService(definition: service, handles: handles)
         services.append(local)
+        preserve()
         // On the next turn, as Core Bluetooth does: never from inside the caller, and never
         // ahead of the state update that `init` queued.
         transport.loop.execute { [weak self] in
@@ -142,6 +163,14 @@ public final class PeripheralManager: BluetoothTransportDelegate, GATTServerDele
     public func remove(_ service: LocalService) {
         database.removeService(at: service.handles.service)
         services.removeAll { $0 === service }
+        preserve()
+    }
+
+    /// removeAllServices().
+    public func removeAllServices() {
+        for service in services { database.removeService(at: service.handles.service) }
+        services.removeAll()
+        preserve()
     }
 
     // MARK: Advertising
@@ -149,6 +178,7 @@ public final class PeripheralManager: BluetoothTransportDelegate, GATTServerDele
     public func startAdvertising(_ advertisement: Advertisement) {
         self.advertisement = advertisement
         beginFastAdvertising(reapply: false)
+        preserve()
         let failure: BluetoothError?
         do {
             if !background.suppressed { try transport.startAdvertising(advertisingForMode(advertisement)) }
@@ -167,6 +197,7 @@ public final class PeripheralManager: BluetoothTransportDelegate, GATTServerDele
         advertisement = nil
         endAdvertisingSchedule()
         transport.stopAdvertising()
+        preserve()
     }
 
     public var isAdvertising: Bool { transport.isAdvertising }
@@ -213,6 +244,11 @@ public final class PeripheralManager: BluetoothTransportDelegate, GATTServerDele
 
     public func transport(_ transport: any BluetoothTransport, didChangeState radio: RadioState) {
         state = ManagerState(radio)
+        if preservation?.isRestoring == true {
+            // Nothing reaches the delegate before `willRestoreState`.
+            restoreWhenTransportIsReady()
+            return
+        }
         if state == .poweredOn { rearmAdvertising() }
         delegate?.peripheralManagerDidUpdateState(self)
     }
@@ -221,6 +257,15 @@ public final class PeripheralManager: BluetoothTransportDelegate, GATTServerDele
 
     public func transport(_ transport: any BluetoothTransport, didConnect link: any ATTLink) {
         guard link.role == .peripheral else { return }
+        // Restoration pending: reconciliation adopts it from `connectedLinks`.
+        guard preservation?.isRestoring != true else { return }
+        let central = makeCentral(link)
+        delegate?.peripheralManager(self, didConnect: central)
+        transport.loop.execute { [weak self] in self?.rearmAdvertising() }
+    }
+
+    /// Attaches a bearer and a GATT server to an incoming link.
+    func makeCentral(_ link: any ATTLink) -> Central {
         let server = GATTServer(database: database, preferredMTU: link.maximumTransmissionUnit)
         server.delegate = self
         let bearer = ATTBearer(link: link, loop: transport.loop)
@@ -238,8 +283,8 @@ public final class PeripheralManager: BluetoothTransportDelegate, GATTServerDele
             self.centralLeft(central, reason: reason)
         }
         centrals.append(central)
-        delegate?.peripheralManager(self, didConnect: central)
-        transport.loop.execute { [weak self] in self?.rearmAdvertising() }
+        preserve()
+        return central
     }
 
     private func centralLeft(_ central: Central, reason: DisconnectReason) {
@@ -250,6 +295,7 @@ public final class PeripheralManager: BluetoothTransportDelegate, GATTServerDele
                 delegate?.peripheralManager(self, central: central, didUnsubscribeFrom: c)
             }
         }
+        preserve()
         delegate?.peripheralManager(self, didDisconnect: central, reason: reason)
         beginFastAdvertising()
         rearmAdvertising()
@@ -280,6 +326,8 @@ public final class PeripheralManager: BluetoothTransportDelegate, GATTServerDele
                        forValueAt handle: UInt16) {
         guard let c = lookup(handle), let central = central(for: server) else { return }
         let was = c.subscribedCentrals.contains { $0 === central }
+        // Preserved first: a relaunch keeps exactly the subscriptions the client set.
+        preserve()
         if configuration.isEmpty {
             guard was else { return }
             c.subscribedCentrals.removeAll { $0 === central }

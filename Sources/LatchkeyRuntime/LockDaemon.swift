@@ -2,6 +2,7 @@ import LatchkeyAgents
 import Logging
 import LatchkeyKernel
 import LatchkeyLock
+import LatchkeyManagers
 import LatchkeyPosix
 import LatchkeySecurity
 import LatchkeySimAir
@@ -19,11 +20,17 @@ public struct LockStores {
     public var lockout: any LockoutStore
     /// Where pairing adds keys, and the lock's identity; nil: no pairing.
     public var pairing: (registry: any KeyRegistry, identity: LockIdentity)?
+    /// Where the peripheral manager preserves its state (M6); nil: no restoration.
+    public var restoration: (any RestorationStorage)?
+    /// The store was found corrupt and started empty.
+    public var storeWasReset: Bool
     public init(journal: any DecisionJournal, interrupted: LockDecision?, lastDecisionID: DecisionID?,
                 log: any LockEventLog, keys: any KeyStore, lockout: any LockoutStore,
-                pairing: (registry: any KeyRegistry, identity: LockIdentity)? = nil) {
+                pairing: (registry: any KeyRegistry, identity: LockIdentity)? = nil,
+                restoration: (any RestorationStorage)? = nil, storeWasReset: Bool = false) {
         self.journal = journal; self.interrupted = interrupted; self.lastDecisionID = lastDecisionID
         self.log = log; self.keys = keys; self.lockout = lockout; self.pairing = pairing
+        self.restoration = restoration; self.storeWasReset = storeWasReset
     }
 }
 
@@ -39,7 +46,7 @@ public enum LockDaemon {
         let service = ServiceReadiness(notifier: SystemdNotifier(environment: ProcessEnvironment.current),
                                        readyEvent: "lock.advertising", loop: loop, logger: logger)
         service.observe(printer)
-        let stores = try StateStores.openLock(settings.stateDirectory, monotonicNow: { loop.now }) { message in
+        let stores = try StateStores.openLock(settings.stateDirectory, loop: loop) { message in
             printer.emit(AgentEvent("lock.store_recovered", time: loop.now, [("detail", message)]))
         }
         let transport = try openTransport(settings.transport, loop: loop, role: "lock", logger: logger)
@@ -78,7 +85,7 @@ public enum LockDaemon {
         let pairing = stores.pairing.map { PairingResponder(identity: $0.identity, registry: $0.registry, loop: loop) }
         let agent = LockAgent(transport: transport, controller: controller, keys: stores.keys, log: stores.log,
                               events: printer, configuration: settings.agent, outputClock: outputClock,
-                              lockout: stores.lockout, pairing: pairing)
+                              lockout: stores.lockout, pairing: pairing, restoration: stores.restoration)
         agent.peripheral.trace = { peer, direction, pdu in
             logger.trace("ATT \(direction) \(peer): \(hex(pdu))")
         }
@@ -87,7 +94,7 @@ public enum LockDaemon {
                                                                               "operation": "\(recovered.operation)"])
         }
         let gates = try AgentGates.lock(agent, settings: settings.execution, loop: loop, events: printer, logger: logger)
-        agent.start(recovered: stores.interrupted)
+        agent.start(from: stores)
         // One control socket: suspend/resume/execution (the application gate), and what
         // `latchkey pair` sends (docs/SECURITY.md, "Pairing").
         let control: LocalControlServer
@@ -102,12 +109,23 @@ public enum LockDaemon {
             logger.info("lock agent stopping")
             service.stopping()
             printer.emit(AgentEvent("lock.stopping", time: loop.now))
+            agent.stop()
         }
         control.close()
         // Withdraws the advertising now, not whenever the last reference goes: a stopped
         // lock must not stay connectable (docs/HIL.md, scenario d).
         (transport as? KernelTransport)?.close()
         withExtendedLifetime((agent, watcher, transport, gates, service)) {}
+    }
+}
+
+extension LockAgent {
+    /// Starts the lock on what its store holds: a store found corrupt (and started empty)
+    /// is a LockFactoryReset alarm in the fresh log; then the sensors are read and the
+    /// interrupted decision, if any, is reconciled (each recovery is an event in the log).
+    public func start(from stores: LockStores) {
+        if stores.storeWasReset { logAlarm(.lockFactoryReset) }
+        start(recovered: stores.interrupted)
     }
 }
 

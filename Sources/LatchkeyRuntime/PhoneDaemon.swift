@@ -24,7 +24,7 @@ public enum PhoneDaemon {
         let service = ServiceReadiness(notifier: SystemdNotifier(environment: ProcessEnvironment.current),
                                        readyEvent: "phone.connect_pending", loop: loop, logger: logger)
         service.observe(printer)
-        let store = try StateStores.openPhone(settings.stateDirectory) { message in
+        let (store, restoration) = try StateStores.openPhone(settings.stateDirectory) { message in
             printer.emit(AgentEvent("phone.store_recovered", time: loop.now, [("detail", message)]))
         }
         let transport = try openTransport(settings.transport, loop: loop, role: "phone", logger: logger)
@@ -35,7 +35,7 @@ public enum PhoneDaemon {
                                                                           keyID: keyID, secret: secret,
                                                                           gracePeriod: settings.gracePeriod,
                                                                           connectOptions: settings.connectOptions),
-                                   store: store, events: printer)
+                                   store: store, events: printer, restoration: restoration)
         } catch { throw RuntimeError("phone state in \(settings.stateDirectory): \(error)") }
         agent.central.trace = { peer, direction, pdu in logger.trace("ATT \(direction) \(peer): \(hex(pdu))") }
         let gates = try AgentGates.phone(agent, lock: settings.lockAddress, settings: settings.execution, loop: loop,
@@ -53,6 +53,7 @@ public enum PhoneDaemon {
             logger.info("phone agent stopping")
             service.stopping()
             printer.emit(AgentEvent("phone.stopping", time: loop.now))
+            agent.stop()
         }
         control.close()
         withExtendedLifetime((agent, transport, gates, service)) {}

@@ -4,12 +4,12 @@
 ///
 /// The simulation must replay the same world from the same seed, so it never touches
 /// `SystemRandomNumberGenerator`. Every draw happens on the loop, in event order.
-struct SplitMix64: RandomNumberGenerator {
+public struct SplitMix64: RandomNumberGenerator {
     private var state: UInt64
 
-    init(seed: UInt64) { state = seed }
+    public init(seed: UInt64) { state = seed }
 
-    mutating func next() -> UInt64 {
+    public mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
@@ -18,12 +18,12 @@ struct SplitMix64: RandomNumberGenerator {
     }
 
     /// A value in `0...bound`. The modulo bias is below 2^-40 for the small bounds used here.
-    mutating func next(through bound: UInt64) -> UInt64 {
+    public mutating func next(through bound: UInt64) -> UInt64 {
         bound == .max ? next() : next() % (bound + 1)
     }
 
     /// A value in `range`.
-    mutating func next(in range: ClosedRange<Int>) -> Int {
+    public mutating func next(in range: ClosedRange<Int>) -> Int {
         range.lowerBound + Int(next(through: UInt64(range.upperBound - range.lowerBound)))
     }
 }

@@ -51,21 +51,22 @@ public final class StoredDecisionJournal: DecisionJournal {
     }
 
     public func complete(_ id: DecisionID, outcome: DecisionOutcome) throws(StoreError) {
-        let now = store.wallClock.nanosecondsSinceEpoch()
-        let path = store.path
-        let retention = retention
-        try store.write { db in
-            try db.execute(sql: """
-                UPDATE decision SET outcome = ?, completedWallNanos = ? WHERE id = ? AND outcome IS NULL
-                """, arguments: [outcome.rawValue, now, Int64(bitPattern: id.rawValue)])
-            guard db.changesCount == 1 else {
-                throw StoreError.rejected(path: path, reason: "\(id) is not an open decision")
-            }
-            try db.execute(sql: """
-                DELETE FROM decision WHERE outcome IS NOT NULL
-                  AND seq <= (SELECT max(seq) FROM decision) - ?
-                """, arguments: [retention])
+        try store.write { db in try complete(id, outcome: outcome, in: db) }
+    }
+
+    /// The completion inside a transaction of the caller's (`StoredLockRecords` puts the
+    /// event that reports it in the same one).
+    func complete(_ id: DecisionID, outcome: DecisionOutcome, in db: Database) throws {
+        try db.execute(sql: """
+            UPDATE decision SET outcome = ?, completedWallNanos = ? WHERE id = ? AND outcome IS NULL
+            """, arguments: [outcome.rawValue, store.wallClock.nanosecondsSinceEpoch(), Int64(bitPattern: id.rawValue)])
+        guard db.changesCount == 1 else {
+            throw StoreError.rejected(path: store.path, reason: "\(id) is not an open decision")
         }
+        try db.execute(sql: """
+            DELETE FROM decision WHERE outcome IS NOT NULL
+              AND seq <= (SELECT max(seq) FROM decision) - ?
+            """, arguments: [retention])
     }
 
     /// The latest decision recorded and never completed — what a restarted lock passes to
@@ -100,6 +101,22 @@ public final class StoredDecisionJournal: DecisionJournal {
         return raw.flatMap(DecisionOutcome.init(rawValue:))
     }
 
+    /// Up to `limit` decisions with an id above `after`, oldest first, as recorded (their
+    /// instants on the recording process's clock) with their wall times and outcomes: what an
+    /// auditor compares with the event log and the actuator's history (`latchkey-torture`).
+    public func entries(after: DecisionID? = nil, limit: Int = .max) throws(StoreError) -> [JournalEntry] {
+        let path = store.path
+        return try store.read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM decision WHERE id > ? ORDER BY id LIMIT ?",
+                             arguments: [Int64(bitPattern: after?.rawValue ?? 0), Int64(clamping: limit)]).map { row in
+                let (decision, wall) = try Self.decode(row, path: path)
+                let outcome: UInt8? = try row.decode(forColumn: "outcome")
+                return JournalEntry(decision: decision, wall: wall, outcome: outcome.flatMap(DecisionOutcome.init(rawValue:)),
+                                    completedWallNanos: try row.decode(forColumn: "completedWallNanos"))
+            }
+        }
+    }
+
     /// Decisions held (open and completed).
     public func count() throws(StoreError) -> Int {
         try store.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM decision") ?? 0 }
@@ -129,4 +146,15 @@ public final class StoredDecisionJournal: DecisionJournal {
                                                   deadline: try row.decode(forColumn: "deadlineWallNanos"))
         return (decision, wall)
     }
+}
+
+/// One decision as the journal holds it.
+public struct JournalEntry: Hashable, Sendable {
+    /// As recorded: its instants are on the monotonic clock of the process that recorded it.
+    public var decision: LockDecision
+    /// When it was recorded, decided and due, on the wall clock (nanoseconds since the epoch).
+    public var wall: DecisionDeadlineRule.WallTimes
+    /// nil while open.
+    public var outcome: DecisionOutcome?
+    public var completedWallNanos: Int64?
 }

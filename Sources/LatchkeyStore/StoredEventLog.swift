@@ -34,15 +34,21 @@ public final class StoredEventLog {
     /// Returns the entry's sequence number.
     @discardableResult
     public func append(_ event: LockEvent) throws(StoreError) -> UInt64 {
-        let now = store.wallClock.nanosecondsSinceEpoch()
-        let retention = retention
-        return try store.write { db in
-            try db.execute(sql: "INSERT INTO event (wallNanos, bytes) VALUES (?, ?)",
-                           arguments: [now, Data(event.encoded)])
-            let sequence = db.lastInsertedRowID
-            try db.execute(sql: "DELETE FROM event WHERE seq <= ?", arguments: [sequence - Int64(retention)])
-            return UInt64(sequence)
-        }
+        try store.write { db in try append(event, in: db) }
+    }
+
+    /// Appends `events` in one transaction (bulk imports, test and benchmark fixtures).
+    public func append(contentsOf events: [LockEvent]) throws(StoreError) {
+        try store.write { db in for event in events { _ = try append(event, in: db) } }
+    }
+
+    /// The append inside a transaction of the caller's.
+    func append(_ event: LockEvent, in db: Database) throws -> UInt64 {
+        try db.execute(sql: "INSERT INTO event (wallNanos, bytes) VALUES (?, ?)",
+                       arguments: [store.wallClock.nanosecondsSinceEpoch(), Data(event.encoded)])
+        let sequence = db.lastInsertedRowID
+        try db.execute(sql: "DELETE FROM event WHERE seq <= ?", arguments: [sequence - Int64(retention)])
+        return UInt64(sequence)
     }
 
     /// Up to `limit` entries with `sequence >= from`, oldest first.

@@ -17,11 +17,7 @@ extension Latchkey {
         @OptionGroup var logging: LoggingOptions
 
         func run() throws {
-            let settings: LockSettings
-            do { settings = try LockSettings.load(try loadConfig(config), board: board) } catch let e as ConfigError {
-                throw RuntimeError("\(e)")
-            }
-            try LockDaemon.run(settings, logger: logging.makeLogger("latchkey.lock"))
+            try AgentProcesses.runLock(configPath: config, board: board, logger: logging.makeLogger("latchkey.lock"))
         }
     }
 
@@ -35,11 +31,7 @@ extension Latchkey {
         @OptionGroup var logging: LoggingOptions
 
         func run() throws {
-            let settings: PhoneSettings
-            do { settings = try PhoneSettings.load(try loadConfig(config)) } catch let e as ConfigError {
-                throw RuntimeError("\(e)")
-            }
-            try PhoneDaemon.run(settings, logger: logging.makeLogger("latchkey.phone"))
+            try AgentProcesses.runPhone(configPath: config, logger: logging.makeLogger("latchkey.phone"))
         }
     }
 
@@ -55,16 +47,7 @@ extension Latchkey {
         var range: Double = 10
 
         func run() throws {
-            let loop = PosixEventLoop()
-            let server = AirServer(socketPath: socket, loop: loop, seed: seed, range: range)
-            server.log = { line in printLine("air: \(line)") }
-            try server.start()
-            printLine("air: listening on \(socket)")
-            let stop = { server.stop(); loop.stop() }
-            let t = try loop.onSignal(.terminate, stop)
-            let i = try loop.onSignal(.interrupt, stop)
-            try loop.run()
-            withExtendedLifetime((t, i)) {}
+            try AgentProcesses.runAir(socket: socket, seed: seed, range: range)
         }
     }
 }

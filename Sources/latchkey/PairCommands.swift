@@ -55,7 +55,7 @@ extension Latchkey.Phone {
 
         func run() throws {
             let settings: PhoneSettings
-            do { settings = try PhoneSettings.load(try loadConfig(phone.config)) } catch let e as ConfigError {
+            do { settings = try PhoneSettings.load(try AgentProcesses.loadConfig(phone.config)) } catch let e as ConfigError {
                 throw RuntimeError("\(e)")
             }
             let (key, file) = try PhonePairingRun.run(settings, name: name, expectedFingerprint: lockFingerprint,

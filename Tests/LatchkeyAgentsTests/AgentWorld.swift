@@ -1,6 +1,7 @@
 import LatchkeyAgents
 import LatchkeyLock
 import LatchkeyLockProtocol
+import LatchkeyManagers
 import LatchkeySecurity
 import LatchkeySim
 import LatchkeyTransport
@@ -12,7 +13,7 @@ final class AgentWorld {
     let air: SimulatedAir
     let lockAddress = BluetoothAddress(0xC0FFEE000001)
     let phoneAddress = BluetoothAddress(0xC0FFEE000002)
-    let chip: SimulatedGPIOChip
+    private(set) var chip: SimulatedGPIOChip
     let journal = InMemoryDecisionJournal()
     let lockLog = InMemoryLockEventLog()
     let lockEvents = RecordingEventSink()
@@ -22,6 +23,9 @@ final class AgentWorld {
     let phoneStore = InMemoryPhoneStateStore()
     let lockouts = InMemoryLockoutStore()
     let identity = try! LockIdentity(rawPrivateKey: LockIdentity.newRawPrivateKey())
+    /// What the managers preserve (M6), kept across the agents' deaths like the store is.
+    let phoneRestoration = InMemoryRestorationStorage()
+    let lockRestoration = InMemoryRestorationStorage()
     var lock: LockAgent!
     var phone: PhoneAgent!
     let behaviour: LockBehaviour
@@ -44,11 +48,13 @@ final class AgentWorld {
         let wiring = LockWiring(chipLabel: "sim-lock", actuator: .hold, unlockOutput: .init("latch"),
                                 door: .init("door"), button: .init("button"))
         let hardware = try LockHardware.open(wiring, chips: GPIOChipSet([chip]), loop: loop)
-        let controller = try LockController(loop: loop, behaviour: behaviour, hardware: hardware, journal: journal)
+        let controller = try LockController(loop: loop, behaviour: behaviour, hardware: hardware, journal: journal,
+                                            firstDecisionID: DecisionID((journal.lastDecisionID?.rawValue ?? 0) + 1))
         lock = LockAgent(transport: air.device(lockAddress)!, controller: controller, keys: keys, log: lockLog,
                          events: lockEvents,
                          configuration: LockAgentConfiguration(departureGrace: .seconds(5)), lockout: lockouts,
-                         pairing: PairingResponder(identity: identity, registry: keys, loop: loop))
+                         pairing: PairingResponder(identity: identity, registry: keys, loop: loop),
+                         restoration: lockRestoration)
         lock.start(recovered: recovered)
     }
 
@@ -56,7 +62,26 @@ final class AgentWorld {
         phone = try PhoneAgent(transport: air.device(phoneAddress)!,
                                configuration: PhoneAgentConfiguration(lockAddress: lockAddress, keyID: key.id,
                                                                       secret: key.secret, gracePeriod: grace),
-                               store: phoneStore, events: phoneEvents)
+                               store: phoneStore, events: phoneEvents, restoration: phoneRestoration)
+    }
+
+    /// SIGKILL of the phone agent: its controller keeps the pending list and the links.
+    func killPhone() {
+        air.device(phoneAddress)!.detachApplication()
+        phone = nil
+    }
+
+    /// SIGKILL of the lock agent: its controller keeps the links for a while; the lines
+    /// revert with the process (the next life gets a fresh chip).
+    func killLock() {
+        air.device(lockAddress)!.detachApplication()
+        lock = nil
+    }
+
+    /// The lock agent's relaunch: the journal hands back the interrupted decision.
+    func restartLock() throws {
+        chip = SimulatedGPIOChip(label: "sim-lock", lineNames: ["latch", "door", "button"], loop: loop)
+        try startLock(recovered: journal.interrupted)
     }
 
     var latchEnergised: Bool { chip.isHigh("latch") }

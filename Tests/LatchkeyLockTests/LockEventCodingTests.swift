@@ -64,7 +64,8 @@ import Testing
         (0, 5, UInt8(2)),     // operation type
         (0, 6, UInt8(11)),    // operation source
         (0, 7, UInt8(0x80)),  // a success carries no error code
-        (0, 8, UInt8(0x07)),  // reserved flag bit
+        (0, 8, UInt8(0x0B)),  // reserved flag bit
+        (3, 8, UInt8(0x05)),  // recovered without a decision
         (1, 9, UInt8(1)),     // who bytes without the who flag
         (1, 13, UInt8(1)),    // decision bytes without the decision flag
         (2, 7, UInt8(0x7F)),  // unknown operation error

@@ -91,7 +91,7 @@ import Testing
         #expect(rig.recorded.isEmpty, "the journal already holds it")
         #expect(rig.journal.outcome(of: DecisionID(9)) == .succeeded)
         #expect(rig.operations == [LockOperationRecord(operation: .unlock, source: .remote, who: KeyID(1),
-                                                       decision: DecisionID(9))])
+                                                       decision: DecisionID(9), recovered: true)])
     }
 
     @Test func interruptedUnlockFromAnEarlierBootIsNotResumed() throws {

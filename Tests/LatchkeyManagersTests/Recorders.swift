@@ -22,6 +22,9 @@ enum CentralEvent: Equatable {
     case notifying(BluetoothUUID, Bool, BluetoothError?)
     case readyToWriteWithoutResponse
     case mtu(Int)
+    // Restoration
+    case restored([BluetoothAddress: Peripheral.State], scan: [BluetoothUUID]?)
+    case preserveFailed
 }
 
 /// The phone application: a central manager delegate and the delegate of every peripheral
@@ -67,6 +70,14 @@ final class PhoneApp: CentralManagerDelegate, PeripheralDelegate {
     }
 
     func centralManager(_ central: CentralManager, didStopScan reason: ScanStopReason) { record(.stoppedScan(reason)) }
+
+    func centralManager(_ central: CentralManager, willRestoreState state: RestoredCentralState) {
+        for p in state.peripherals { p.delegate = self }
+        record(.restored(Dictionary(uniqueKeysWithValues: state.peripherals.map { ($0.identifier, $0.state) }),
+                         scan: state.scanServices))
+    }
+
+    func centralManager(_ central: CentralManager, didFailToPreserveState error: any Error) { record(.preserveFailed) }
 
     func centralManager(_ central: CentralManager, didConnect peripheral: Peripheral) {
         peripheral.delegate = self
@@ -127,6 +138,7 @@ enum LockEvent: Equatable {
     case readyToUpdateSubscribers
     case connected(BluetoothAddress)
     case disconnected(BluetoothAddress, DisconnectReason)
+    case restored(services: [BluetoothUUID], centrals: [BluetoothAddress], advertising: Bool)
 }
 
 /// The lock application: answers reads from `readValues`, accepts writes unless
@@ -153,6 +165,11 @@ final class LockApp: PeripheralManagerDelegate {
     private func record(_ event: LockEvent) { log.append((loop.now, event)) }
 
     func peripheralManagerDidUpdateState(_ peripheral: PeripheralManager) { record(.state(peripheral.state)) }
+
+    func peripheralManager(_ peripheral: PeripheralManager, willRestoreState state: RestoredPeripheralState) {
+        record(.restored(services: state.services.map(\.uuid), centrals: state.centrals.map(\.identifier),
+                         advertising: state.advertisement != nil))
+    }
 
     func peripheralManager(_ peripheral: PeripheralManager, didAdd service: LocalService, error: BluetoothError?) {
         record(.added(service.uuid, error))

@@ -138,6 +138,12 @@ struct Home {
     /// Connects and discovers the service, its characteristics and each one's descriptors.
     func discovered() throws -> (Peripheral, RemoteService) {
         let p = try connected()
+        try discoverAll(p)
+        return (p, p.service(TestGATT.service)!)
+    }
+
+    /// Discovers the test service, its characteristics and their descriptors on `p`.
+    func discoverAll(_ p: Peripheral) throws {
         p.discoverServices()
         guard loop.advance(until: { p.services != nil }, limit: .seconds(5)), let s = p.service(TestGATT.service)
         else { throw NotLinked() }
@@ -146,7 +152,6 @@ struct Home {
         for c in s.characteristics! { p.discoverDescriptors(for: c) }
         guard loop.advance(until: { s.characteristics!.allSatisfy { $0.descriptors != nil } }, limit: .seconds(5))
         else { throw NotLinked() }
-        return (p, s)
     }
 
     /// Settles: runs the loop long enough for every PDU in flight to cross (a few connection events).

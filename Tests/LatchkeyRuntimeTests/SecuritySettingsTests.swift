@@ -62,11 +62,11 @@ struct SecuritySettingsTests {
         let dir = NSTemporaryDirectory() + "latchkey-lockout-\(UInt32.random(in: 0 ... .max))"
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let loop = ManualEventLoop()
-        let first = try StateStores.openLock(dir, monotonicNow: { loop.now })
+        let first = try StateStores.openLock(dir, loop: loop)
         LockoutGuard(store: first.lockout, loop: loop).recordFailure(keyID: 4)
         #expect(first.pairing != nil, "the daemon's lock can pair")
         // A new daemon on the same state directory sees the failure.
-        let second = try StateStores.openLock(dir, monotonicNow: { loop.now })
+        let second = try StateStores.openLock(dir, loop: loop)
         #expect(try second.lockout.state(of: .key(4)).failures == 1)
         #expect(second.pairing?.identity.publicKey == first.pairing?.identity.publicKey, "one identity per lock")
     }

@@ -10,8 +10,8 @@ import LatchkeyTransport
 public enum Demo {
     public static func run(json: Bool, verbose: Bool) -> DemoReport {
         var report = DemoReport(live: !json)
-        let world: DemoWorld
-        do { world = try DemoWorld(verbose: verbose) } catch {
+        let world: AgentStage
+        do { world = try AgentStage(verbose: verbose) } catch {
             report.record("set up the stage", false, "\(error)")
             return report
         }
@@ -22,7 +22,7 @@ public enum Demo {
         return report
     }
 
-    static func play(_ w: DemoWorld, _ r: inout DemoReport) throws(RuntimeError) {
+    static func play(_ w: AgentStage, _ r: inout DemoReport) throws(RuntimeError) {
         let obs = w.observer!
         func since(_ t: Instant) -> Double { (w.loop.now - t).milliseconds }
         func locked(after t: Instant) -> Bool {
@@ -58,7 +58,7 @@ public enum Demo {
 
         // 3. Coming home: re-link, authenticated arrival unlock, the actuator line moves.
         t = w.loop.now
-        _ = w.movePhone(to: DemoWorld.home)
+        _ = w.movePhone(to: AgentStage.home)
         let relinked = w.wait(.seconds(10)) { w.phoneEvent("phone.linked", since: t) != nil }
         let relinkMs = w.phoneEvent("phone.linked", since: t).map { ($0.1 - t).milliseconds }
         r.record("phone in range: re-links by itself", relinked, latencyMs: relinkMs)
@@ -132,7 +132,7 @@ public enum Demo {
         r.record("inside button unlocks", buttonUnlock, latencyMs: since(t))
         w.wait(.seconds(2)) { !obs.isHigh("motor_unlock") }
         t = w.loop.now
-        _ = w.movePhone(to: DemoWorld.away)
+        _ = w.movePhone(to: AgentStage.away)
         let departed = w.wait(.seconds(15)) {
             w.lockEvent("lock.departure", since: t) != nil && obs.rise(of: "motor_lock", since: t) != nil
         }
@@ -152,7 +152,7 @@ public enum Demo {
         }
         r.record("restarted phone remembers it is away", restarted, latencyMs: since(t))
         t = w.loop.now
-        _ = w.movePhone(to: DemoWorld.home)
+        _ = w.movePhone(to: AgentStage.home)
         let back = w.wait(.seconds(10)) { obs.rise(of: "motor_unlock", since: t) != nil }
         r.record("the next return re-links and unlocks", back && w.phoneEvent("phone.linked", since: t) != nil,
                  latencyMs: since(t))

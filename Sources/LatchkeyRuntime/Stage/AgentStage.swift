@@ -6,9 +6,29 @@ import LatchkeyPosix
 import LatchkeySimAir
 import LatchkeyTransport
 
-/// The demo's stage: a scratch directory with the air socket, a file-backed GPIO chip, the
-/// agents' state directories and configuration files, and the three processes.
-final class DemoWorld {
+/// The stage the demo and the torture play on: a scratch directory with the air socket, a
+/// file-backed GPIO chip, the agents' state directories and configuration files, and the
+/// three processes (copies of the running executable: `<exe> air|lock|phone ...`).
+final class AgentStage {
+    /// What differs between the demo's story and the torture's.
+    struct Tuning {
+        /// Scratch directory prefix.
+        var name: String
+        /// The `lock:` section of the lock's configuration.
+        var lockSection: String
+        var phoneGraceSeconds: Int
+        var phoneStartsAt: Double
+
+        /// The demo: short timers, so that the whole story fits in half a minute.
+        static let demo = Tuning(name: "latchkey-demo", lockSection: """
+            lock:
+              auto_relock_seconds: 4
+              departure_grace_seconds: 2
+              # The demo presses the inside button and comes home again seconds later.
+              arrival_after_manual_unlock_seconds: 1
+            """, phoneGraceSeconds: 2, phoneStartsAt: away)
+    }
+
     let loop = PosixEventLoop()
     let directory: String
     let executable = currentExecutablePath()
@@ -37,9 +57,9 @@ final class DemoWorld {
     var phoneConfig: String { directory + "/phone.yaml" }
     var keyFile: String { phoneState + "/key.hex" }
 
-    init(verbose: Bool) throws(RuntimeError) {
+    init(verbose: Bool, tuning: Tuning = .demo) throws(RuntimeError) {
         self.verbose = verbose
-        do { directory = try RuntimeDirectory.makeTemporary(prefix: "latchkey-demo") } catch {
+        do { directory = try RuntimeDirectory.makeTemporary(prefix: tuning.name) } catch {
             throw RuntimeError("cannot make a scratch directory: \(error)")
         }
         for dir in [lockState, phoneState, gpioRoot] { mkdir(dir, 0o700) }
@@ -48,7 +68,7 @@ final class DemoWorld {
                                     lineNames: ["motor_unlock", "motor_lock", "door", "button"])
         } catch { throw RuntimeError("cannot lay out the simulated GPIO chip: \(error)") }
         try writeFile(lockConfig, """
-            # Written by `latchkey demo`: the lock on the shared simulated air and a simulated chip.
+            # Written by \(tuning.name): the lock on the shared simulated air and a simulated chip.
             name: Demo Door
             transport: sim
             sim:
@@ -66,25 +86,21 @@ final class DemoWorld {
               lock_line: motor_lock
               door_line: door
               button_line: button
-            lock:
-              auto_relock_seconds: 4
-              departure_grace_seconds: 2
-              # The demo presses the inside button and comes home again seconds later.
-              arrival_after_manual_unlock_seconds: 1
+            \(tuning.lockSection)
             """)
         try writeFile(phoneConfig, """
-            # Written by `latchkey demo`: the phone starts far from the door.
+            # Written by \(tuning.name): the phone on the same air.
             transport: sim
             sim:
               air_socket: \(airSocket)
               address: "\(phoneAddress)"
-              position: \(Self.away)
+              position: \(tuning.phoneStartsAt)
             state_directory: \(phoneState)
             event_format: json
             lock_address: "\(lockAddress)"
             key_id: 1
             key_secret_file: \(keyFile)
-            grace_seconds: 2
+            grace_seconds: \(tuning.phoneGraceSeconds)
             """)
         observer = try LineObserver(chipDirectory: chipDirectory, lines: ["motor_unlock", "motor_lock"], loop: loop)
         childWatch = try? loop.onSignal(.child) {}
@@ -184,7 +200,7 @@ final class DemoWorld {
     func shutdown() {
         for p in [phone, lock, air].compactMap({ $0 }) { p.stop(loop: loop) }
         control?.close()
-        RuntimeDirectory.remove(directory)
+        removeTree(directory)
     }
 }
 

@@ -13,6 +13,8 @@ final class ChildProcess {
     private var partial: [UInt8] = []
     var onLine: ((String) -> Void)?
     private(set) var exitStatus: Int32?
+    /// The process closed its output (it exited or was killed) and every line was read.
+    var outputEnded: Bool { watch == nil }
 
     init(name: String, executable: String, arguments: [String], loop: PosixEventLoop) throws(RuntimeError) {
         self.name = name

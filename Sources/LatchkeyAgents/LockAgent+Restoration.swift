@@ -1,0 +1,62 @@
+import LatchkeyLock
+import LatchkeyLockProtocol
+import LatchkeyManagers
+
+/// The lock agent across its own death (M6, M7): the peripheral manager restores the
+/// service at the handles phones have cached and the links that survived, with their
+/// subscriptions; the lock reports what it went through as Matter alarms in its log.
+extension LockAgent {
+    public func peripheralManager(_ pm: PeripheralManager, willRestoreState state: RestoredPeripheralState) {
+        if let restored = state.services.first(where: { $0.uuid == LockServiceUUID.service }) {
+            service = restored
+            stateCharacteristic = restored.characteristic(LockServiceUUID.lockState)
+            transferCharacteristic = restored.characteristic(LockServiceUUID.dataTransfer)
+        }
+        emit("lock.restored", [
+            "services": "\(state.services.count)",
+            "centrals": "\(state.centrals.count)",
+            "subscribed": "\(stateCharacteristic?.subscribedCentrals.count ?? 0)",
+            "advertising": "\(state.advertisement != nil)",
+        ])
+        // The lock may have moved (or resolved an interrupted decision) before the service
+        // was back: tell the phones that stayed subscribed where it stands now.
+        loop.execute { [weak self] in self?.publishStatus() }
+    }
+
+    public func peripheralManager(_ pm: PeripheralManager, didFailToPreserveState error: any Error) {
+        emit("lock.restoration_failed", ["error": "\(error)"])
+    }
+
+    /// Appends a DoorLockAlarm to the log (and notifies it like any lock event):
+    /// `lockFactoryReset` when the store was found corrupt and started empty,
+    /// `lockRadioPowerCycled` when the controller went off and came back.
+    public func logAlarm(_ code: AlarmCode) {
+        lockEvent(LockEvent(kind: .doorLockAlarm(code), time: loop.now, lockStateBefore: controller.lockState,
+                            lockStateAfter: controller.lockState, doorState: controller.doorState))
+    }
+
+    func noteRadioState(_ state: ManagerState) {
+        switch state {
+        case .poweredOn:
+            if radioWentDown { logAlarm(.lockRadioPowerCycled) }
+            radioWentDown = false
+        case .poweredOff, .resetting:
+            radioWentDown = true
+        case .unknown, .unsupported, .unauthorized:
+            break
+        }
+    }
+
+    /// A deliberate stop (`systemctl stop`): stop advertising and withdraw the service, so
+    /// that the restoration entry goes (no relaunch restores it; the next start publishes
+    /// the same definition at the same handles anyway). A decision in flight stays open in
+    /// the journal: the next start reconciles it like after a crash.
+    public func stop() {
+        peripheral.discardPreservedState()
+        peripheral.stopAdvertising()
+        peripheral.removeAllServices()
+        service = nil
+        stateCharacteristic = nil
+        transferCharacteristic = nil
+    }
+}

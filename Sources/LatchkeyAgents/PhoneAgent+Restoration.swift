@@ -1,0 +1,76 @@
+import LatchkeyATT
+import LatchkeyLockProtocol
+import LatchkeyManagers
+
+/// The GATT setup as a sequence that resumes where it stopped (M6 step 4): each step looks
+/// at what the lock's proxy already holds — from this link, an earlier link, or the cache
+/// a relaunch restored — and only asks the lock for what is missing. A phone that comes
+/// back to a lock it knows writes one CCCD and is ready; a relaunched phone whose link
+/// survived it, with the subscription intact, sends nothing at all.
+extension PhoneAgent {
+    /// The next missing step: services, characteristics, the status subscription, or none.
+    func continueSetup(_ peripheral: Peripheral) {
+        guard peripheral.state == .connected else { return }
+        guard let service = peripheral.service(LockServiceUUID.service) else {
+            peripheral.discoverServices([LockServiceUUID.service])
+            return
+        }
+        guard service.characteristics != nil, bindCharacteristics(of: service), let status else {
+            peripheral.discoverCharacteristics(nil, for: service)
+            return
+        }
+        if status.isNotifying {
+            becomeReady(peripheral)
+        } else {
+            peripheral.setNotifyValue(true, for: status)  // discovers the CCCD first if unknown
+        }
+    }
+
+    /// Takes the lock service's characteristics from `service`; false when one is missing.
+    @discardableResult
+    func bindCharacteristics(of service: RemoteService) -> Bool {
+        transferCharacteristic = service.characteristic(LockServiceUUID.dataTransfer)
+        control = service.characteristic(LockServiceUUID.lockControl)
+        challenge = service.characteristic(LockServiceUUID.challenge)
+        status = service.characteristic(LockServiceUUID.lockState)
+        return control != nil && challenge != nil && status != nil
+    }
+
+    /// A cached handle the lock does not have (its service changed since the cache was
+    /// made): forget the cache and discover again, once per link. True when it did.
+    func rediscoverIfStale(_ peripheral: Peripheral, _ error: BluetoothError) -> Bool {
+        guard case .att(let code) = error, code == .invalidHandle || code == .attributeNotFound,
+              !rediscoveredOnThisLink else { return false }
+        rediscoveredOnThisLink = true
+        emit("phone.cache_stale", ["error": "\(error)"])
+        control = nil; challenge = nil; status = nil; transferCharacteristic = nil
+        peripheral.discardAttributeCache()
+        continueSetup(peripheral)
+        return true
+    }
+
+    // MARK: CentralManagerDelegate (restoration)
+
+    public func centralManager(_ central: CentralManager, willRestoreState state: RestoredCentralState) {
+        for p in state.peripherals { p.delegate = self }
+        let cached = lockPeripheral.service(LockServiceUUID.service)
+        emit("phone.restored", [
+            "lock": lockPeripheral.state.rawValue,
+            "cached_characteristics": "\(cached?.characteristics?.count ?? 0)",
+            "subscribed": "\(cached?.characteristic(LockServiceUUID.lockState)?.isNotifying ?? false)",
+        ])
+    }
+
+    public func centralManager(_ central: CentralManager, didFailToPreserveState error: any Error) {
+        emit("phone.restoration_failed", ["error": "\(error)"])
+    }
+
+    /// A deliberate stop (`systemctl stop`): like a force-quit on iOS, the request is
+    /// withdrawn from the system, so nothing re-links until the agent runs again, and the
+    /// restoration entry goes with it (nothing is pending).
+    public func stop() {
+        stopped = true
+        central.cancelPeripheralConnection(lockPeripheral)
+        central.discardPreservedState()
+    }
+}

@@ -1,0 +1,172 @@
+import LatchkeyATT
+import LatchkeyGATT
+import LatchkeyTransport
+
+/// What a central manager preserves (Core Bluetooth's CBCentralManagerRestoredState*
+/// keys): the scan it was running, the peripherals it was connecting to or connected to
+/// with their connect options, and for each the attribute cache — services,
+/// characteristics and descriptors with their handles, and which characteristics were
+/// subscribed — so that a relaunched agent resumes its GATT setup where it stopped instead
+/// of discovering again.
+public struct CentralRestorationState: PreservedState {
+    public static let role = RestorationRole.central
+    public static let version: UInt32 = 1
+
+    /// The scan under way (CBCentralManagerRestoredStateScanServicesKey and ...ScanOptionsKey).
+    public var scan: PreservedScan?
+    /// Peripherals pending or connected (CBCentralManagerRestoredStatePeripheralsKey).
+    public var peripherals: [PreservedPeripheral]
+
+    public init(scan: PreservedScan? = nil, peripherals: [PreservedPeripheral] = []) {
+        self.scan = scan
+        self.peripherals = peripherals
+    }
+
+    public var hasPendingWork: Bool { scan != nil || !peripherals.isEmpty }
+}
+
+public struct PreservedScan: Codable, Hashable, Sendable {
+    /// nil: every advertiser.
+    public var services: [PreservedUUID]?
+    public var allowDuplicates: Bool
+    public var active: Bool
+    public var durationNanoseconds: Int64
+
+    init(services: [BluetoothUUID]?, options: ScanOptions) {
+        self.services = services?.map(PreservedUUID.init)
+        allowDuplicates = options.allowDuplicates
+        active = options.active
+        durationNanoseconds = options.duration.nanoseconds
+    }
+
+    public var serviceUUIDs: [BluetoothUUID]? { services?.map(\.uuid) }
+    public var options: ScanOptions {
+        ScanOptions(allowDuplicates: allowDuplicates, duration: .nanoseconds(durationNanoseconds), active: active)
+    }
+}
+
+/// One peripheral with its outstanding request or its link, and its attribute cache.
+public struct PreservedPeripheral: Codable, Hashable, Sendable {
+    public var address: UInt64
+    public var addressKind: UInt8
+    public var name: String?
+    /// Connected when preserved (else a connect request was pending).
+    public var connected: Bool
+    public var options: ConnectOptions
+    /// The link it was connected over and the ATT MTU negotiated on it: a relaunched manager
+    /// that finds the same link still up adopts it without exchanging the MTU again
+    /// (a client sends Exchange MTU once per connection, Vol 3 Part F 3.4.2.1).
+    public var linkID: UInt64?
+    public var mtu: Int?
+    /// nil until services were discovered.
+    public var services: [PreservedRemoteService]?
+
+    public var identifier: BluetoothAddress {
+        BluetoothAddress(address, kind: BluetoothAddress.Kind(rawValue: addressKind) ?? .public)
+    }
+}
+
+public struct PreservedRemoteService: Codable, Hashable, Sendable {
+    public var uuid: PreservedUUID
+    public var startHandle: UInt16
+    public var endHandle: UInt16
+    /// nil until its characteristics were discovered.
+    public var characteristics: [PreservedRemoteCharacteristic]?
+}
+
+public struct PreservedRemoteCharacteristic: Codable, Hashable, Sendable {
+    public var uuid: PreservedUUID
+    public var properties: UInt8
+    public var declarationHandle: UInt16
+    public var valueHandle: UInt16
+    public var endHandle: UInt16
+    /// Subscribed on the preserved link (the server's CCCD for this client).
+    public var notifying: Bool
+    /// nil until its descriptors were discovered.
+    public var descriptors: [PreservedRemoteDescriptor]?
+}
+
+public struct PreservedRemoteDescriptor: Codable, Hashable, Sendable {
+    public var uuid: PreservedUUID
+    public var handle: UInt16
+}
+
+/// A UUID as its canonical string ("2902", "7E570001-..."), readable in a store dump.
+public struct PreservedUUID: Codable, Hashable, Sendable {
+    public var uuid: BluetoothUUID
+
+    public init(_ uuid: BluetoothUUID) { self.uuid = uuid }
+
+    public init(from decoder: any Decoder) throws {
+        let text = try decoder.singleValueContainer().decode(String.self)
+        guard let uuid = BluetoothUUID(string: text) else {
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "bad UUID \(text)"))
+        }
+        self.uuid = uuid
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(uuid.description)
+    }
+}
+
+// MARK: Between the proxies and their preserved form
+
+extension PreservedPeripheral {
+    init(_ p: Peripheral, options: ConnectOptions) {
+        address = p.identifier.value
+        addressKind = p.identifier.kind.rawValue
+        name = p.name
+        connected = p.state == .connected
+        self.options = options
+        linkID = connected ? p.bearer?.link.id.rawValue : nil
+        mtu = connected ? p.client?.mtu : nil
+        services = p.services?.map(PreservedRemoteService.init)
+    }
+}
+
+extension PreservedRemoteService {
+    init(_ s: RemoteService) {
+        uuid = PreservedUUID(s.uuid)
+        startHandle = s.startHandle
+        endHandle = s.endHandle
+        characteristics = s.characteristics?.map(PreservedRemoteCharacteristic.init)
+    }
+}
+
+extension PreservedRemoteCharacteristic {
+    init(_ c: RemoteCharacteristic) {
+        uuid = PreservedUUID(c.uuid)
+        properties = c.properties.rawValue
+        declarationHandle = c.declarationHandle
+        valueHandle = c.valueHandle
+        endHandle = c.endHandle
+        notifying = c.isNotifying
+        descriptors = c.descriptors?.map { PreservedRemoteDescriptor(uuid: PreservedUUID($0.uuid), handle: $0.handle) }
+    }
+}
+
+extension Peripheral {
+    /// Rebuilds the attribute cache from its preserved form. Subscriptions are taken as
+    /// preserved; the manager clears them when the link they were made on is gone.
+    func restoreCache(_ preserved: [PreservedRemoteService]?) {
+        services = preserved?.map { ps in
+            let service = RemoteService(DiscoveredService(uuid: ps.uuid.uuid, startHandle: ps.startHandle,
+                                                          endHandle: ps.endHandle), peripheral: self)
+            service.characteristics = ps.characteristics?.map { pc in
+                let c = RemoteCharacteristic(
+                    DiscoveredCharacteristic(uuid: pc.uuid.uuid, properties: CharacteristicProperties(rawValue: pc.properties),
+                                             declarationHandle: pc.declarationHandle, valueHandle: pc.valueHandle,
+                                             endHandle: pc.endHandle),
+                    service: service)
+                c.isNotifying = pc.notifying
+                c.descriptors = pc.descriptors?.map {
+                    RemoteDescriptor(DiscoveredDescriptor(uuid: $0.uuid.uuid, handle: $0.handle), characteristic: c)
+                }
+                return c
+            }
+            return service
+        }
+    }
+}

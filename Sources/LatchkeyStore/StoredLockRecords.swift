@@ -1,0 +1,106 @@
+import LatchkeyAgents
+import LatchkeyLock
+import LatchkeyTransport
+
+/// The lock's decision journal and audit log over one store, written so that the two never
+/// disagree after a crash: a decision's completion and the event that reports it are one
+/// transaction.
+///
+/// The lock state machine completes a decision and emits its event in the same turn
+/// (`.complete` then `.emit`). `complete` therefore only notes the completion, and the
+/// `append` of the event carrying that decision's id commits both. If the process dies in
+/// between, neither is on disk: the decision is still open, and the next start takes it up
+/// (resumed, abandoned or deferred, with a `recovered` event), so the log never lacks the
+/// event of a completed decision and never reports a completion the journal does not hold.
+///
+/// The intent is not deferred: `record` commits before it returns, before the actuator
+/// moves. Anything else written while a completion is noted (a new decision, another
+/// event) commits the completion first, alone, and so does the next turn of the loop: a
+/// completion is never held past the turn that made it.
+public final class StoredLockRecords: DecisionJournal, LockEventLog {
+    public let journal: StoredDecisionJournal
+    public let log: StoredEventLog
+    private let store: AgentStore
+    private let loop: any EventLoop
+    private var noted: (id: DecisionID, outcome: DecisionOutcome)?
+    private var last: UInt32
+    /// A noted completion that could not be committed on the next turn.
+    public var onDeferredFailure: ((any Error) -> Void)?
+
+    init(store: AgentStore, journal: StoredDecisionJournal, log: StoredEventLog, loop: any EventLoop) {
+        self.store = store
+        self.journal = journal
+        self.log = log
+        self.loop = loop
+        last = UInt32(truncatingIfNeeded: (try? log.lastSequence()) ?? 0)
+    }
+
+    // MARK: DecisionJournal
+
+    public func record(_ decision: LockDecision) throws {
+        try commitNoted()
+        try journal.record(decision)
+    }
+
+    public func complete(_ id: DecisionID, outcome: DecisionOutcome) throws {
+        try commitNoted()
+        noted = (id, outcome)
+        loop.execute { [weak self] in
+            guard let self else { return }
+            do { try self.commitNoted() } catch { self.onDeferredFailure?(error) }
+        }
+    }
+
+    // MARK: LockEventLog
+
+    @discardableResult
+    public func append(_ event: LockEvent) throws -> UInt32 {
+        let sequence: UInt64
+        if let completion = noted, event.decision == completion.id {
+            noted = nil
+            let journal = journal, log = log
+            sequence = try store.write { db in
+                try journal.complete(completion.id, outcome: completion.outcome, in: db)
+                return try log.append(event, in: db)
+            }
+        } else {
+            try commitNoted()
+            sequence = try log.append(event)
+        }
+        last = UInt32(truncatingIfNeeded: sequence)
+        return last
+    }
+
+    public func events(from sequence: UInt32, limit: Int) throws -> [(sequence: UInt32, bytes: [UInt8])] {
+        try log.read(from: UInt64(sequence), limit: limit).map { (UInt32(truncatingIfNeeded: $0.sequence), $0.event.encoded) }
+    }
+
+    public var lastSequence: UInt32 { last }
+
+    private func commitNoted() throws {
+        guard let completion = noted else { return }
+        noted = nil
+        try journal.complete(completion.id, outcome: completion.outcome)
+    }
+}
+
+extension LockEvent {
+    /// The decision a LockOperation or LockOperationError reports, if any.
+    public var decision: DecisionID? {
+        switch kind {
+        case .lockOperation(let record), .lockOperationError(let record, _): record.decision
+        case .doorLockAlarm, .doorStateChange, .lockUserChange: nil
+        }
+    }
+}
+
+extension AgentStore {
+    /// The lock's journal and log, paired (see `StoredLockRecords`). `monotonicNow` is the
+    /// lock's loop clock; the loop runs the deferred commits.
+    public func lockRecords(loop: any EventLoop,
+                            journalRetention: Int = StoredDecisionJournal.defaultRetention,
+                            logRetention: Int = StoredEventLog.defaultRetention) -> StoredLockRecords {
+        StoredLockRecords(store: self, journal: decisionJournal(monotonicNow: { loop.now }, retention: journalRetention),
+                          log: eventLog(retention: logRetention), loop: loop)
+    }
+}

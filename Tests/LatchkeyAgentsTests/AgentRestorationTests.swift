@@ -1,0 +1,134 @@
+import LatchkeyAgents
+import LatchkeyLock
+import LatchkeyLockProtocol
+import LatchkeyManagers
+import LatchkeySecurity
+import LatchkeySim
+import LatchkeyTestKit
+import LatchkeyTransport
+import Testing
+
+/// M6 end to end: the agents across their own deaths on the in-process radio, counted in
+/// the PDUs the phone sends. Discovery is a cost paid once per lock, not once per link or
+/// once per process.
+struct AgentRestorationTests {
+    /// A world whose phone is linked and ready next to the lock, with its PDUs counted.
+    private func readyWorld() throws -> (AgentWorld, SentPDUs) {
+        let w = try AgentWorld(autoRelock: nil, grace: .seconds(5), phoneStartsAt: 1)
+        let sent = SentPDUs()
+        w.phone.central.trace = { _, direction, pdu in sent.record(direction, pdu) }
+        #expect(w.advance(until: { w.phoneEvents.names().contains("phone.gatt_ready") }, limit: .seconds(5)))
+        return (w, sent)
+    }
+
+    private func restartPhone(_ w: AgentWorld) throws -> SentPDUs {
+        try w.startPhone(grace: .seconds(5))
+        let sent = SentPDUs()
+        w.phone.central.trace = { _, direction, pdu in sent.record(direction, pdu) }
+        return sent
+    }
+
+    /// Runs `operation` from the phone and waits for its answer.
+    private func command(_ w: AgentWorld, _ operation: LockOperation) -> Result<Void, PhoneAgent.CommandError>? {
+        var result: Result<Void, PhoneAgent.CommandError>?
+        w.phone.perform(operation) { result = $0 }
+        w.advance(until: { result != nil }, limit: .seconds(10))
+        return result
+    }
+
+    @Test func theFirstLinkDiscoversAndARelaunchedPhoneDoesNot() throws {
+        let (w, firstLife) = try readyWorld()
+        #expect(firstLife.discovery > 0, "a phone that never met the lock discovers its service")
+
+        w.killPhone()
+        let secondLife = try restartPhone(w)
+        #expect(w.advance(until: { w.phone.isLinked && w.phoneEvents.names().filter { $0 == "phone.gatt_ready" }.count == 2 },
+                          limit: .seconds(1)))
+        let names = w.phoneEvents.names()
+        #expect(names.contains("phone.restored") && names.contains("phone.link_adopted"))
+        #expect(!names.contains("phone.link_lost"), "the link outlived the phone agent")
+        #expect(secondLife.discovery == 0, "restored with services and characteristics: nothing discovered")
+        #expect(secondLife.count(0x12) == 0, "still subscribed on the same link: no CCCD write")
+
+        let answer = command(w, .unlock)
+        guard case .success = answer else {
+            Issue.record("unlock after the relaunch: \(String(describing: answer)) \(w.phoneEvents.events.map { "\($0.name) \($0.fields)" })")
+            return
+        }
+        #expect(w.advance(until: { w.latchEnergised }, limit: .seconds(1)))
+        #expect(secondLife.discovery == 0)
+    }
+
+    @Test func aReturningPhoneReusesItsCache() throws {
+        let (w, sent) = try readyWorld()
+        sent.reset()
+        w.walkPhone(to: 100)
+        #expect(w.advance(until: { !w.phone.isLinked }, limit: .seconds(3)))
+        w.walkPhone(to: 2)
+        #expect(w.advance(until: { w.phoneEvents.names().filter { $0 == "phone.gatt_ready" }.count == 2 },
+                          limit: .seconds(3)))
+        #expect(sent.discovery == 0, "the lock's handles are known from the first link")
+        #expect(sent.count(0x12) == 1, "one Write Request: the CCCD of the new link")
+    }
+
+    @Test func aPhoneKilledMidDiscoveryResumesWhereItStopped() throws {
+        let w = try AgentWorld(autoRelock: nil, grace: .seconds(5), phoneStartsAt: 1)
+        let firstLife = SentPDUs()
+        w.phone.central.trace = { _, direction, pdu in firstLife.record(direction, pdu) }
+        // Services are known once characteristic discovery (Read By Type) starts: die there.
+        #expect(w.advance(until: { firstLife.count(0x08) > 0 }, limit: .seconds(5)))
+        #expect(firstLife.serviceDiscovery > 0)
+        w.killPhone()
+
+        let secondLife = try restartPhone(w)
+        #expect(w.advance(until: { w.phoneEvents.names().contains("phone.gatt_ready") }, limit: .seconds(2)),
+                "\(w.phoneEvents.events.map { "\($0.name) \($0.fields)" })")
+        #expect(secondLife.serviceDiscovery == 0, "the services came back with the restored peripheral")
+        #expect(secondLife.count(0x08) > 0, "the interrupted step is done again, and only it")
+    }
+
+    @Test func aRelaunchedLockKeepsThePhoneSubscribedAtTheSameHandles() throws {
+        let (w, sent) = try readyWorld()
+        sent.reset()
+        w.killLock()
+        try w.restartLock()
+        w.loop.run()
+        let restored = try #require(w.lockEvents.events.last { $0.name == "lock.restored" })
+        #expect(restored.field("subscribed") == "1")
+        #expect(!w.phoneEvents.names().contains("phone.link_lost"), "the link outlived the lock agent")
+
+        guard case .success = command(w, .unlock) else { Issue.record("unlock after the lock's relaunch"); return }
+        #expect(w.advance(until: { w.latchEnergised }, limit: .seconds(1)))
+        #expect(sent.discovery == 0, "the phone's cached handles are still the lock's")
+    }
+
+    @Test func aCommandLostWithTheLockIsGivenUpAndTheLinkFormsAgain() throws {
+        let (w, _) = try readyWorld()
+        var result: Result<Void, PhoneAgent.CommandError>?
+        // The lock dies; the phone's challenge read reaches a link nobody reads and is lost;
+        // the relaunched lock adopts the link but never saw the request.
+        w.killLock()
+        w.phone.perform(.unlock) { result = $0 }
+        w.loop.advance(by: .milliseconds(200))
+        try w.restartLock()
+        #expect(w.advance(until: { result != nil }, limit: ChallengeIssuer.defaultLifetime + .seconds(1)))
+        guard case .failure(.notDelivered) = result else { Issue.record("expected a timeout, got \(String(describing: result))"); return }
+        #expect(w.phoneEvents.names().contains("phone.command_timeout"))
+        #expect(!w.latchEnergised, "nothing was decided")
+        #expect(w.advance(until: { w.phoneEvents.names().filter { $0 == "phone.gatt_ready" }.count == 2 },
+                          limit: .seconds(3)), "a fresh link, ready")
+        guard case .success = command(w, .unlock) else { Issue.record("unlock on the fresh link"); return }
+        #expect(w.advance(until: { w.latchEnergised }, limit: .seconds(1)))
+    }
+
+    @Test func aControllerPowerCycleIsLoggedAndThePhoneLinksAgain() throws {
+        let (w, _) = try readyWorld()
+        let controller = w.air.device(w.lockAddress)!
+        controller.powerOff()
+        w.loop.advance(by: .seconds(1))
+        controller.powerOn()
+        #expect(w.advance(until: { w.phoneEvents.names().filter { $0 == "phone.gatt_ready" }.count == 2 },
+                          limit: .seconds(5)))
+        #expect(w.lockLog.entries.contains { $0.event.kind == .doorLockAlarm(.lockRadioPowerCycled) })
+    }
+}
