@@ -12,6 +12,7 @@ extension LockAgent {
             stateCharacteristic = restored.characteristic(LockServiceUUID.lockState)
             transferCharacteristic = restored.characteristic(LockServiceUUID.dataTransfer)
         }
+        restoreBindings(for: state.centrals)
         emit("lock.restored", [
             "services": "\(state.services.count)",
             "centrals": "\(state.centrals.count)",
@@ -53,6 +54,7 @@ extension LockAgent {
     /// the journal: the next start reconciles it like after a crash.
     public func stop() {
         peripheral.discardPreservedState()
+        try? bindingStorage?.remove(.peripheral, identifier: LockBindings.identifier)
         peripheral.stopAdvertising()
         peripheral.removeAllServices()
         service = nil

@@ -42,6 +42,8 @@ public final class LockAgent: PeripheralManagerDelegate {
     public let peripheral: PeripheralManager
     public let controller: LockController
     let verifier: CommandVerifier
+    /// Where the link→key bindings are preserved (the manager's restoration storage).
+    let bindingStorage: (any RestorationStorage)?
     /// Nil when this lock was started without pairing (every pairing write is refused).
     let pairing: PairingResponder?
     let log: any LockEventLog
@@ -58,9 +60,9 @@ public final class LockAgent: PeripheralManagerDelegate {
     private var transfers: [LinkID: ChunkedSender] = [:]
 
     // Arrival and departure bookkeeping.
-    private var keyOfLink: [LinkID: UInt32] = [:]
-    private var addressOfKey: [UInt32: BluetoothAddress] = [:]
-    private var departureTimers: [UInt32: Scheduled] = [:]
+    var keyOfLink: [LinkID: UInt32] = [:]
+    var addressOfKey: [UInt32: BluetoothAddress] = [:]
+    var departureTimers: [UInt32: Scheduled] = [:]
     private var lastManualUnlock: Instant?
     private var lastArrival: (key: UInt32, at: Instant)?
     /// Events the controller emitted during the current `submit`, to learn a refusal at once.
@@ -81,6 +83,7 @@ public final class LockAgent: PeripheralManagerDelegate {
         self.events = events
         self.outputClock = outputClock
         self.pairing = pairing
+        self.bindingStorage = restoration
         self.peripheral = PeripheralManager(transport: transport, options: ManagerOptions(
             restoreIdentifier: configuration.restoreIdentifier, restorationStorage: restoration))
         self.verifier = CommandVerifier(keys: keys, challenges: ChallengeIssuer(loop: transport.loop,
@@ -281,7 +284,12 @@ public final class LockAgent: PeripheralManagerDelegate {
     }
 
     /// This link belongs to the phone holding `key`: its loss starts the departure grace.
-    private func bind(_ central: Central, to key: UInt32) {
+    func bind(_ central: Central, to key: UInt32) {
+        rebind(central, to: key)
+        preserveBinding(central.identifier, key: key)
+    }
+
+    func rebind(_ central: Central, to key: UInt32) {
         keyOfLink[central.linkID] = key
         addressOfKey[key] = central.identifier
         if let t = departureTimers.removeValue(forKey: key) {

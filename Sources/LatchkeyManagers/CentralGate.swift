@@ -68,6 +68,16 @@ public final class CentralGate: CentralManagerDelegate, PeripheralDelegate {
 
     // MARK: CentralManagerDelegate
 
+    /// Restoration comes first and in order with the rest (M6): queued like any event while
+    /// suspended, so `willRestoreState` still precedes the first state update.
+    public func centralManager(_ central: CentralManager, willRestoreState state: RestoredCentralState) {
+        gate.deliver("restore state") { [weak self] in self?.app?.centralManager(central, willRestoreState: state) }
+    }
+
+    public func centralManager(_ central: CentralManager, didFailToPreserveState error: any Error) {
+        gate.deliver("preservation failed") { [weak self] in self?.app?.centralManager(central, didFailToPreserveState: error) }
+    }
+
     public func centralManagerDidUpdateState(_ central: CentralManager) {
         let state = central.state
         gate.deliver("state \(state.rawValue)") { [weak self] in

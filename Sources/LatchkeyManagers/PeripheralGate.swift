@@ -66,6 +66,16 @@ public final class PeripheralGate: PeripheralManagerDelegate {
 
     // MARK: Events
 
+    /// Restoration comes first and in order with the rest (M6): queued like any event while
+    /// suspended, so `willRestoreState` still precedes the first state update.
+    public func peripheralManager(_ pm: PeripheralManager, willRestoreState state: RestoredPeripheralState) {
+        gate.deliver("restore state") { [weak self] in self?.app?.peripheralManager(pm, willRestoreState: state) }
+    }
+
+    public func peripheralManager(_ pm: PeripheralManager, didFailToPreserveState error: any Error) {
+        gate.deliver("preservation failed") { [weak self] in self?.app?.peripheralManager(pm, didFailToPreserveState: error) }
+    }
+
     public func peripheralManagerDidUpdateState(_ pm: PeripheralManager) {
         gate.deliver("state \(pm.state.rawValue)") { [weak self] in self?.app?.peripheralManagerDidUpdateState(pm) }
     }
