@@ -103,7 +103,7 @@ let package = Package(
         .target(name: "CMallocCounter"),
         .executableTarget(
             name: "latchkey-bench",
-            dependencies: ["LatchkeyGATT", "LatchkeyATT", "CMallocCounter"],
+            dependencies: ["LatchkeyGATT", "LatchkeyATT", "CMallocCounter", "LatchkeyStore", "LatchkeyTransport"],
             swiftSettings: strictness,
             // Export the counting malloc so the dynamic linker binds the Swift runtime's calls to it.
             linkerSettings: [.unsafeFlags(["-Xlinker", "--export-dynamic-symbol=malloc"], .when(platforms: [.linux]))]),
