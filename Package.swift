@@ -19,6 +19,7 @@
 //   LatchkeyStore      the durable store behind the agents: SQLite (GRDB), journal, log, keys, restoration
 //   LatchkeyRuntime    config files → agents on the real-time loop: the daemons behind the CLI
 //   latchkey           the CLI (the only module that picks a transport)
+//   latchkey-torture   the agents as processes, SIGKILLed at random moments; checks what survives
 import PackageDescription
 
 let strictness: [SwiftSetting] = [
