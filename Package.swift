@@ -21,6 +21,7 @@
 //   LatchkeyStore      the durable store behind the agents: SQLite (GRDB), journal, log, keys, restoration
 //   LatchkeyRuntime    config files → agents on the real-time loop: the daemons behind the CLI
 //   latchkey           the CLI (the only module that picks a transport)
+//   latchkey-torture   the agents as processes, SIGKILLed at random moments; checks what survives
 import PackageDescription
 
 let strictness: [SwiftSetting] = [
@@ -115,7 +116,7 @@ let package = Package(
         .target(name: "CMallocCounter"),
         .executableTarget(
             name: "latchkey-bench",
-            dependencies: ["LatchkeyGATT", "LatchkeyATT", "CMallocCounter"],
+            dependencies: ["LatchkeyGATT", "LatchkeyATT", "CMallocCounter", "LatchkeyStore", "LatchkeyTransport"],
             swiftSettings: strictness,
             // Export the counting malloc so the dynamic linker binds the Swift runtime's calls to it.
             linkerSettings: [.unsafeFlags(["-Xlinker", "--export-dynamic-symbol=malloc"], .when(platforms: [.linux]))]),

@@ -23,6 +23,11 @@ public struct PhoneAgentConfiguration: Sendable {
     /// challenge read — a later answer cannot be a success, and a request lost with a lock
     /// that died would otherwise hold the bearer for ATT's 30 s (Vol 3 Part F 3.3.3).
     public var commandTimeout: Duration
+    /// A GATT setup (services, characteristics, the status subscription) not done by then
+    /// is given up the same way: a request the lock never saw would otherwise block the
+    /// bearer for ATT's 30 s. 10 s: a full discovery is about ten ATT round trips, under a
+    /// second at the kernel's longest default connection interval (50 ms).
+    public var setupTimeout: Duration
 
     public static let defaultGracePeriod: Duration = .seconds(30)
     public static let defaultRestoreIdentifier = "latchkey.phone.central"
@@ -31,10 +36,11 @@ public struct PhoneAgentConfiguration: Sendable {
                 gracePeriod: Duration = PhoneAgentConfiguration.defaultGracePeriod,
                 connectOptions: ConnectOptions = ConnectOptions(notifyOnConnection: true, notifyOnDisconnection: true),
                 restoreIdentifier: String = PhoneAgentConfiguration.defaultRestoreIdentifier,
-                commandTimeout: Duration = ChallengeIssuer.defaultLifetime) {
+                commandTimeout: Duration = ChallengeIssuer.defaultLifetime, setupTimeout: Duration = .seconds(10)) {
         self.lockAddress = lockAddress; self.keyID = keyID; self.secret = secret
         self.gracePeriod = gracePeriod; self.connectOptions = connectOptions
         self.restoreIdentifier = restoreIdentifier; self.commandTimeout = commandTimeout
+        self.setupTimeout = setupTimeout
     }
 }
 
@@ -67,6 +73,7 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
     private var queue: [(LockOperation, UInt8?, (Result<Void, CommandError>) -> Void)] = []
     private var inFlight: InFlight?
     private var commandTimer: Scheduled?
+    private var setupTimer: Scheduled?
     var ready = false
     /// The cache was found stale on this link and discovered again (once per link).
     var rediscoveredOnThisLink = false
@@ -158,6 +165,16 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
         commandTimer = nil
         if let f = inFlight { inFlight = nil; f.completion(.failure(.notDelivered(why))) }
         for (_, _, c) in pending { c(.failure(.notDelivered(why))) }
+    }
+
+    /// The GATT setup did not finish: a request was lost (the lock died and adopted the link
+    /// again without having seen it). Drop the link; the request that never times out forms
+    /// a fresh one.
+    private func setupTimedOut() {
+        setupTimer = nil
+        guard !ready, lock.state == .connected else { return }
+        emit("phone.setup_timeout")
+        central.cancelPeripheralConnection(lock)
     }
 
     /// No answer within the challenge's lifetime: the request or its answer was lost (a lock
@@ -253,6 +270,8 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
         ready = false
         rediscoveredOnThisLink = false
         control = nil; challenge = nil; status = nil
+        setupTimer?.cancel()
+        setupTimer = loop.schedule(after: configuration.setupTimeout) { [weak self] in self?.setupTimedOut() }
         continueSetup(peripheral)
         feed(.linkUp)
     }
@@ -261,6 +280,8 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
                                error: BluetoothError?) {
         emit("phone.link_lost", ["reason": error.map { "\($0)" } ?? "cancelled"])
         ready = false
+        setupTimer?.cancel()
+        setupTimer = nil
         failAllCommands("link lost")
         if let fetch = logFetch { logFetch = nil; fetch.completion(.failure(.notDelivered("link lost"))) }
         // Keep the never-timing-out request open: the next return re-links by itself.
@@ -302,6 +323,8 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
     /// The lock service is usable on this link: tie the link to our key and send what waits.
     func becomeReady(_ peripheral: Peripheral) {
         ready = true
+        setupTimer?.cancel()
+        setupTimer = nil
         emit("phone.gatt_ready", ["mtu": "\(peripheral.mtu)"])
         // Tie this link to our key on the lock (its loss then starts the lock's departure
         // grace). An arrival request, when one is queued, does that already.

@@ -89,6 +89,11 @@ public enum LockDaemon {
         agent.peripheral.trace = { peer, direction, pdu in
             logger.trace("ATT \(direction) \(peer): \(hex(pdu))")
         }
+        if let storage = stores.restoration {
+            // M6 step 2: the managers that had work pending are handed back (here: ours, or none).
+            let pending = RestorationRegistry(storage: storage).identifiersWithPendingWork(.peripheral)
+            logger.info("relaunch", metadata: ["restoring": "\(pending)"])
+        }
         if let recovered = stores.interrupted {
             logger.notice("resuming after an interrupted decision", metadata: ["decision": "\(recovered.id)",
                                                                               "operation": "\(recovered.operation)"])

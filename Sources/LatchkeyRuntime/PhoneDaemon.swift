@@ -4,6 +4,7 @@ import Glibc
 import LatchkeyAgents
 import Logging
 import LatchkeyLockProtocol
+import LatchkeyManagers
 import LatchkeyPosix
 
 /// `latchkey phone`: the phone agent on the real-time loop until SIGTERM/SIGINT, with a
@@ -27,6 +28,8 @@ public enum PhoneDaemon {
         let (store, restoration) = try StateStores.openPhone(settings.stateDirectory) { message in
             printer.emit(AgentEvent("phone.store_recovered", time: loop.now, [("detail", message)]))
         }
+        logger.info("relaunch", metadata: [
+            "restoring": "\(RestorationRegistry(storage: restoration).identifiersWithPendingWork(.central))"])
         let transport = try openTransport(settings.transport, loop: loop, role: "phone", logger: logger)
         let agent: PhoneAgent
         do {

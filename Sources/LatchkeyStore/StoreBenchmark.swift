@@ -16,8 +16,16 @@ public enum StoreBenchmark {
     }
 
     /// The time `record` takes to make one decision durable (commit + fsync of the WAL),
-    /// `count` times, in a fresh store. Completing each decision is not timed.
-    public static func durableDecisions(count: Int, directory: String = "/var/tmp") throws -> Figures {
+    /// `count` times, in a fresh store, after `warmUp` decisions that are not timed.
+    /// Completing each decision is not timed.
+    ///
+    /// Cold (no warm-up) every commit makes the new WAL file longer, and on ext4 a sync that
+    /// must also commit a size change costs several times one that does not. Once the WAL
+    /// has reached its working size (SQLite checkpoints at 1,000 pages and writes the next
+    /// frames over the old ones) a commit overwrites blocks in place: that is the steady
+    /// state of a lock that has been running, or was SIGKILLed (its WAL file stays). A clean
+    /// close deletes the WAL, so the first commits after a clean restart are cold again.
+    public static func durableDecisions(count: Int, warmUp: Int = 0, directory: String = "/var/tmp") throws -> Figures {
         precondition(count > 0, "measure at least one decision")
         return try withScratchStore(in: directory) { store in
             var monotonic = Instant.zero
@@ -25,13 +33,39 @@ public enum StoreBenchmark {
             let clock = ContinuousClock()
             var samples: [Duration] = []
             samples.reserveCapacity(count)
-            for index in 1...count {
+            for index in 1...(warmUp + count) {
                 monotonic += .milliseconds(10)
                 let decision = LockDecision(id: DecisionID(UInt64(index)), operation: index % 2 == 0 ? .lock : .unlock,
                                             source: .remote, who: KeyID(1), decidedAt: monotonic,
                                             deadline: monotonic + .seconds(5))
-                samples.append(try clock.measure { try journal.record(decision) })
+                let sample = try clock.measure { try journal.record(decision) }
+                if index > warmUp { samples.append(sample) }
                 try journal.complete(decision.id, outcome: .succeeded)
+            }
+            return figures(samples)
+        }
+    }
+
+    /// The floor under `durableDecisions`: one 4 KiB write and `fdatasync` of a file in
+    /// `directory`, `count` times, overwriting in place. No durable commit can be faster than
+    /// the device's flush.
+    public static func syncFloor(count: Int, directory: String = "/var/tmp") throws -> Figures {
+        precondition(count > 0, "measure at least once")
+        return try withScratchStore(in: directory) { store in
+            let path = store.directory + "/sync-floor"
+            let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+            guard fd >= 0 else { throw StoreError.fileSystem(path: path, call: "open", errno: errno) }
+            defer { close(fd) }
+            let block = [UInt8](repeating: 0x5A, count: 4096)
+            for index in 0..<16 { _ = pwrite(fd, block, block.count, off_t(index * block.count)) }
+            fsync(fd)
+            let clock = ContinuousClock()
+            var samples: [Duration] = []
+            for index in 0..<count {
+                samples.append(clock.measure {
+                    _ = pwrite(fd, block, block.count, off_t((index % 16) * block.count))
+                    fdatasync(fd)
+                })
             }
             return figures(samples)
         }

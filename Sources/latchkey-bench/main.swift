@@ -1,4 +1,4 @@
-// latchkey-bench: how fast the pure ATT/GATT core runs. Not a test; run it with
+// latchkey-bench: how fast the pure ATT/GATT core and the store run. Not a test; run it with
 //   swift run -c release latchkey-bench
 // Targets (from the issue): at least 100,000 request/response round trips per second
 // through the GATT server and client state machines on a 2-core CI machine, and no
@@ -58,3 +58,6 @@ row("allocations per write round trip (info)", mallocFigure(writes), "", nil)
 if !countsMallocs {
     print("\n(malloc calls not counted: the linker did not export the counting malloc)")
 }
+storeRows()
+print("\n(will-restore-state after a lock process starts, with 10,000 log rows: `latchkey-torture` measures it")
+print(" at every restart of the real process)")

@@ -4,7 +4,7 @@ import Glibc
 import LatchkeyRuntime
 import Logging
 
-// latchkey-torture --kills N [--seed S] [--verbose] [--log-rows R]
+// latchkey-torture --kills N [--seed S] [--verbose] [--trace] [--log-rows R]
 //
 // Runs the lock and phone agents as processes on the simulated air and kills them at
 // random moments N times (see `Torture`). Its last line reads
@@ -16,7 +16,7 @@ import Logging
 // latchkey-torture` needs no other product built.
 
 func usage() -> Never {
-    printLine("usage: latchkey-torture --kills N [--seed S] [--verbose] [--log-rows R]")
+    printLine("usage: latchkey-torture --kills N [--seed S] [--verbose] [--trace] [--log-rows R]")
     exit(2)
 }
 
@@ -47,6 +47,7 @@ do {
         if let seed = value(after: "--seed", in: arguments).flatMap(UInt64.init) { options.seed = seed }
         if let rows = value(after: "--log-rows", in: arguments).flatMap(Int.init) { options.logRows = rows }
         options.verbose = arguments.contains("--verbose")
+        options.trace = arguments.contains("--trace")
         let result = Torture.run(options) { printLine($0) }
         printLine(result.line)
         exit(result.passed ? 0 : 1)

@@ -121,6 +121,21 @@ struct AgentRestorationTests {
         #expect(w.advance(until: { w.latchEnergised }, limit: .seconds(1)))
     }
 
+    @Test func aSetupLostWithTheLockIsGivenUpAndTheLinkFormsAgain() throws {
+        let w = try AgentWorld(autoRelock: nil, grace: .seconds(30), phoneStartsAt: 100)
+        w.walkPhone(to: 2)
+        #expect(w.advance(until: { w.phoneEvents.names().contains("phone.linked") }, limit: .seconds(3)))
+        // The lock dies as the link forms: the phone's MTU exchange and discovery reach a
+        // link nobody reads; the relaunched lock adopts the link without having seen them.
+        w.killLock()
+        w.loop.advance(by: .milliseconds(200))
+        try w.restartLock()
+        let setupLimit = PhoneAgentConfiguration(lockAddress: w.lockAddress, keyID: 1, secret: []).setupTimeout
+        #expect(w.advance(until: { w.phoneEvents.names().contains("phone.gatt_ready") }, limit: setupLimit + .seconds(2)),
+                "not ATT's 30 s")
+        #expect(w.phoneEvents.names().contains("phone.setup_timeout"))
+    }
+
     @Test func aControllerPowerCycleIsLoggedAndThePhoneLinksAgain() throws {
         let (w, _) = try readyWorld()
         let controller = w.air.device(w.lockAddress)!

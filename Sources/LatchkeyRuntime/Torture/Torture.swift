@@ -23,6 +23,8 @@ public enum Torture {
         public var kills: Int
         public var seed: UInt64
         public var verbose: Bool
+        /// Every line the agents print, prefixed with their names (for a failure's post-mortem).
+        public var trace = false
         /// Events in the lock's log before the first start: the will-restore-state figure is
         /// measured with a full log (10,000 rows, the log's retention).
         public var logRows: Int
@@ -60,7 +62,7 @@ public enum Torture {
     public static func run(_ options: Options, say: @escaping (String) -> Void) -> Result {
         var result = Result()
         let stage: AgentStage
-        do { stage = try AgentStage(verbose: false, tuning: tuning) } catch {
+        do { stage = try AgentStage(verbose: options.trace, tuning: tuning) } catch {
             say("cannot set up the stage: \(error)")
             result.relinkFailures = 1
             return result
