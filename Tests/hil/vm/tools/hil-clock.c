@@ -45,6 +45,9 @@ int main(int argc, char **argv) {
     if (argc == 5 && strcmp(argv[1], "wait") == 0) {
         double deadline = now_ms() + atof(argv[4]);
         char value[256] = "";
+        /* gpio-sim's sysfs `value` raises no change notification (no sysfs_notify), so the
+         * only way to see the line move from outside is to read it: every 100 us, bounded by
+         * the caller's timeout. This is the VM's logic analyser, not a unit test's wait. */
         const struct timespec pause = {0, 100 * 1000};
         for (;;) {
             double t = now_ms();
