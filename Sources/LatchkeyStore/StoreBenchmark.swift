@@ -19,12 +19,12 @@ public enum StoreBenchmark {
     /// `count` times, in a fresh store, after `warmUp` decisions that are not timed.
     /// Completing each decision is not timed.
     ///
-    /// Cold (no warm-up) every commit makes the new WAL file longer, and on ext4 a sync that
-    /// must also commit a size change costs several times one that does not. Once the WAL
-    /// has reached its working size (SQLite checkpoints at 1,000 pages and writes the next
-    /// frames over the old ones) a commit overwrites blocks in place: that is the steady
-    /// state of a lock that has been running, or was SIGKILLed (its WAL file stays). A clean
-    /// close deletes the WAL, so the first commits after a clean restart are cold again.
+    /// Cold (no warm-up) every commit makes the new WAL file longer, and the sync must also
+    /// commit the new size, which costs more under I/O load. Once the WAL has reached its
+    /// working size (SQLite checkpoints at 1,000 pages and writes the next frames over the
+    /// old ones) a commit overwrites blocks in place: the steady state of a lock that has
+    /// been running. The store keeps its WAL across closes (`AgentStore`), so a restarted
+    /// lock is in that state too.
     public static func durableDecisions(count: Int, warmUp: Int = 0, directory: String = "/var/tmp") throws -> Figures {
         precondition(count > 0, "measure at least one decision")
         return try withScratchStore(in: directory) { store in
