@@ -14,7 +14,7 @@
 //   LatchkeyManagers   Core-Bluetooth-like central and peripheral managers, generic over the seam
 //   LatchkeyLockProtocol pure lock service protocol: UUIDs, command/challenge frames, rejections
 //   LatchkeySecurity   per-phone keys, sealed commands (ChaChaPoly), single-use challenges
-//   LatchkeyConfig     YAML configuration files with file:line:field errors (Yams)
+//   LatchkeyConfig     YAML configuration files with file:line:field errors (libyaml)
 //   LatchkeyPhone      phone domain: the away/home presence machine (pure)
 //   LatchkeyLock       lock domain: lock state machine, GPIO protocol, simulated GPIO
 //   LatchkeyAgents     the lock agent and the phone agent, wiring domain + managers + security
@@ -55,7 +55,6 @@ let package = Package(
         // Each dependency replaces code we would otherwise write and maintain; build-time
         // costs on 2 cores are in the commit messages that added them.
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
-        .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         // The durable store (WAL, synchronous=FULL, migrations) over the system SQLite 3.40.
@@ -91,7 +90,9 @@ let package = Package(
             swiftSettings: strictness),
         .target(name: "LatchkeyLock", dependencies: ["LatchkeyTransport"], swiftSettings: strictness),
         .target(name: "LatchkeyPhone", swiftSettings: strictness),
-        .target(name: "LatchkeyConfig", dependencies: [.product(name: "Yams", package: "Yams")], swiftSettings: strictness),
+        // libyaml 0.2 (apt: libyaml-dev), the parser Yams wraps, taken directly: Yams imports Foundation.
+        .systemLibrary(name: "CYAML", pkgConfig: "yaml-0.1", providers: [.apt(["libyaml-dev"])]),
+        .target(name: "LatchkeyConfig", dependencies: ["CYAML"], swiftSettings: strictness),
         .target(name: "LatchkeyLockProtocol", dependencies: ["LatchkeyATT"], swiftSettings: strictness),
         .target(
             name: "LatchkeySecurity",
