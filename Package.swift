@@ -18,7 +18,8 @@
 //   LatchkeyPhone      phone domain: the away/home presence machine (pure)
 //   LatchkeyLock       lock domain: lock state machine, GPIO protocol, simulated GPIO
 //   LatchkeyAgents     the lock agent and the phone agent, wiring domain + managers + security
-//   LatchkeyStore      the durable store behind the agents: SQLite (GRDB), journal, log, keys, restoration
+//   LatchkeySQLite     a small typed wrapper over the system SQLite's C API (connection, statements, migrations)
+//   LatchkeyStore      the durable store behind the agents: SQLite, journal, log, keys, restoration
 //   LatchkeyRuntime    config files → agents on the real-time loop: the daemons behind the CLI
 //   latchkey           the CLI (the only module that picks a transport)
 //   latchkey-torture   the agents as processes, SIGKILLed at random moments; checks what survives
@@ -57,8 +58,6 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
-        // The durable store (WAL, synchronous=FULL, migrations) over the system SQLite 3.40.
-        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
     ],
     targets: [
         .target(name: "LatchkeyATT", swiftSettings: strictness),
@@ -103,11 +102,14 @@ let package = Package(
             dependencies: ["LatchkeyManagers", "LatchkeyPhone", "LatchkeyLock", "LatchkeyLockProtocol", "LatchkeySecurity",
                            "LatchkeyTransport", "LatchkeyGATT", "LatchkeyATT"],
             swiftSettings: strictness),
-        // The only module that imports GRDB: agents see the protocols they already define.
+        // The system SQLite 3.40 (apt: libsqlite3-dev), for LatchkeySQLite only.
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .target(name: "LatchkeySQLite", dependencies: ["CSQLite"], swiftSettings: strictness),
+        // The only module that speaks SQL: agents see the protocols they already define.
         .target(
             name: "LatchkeyStore",
             dependencies: ["LatchkeyAgents", "LatchkeyLock", "LatchkeySecurity", "LatchkeyTransport", "LatchkeyManagers",
-                           .product(name: "GRDB", package: "GRDB.swift")],
+                           "LatchkeySQLite"],
             swiftSettings: strictness),
         .target(
             name: "LatchkeyRuntime",
@@ -164,6 +166,7 @@ let package = Package(
                            "LatchkeyAgents", "LatchkeyLockProtocol", "LatchkeyManagers", "LatchkeySecurity", "LatchkeySim",
                            "LatchkeyStore", "LatchkeyTestKit", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "LatchkeyLockTests", dependencies: ["LatchkeyLock", "LatchkeySim"]),
+        .testTarget(name: "LatchkeySQLiteTests", dependencies: ["LatchkeySQLite"]),
         .testTarget(
             name: "LatchkeyStoreTests",
             dependencies: ["LatchkeyStore", "LatchkeyAgents", "LatchkeyLock", "LatchkeySecurity", "LatchkeyPhone",
