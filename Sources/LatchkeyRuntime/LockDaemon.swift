@@ -56,6 +56,10 @@ public enum LockDaemon {
         let chips: any GPIOChipFinder
         let watcher: FileChipWatcher?
         if let root = settings.simulatedGPIORoot {
+            // By hand, without the demo: the first start lays the chip out (inputs at rest).
+            if let created = try SimulatedChipLayout.ensure(root: root, wiring: settings.wiring) {
+                printer.emit(AgentEvent("lock.gpio_sim_created", time: loop.now, [("chip", created)]))
+            }
             let fileChip: FileGPIOChip
             do {
                 guard let c = try FileGPIOChipFinder(root: root, loop: loop).chip(labelled: settings.wiring.chipLabel)
