@@ -145,7 +145,8 @@ let package = Package(
             name: "LatchkeyRuntimeTests",
             dependencies: ["LatchkeyRuntime", "LatchkeyConfig", "LatchkeyLock", "LatchkeyTransport", "LatchkeyPosix",
                            "LatchkeyAgents", "LatchkeyLockProtocol", "LatchkeyManagers", "LatchkeySecurity", "LatchkeySim",
-                           "LatchkeyStore", "LatchkeyTestKit", .product(name: "Logging", package: "swift-log")]),
+                           "LatchkeyStore", "LatchkeyTestKit", "LatchkeySimAir",
+                           .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "LatchkeyLockTests", dependencies: ["LatchkeyLock", "LatchkeySim"]),
         .testTarget(
             name: "LatchkeyStoreTests",

@@ -70,6 +70,12 @@ public final class LockAgent: PeripheralManagerDelegate {
 
     /// Software-path latencies (command received → actuator line changed), in ms.
     public private(set) var commandLatencies: [Double] = []
+    /// The wake-up work this agent marks: an accepted command until the controller is at
+    /// rest again (decision journalled, actuator moved, outcome journalled, logged and
+    /// notified), so that a background wake-up for the write is timed to its end (M5).
+    /// The runtime attaches the application gate.
+    public let backgroundTasks = BackgroundTasks()
+    static let commandTask = "command"
 
     /// `lockout` keeps the failed-attempt counts: the daemon passes the SQLite store (the
     /// in-memory default is for tests; lock-domain.md rule 5 wants them to survive restarts).
@@ -120,6 +126,7 @@ public final class LockAgent: PeripheralManagerDelegate {
         }
         emit("lock.event", ["kind": "\(event.kind)", "state": "\(event.lockStateAfter)", "door": "\(event.doorState)"])
         publishStatus()
+        if !controller.machine.isMoving { backgroundTasks.end(Self.commandTask) }
     }
 
     func publishStatus() {
@@ -266,7 +273,9 @@ public final class LockAgent: PeripheralManagerDelegate {
                 return rejection(for: error)
             }
         }
-        // Accepted. Remember who is here (for departure) and measure our own path.
+        // Accepted. The movement's outcome arrives later as an event (`lockEvent`).
+        if controller.machine.isMoving { backgroundTasks.begin(Self.commandTask) }
+        // Remember who is here (for departure) and measure our own path.
         bind(central, to: key)
         if op == .arrivalUnlock { lastArrival = (key, received) }
         var fields: KeyValuePairs<String, String> = ["key": "\(key)", "op": "\(op)", "counter": "\(verified.counter)"]

@@ -79,6 +79,14 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
     var rediscoveredOnThisLink = false
     /// After `stop()`: no new connect request.
     var stopped = false
+    /// The wake-up work this agent marks (PhoneAgent+Wake.swift): GATT setup, commands, the
+    /// bolt's report after one. The runtime attaches the application gate.
+    public let backgroundTasks = BackgroundTasks()
+    /// Settled lock states reported so far, and how many there were when the command in
+    /// flight was written: a report may overtake the Write Response.
+    var settledReports = 0
+    var settledReportsAtWrite = 0
+    var boltReportTimer: Scheduled?
 
     private struct InFlight {
         var operation: LockOperation
@@ -131,6 +139,7 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
     /// Write Response. Runs after the GATT setup on the current link.
     public func perform(_ operation: LockOperation, completion: @escaping (Result<Void, CommandError>) -> Void) {
         queue.append((operation, nil, completion))
+        backgroundTasks.begin(Self.commandsTask)
         pump()
     }
 
@@ -138,6 +147,7 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
     /// accepts it from an admin key only.
     public func setOperatingMode(_ mode: UInt8, completion: @escaping (Result<Void, CommandError>) -> Void) {
         queue.append((.setOperatingMode, mode, completion))
+        backgroundTasks.begin(Self.commandsTask)
         pump()
     }
 
@@ -156,6 +166,7 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
         commandTimer = nil
         f.completion(result)
         pump()
+        if queue.isEmpty && inFlight == nil { backgroundTasks.end(Self.commandsTask) }
     }
 
     private func failAllCommands(_ why: String) {
@@ -165,6 +176,7 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
         commandTimer = nil
         if let f = inFlight { inFlight = nil; f.completion(.failure(.notDelivered(why))) }
         for (_, _, c) in pending { c(.failure(.notDelivered(why))) }
+        if queue.isEmpty && inFlight == nil { backgroundTasks.end(Self.commandsTask) }
     }
 
     /// The GATT setup did not finish: a request was lost (the lock died and adopted the link
@@ -172,6 +184,7 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
     /// a fresh one.
     private func setupTimedOut() {
         setupTimer = nil
+        backgroundTasks.end(Self.setupTask)
         guard !ready, lock.state == .connected else { return }
         emit("phone.setup_timeout")
         central.cancelPeripheralConnection(lock)
@@ -272,6 +285,7 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
         control = nil; challenge = nil; status = nil
         setupTimer?.cancel()
         setupTimer = loop.schedule(after: configuration.setupTimeout) { [weak self] in self?.setupTimedOut() }
+        backgroundTasks.begin(Self.setupTask)
         continueSetup(peripheral)
         feed(.linkUp)
     }
@@ -282,6 +296,8 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
         ready = false
         setupTimer?.cancel()
         setupTimer = nil
+        backgroundTasks.end(Self.setupTask)
+        boltReported()
         failAllCommands("link lost")
         if let fetch = logFetch { logFetch = nil; fetch.completion(.failure(.notDelivered("link lost"))) }
         // Keep the never-timing-out request open: the next return re-links by itself.
@@ -326,6 +342,7 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
         setupTimer?.cancel()
         setupTimer = nil
         emit("phone.gatt_ready", ["mtu": "\(peripheral.mtu)"])
+        defer { backgroundTasks.end(Self.setupTask) }
         // Tie this link to our key on the lock (its loss then starts the lock's departure
         // grace). An arrival request, when one is queued, does that already.
         if queue.isEmpty && inFlight == nil {
@@ -347,6 +364,7 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
             if let frame = try? LockStatusFrame(decoding: v) {
                 emit("phone.lock_status", ["lock_state": "\(frame.lockState)", "door_state": "\(frame.doorState)"])
                 onStatus?(frame)
+                if Self.isSettled(frame) { settledReports += 1; boltReported() }
             }
             return
         }
@@ -367,6 +385,7 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
                                                 keyID: configuration.keyID, secret: configuration.secret,
                                                 counter: state.counter, challenge: grant.challenge)
             emit("phone.command_sent", ["op": "\(f.operation)", "counter": "\(state.counter)"])
+            settledReportsAtWrite = settledReports
             peripheral.writeValue(frame.bytes, for: control, withResponse: true)
         } catch {
             finish(.failure(.notDelivered("seal: \(error)")))
@@ -381,6 +400,7 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
         switch error {
         case nil:
             emit("phone.command_ok", ["op": "\(f.operation)", "ms": "\(ms)"])
+            if Self.movesTheBolt(f.operation) && settledReports == settledReportsAtWrite { awaitBoltReport() }
             finish(.success(()))
         case .att(let code)?:
             let why = CommandRejection(code) ?? .malformed

@@ -99,13 +99,29 @@ extension Latchkey {
     struct PhoneCtl: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "phone-ctl",
-            abstract: "Send a command to a running phone agent: lock, unlock, status, mode normal|no-remote|passage, or probe N.")
+            abstract: "Send a command to a running phone agent: status, lock, unlock, mode normal|no-remote|passage, "
+                + "probe N, suspend, resume, or execution foreground|background.")
         @Option(help: "The phone agent's state directory.") var stateDir: String = "/var/lib/latchkey/phone"
         @Argument(help: "The command and its arguments.") var words: [String]
 
-        func run() throws {
-            let ok = try LocalControlClient.send(words.joined(separator: " "), to: stateDir + "/control.sock") { print($0) }
-            if !ok { throw ExitCode(1) }
-        }
+        func run() throws { try sendControl(words, stateDir: stateDir) }
     }
+
+    struct LockCtl: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "lock-ctl",
+            abstract: "Send a command to a running lock agent: status, suspend, resume, execution foreground|background, "
+                + "or fingerprint (pairing windows: `latchkey pair`).")
+        @Option(help: "The lock agent's state directory.") var stateDir: String = "/var/lib/latchkey/lock"
+        @Argument(help: "The command and its arguments.") var words: [String]
+
+        func run() throws { try sendControl(words, stateDir: stateDir) }
+    }
+}
+
+/// One command to the agent whose state directory is `stateDir`; its replies on standard
+/// output, exit status 1 when the last one is an error.
+private func sendControl(_ words: [String], stateDir: String) throws {
+    let ok = try LocalControlClient.send(words.joined(separator: " "), to: stateDir + "/control.sock") { print($0) }
+    if !ok { throw ExitCode(1) }
 }
