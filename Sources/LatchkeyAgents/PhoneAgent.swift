@@ -270,10 +270,26 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
         ready = false
         rediscoveredOnThisLink = false
         control = nil; challenge = nil; status = nil
-        setupTimer?.cancel()
-        setupTimer = loop.schedule(after: configuration.setupTimeout) { [weak self] in self?.setupTimedOut() }
+        armSetupTimer()
         continueSetup(peripheral)
         feed(.linkUp)
+    }
+
+    private func armSetupTimer() {
+        setupTimer?.cancel()
+        setupTimer = loop.schedule(after: configuration.setupTimeout) { [weak self] in self?.setupTimedOut() }
+    }
+
+    /// The lock service's handles changed under the link: what was bound to them goes, the
+    /// command in flight (its next step would use an old handle) fails, and the setup runs
+    /// again, under its timeout.
+    func restartSetup(_ peripheral: Peripheral, because why: String) {
+        ready = false
+        control = nil; challenge = nil; status = nil; transferCharacteristic = nil
+        if inFlight != nil { finish(.failure(.notDelivered(why))) }
+        if let fetch = logFetch { logFetch = nil; fetch.completion(.failure(.notDelivered(why))) }
+        armSetupTimer()
+        continueSetup(peripheral)
     }
 
     public func centralManager(_ central: CentralManager, didDisconnectPeripheral peripheral: Peripheral,
