@@ -140,7 +140,7 @@ let package = Package(
         .testTarget(
             name: "LatchkeyAgentsTests",
             dependencies: ["LatchkeyAgents", "LatchkeySim", "LatchkeyLock", "LatchkeyPhone", "LatchkeySecurity",
-                           "LatchkeyLockProtocol", "LatchkeyTransport", "LatchkeyManagers", "LatchkeyTestKit"]),
+                           "LatchkeyLockProtocol", "LatchkeyTransport", "LatchkeyManagers", "LatchkeyTestKit", "LatchkeyGATT"]),
         .testTarget(
             name: "LatchkeyRuntimeTests",
             dependencies: ["LatchkeyRuntime", "LatchkeyConfig", "LatchkeyLock", "LatchkeyTransport", "LatchkeyPosix",

@@ -21,16 +21,20 @@ public struct LockAgentConfiguration: Sendable {
     /// The peripheral manager's restore identifier (M6): advertising, the service's handles
     /// and the subscribed centrals are preserved under it when the agent has a storage.
     public var restoreIdentifier: String
+    /// The service this version publishes. A relaunch that finds another one preserved
+    /// replaces it, and phones on links that survived are sent Service Changed.
+    public var serviceDefinition: GATTService
 
     public static let defaultRestoreIdentifier = "latchkey.lock.peripheral"
 
     public init(name: String = "Latchkey", advertisingInterval: Duration = .microseconds(152_500),
                 departureGrace: Duration = .seconds(30), challengeLifetime: Duration = ChallengeIssuer.defaultLifetime,
                 arrivalPolicy: ArrivalPolicy = ArrivalPolicy(), lockout: LockoutPolicy = LockoutPolicy(),
-                restoreIdentifier: String = LockAgentConfiguration.defaultRestoreIdentifier) {
+                restoreIdentifier: String = LockAgentConfiguration.defaultRestoreIdentifier,
+                serviceDefinition: GATTService = LockServiceDefinition.service) {
         self.name = name; self.advertisingInterval = advertisingInterval; self.departureGrace = departureGrace
         self.challengeLifetime = challengeLifetime; self.arrivalPolicy = arrivalPolicy; self.lockout = lockout
-        self.restoreIdentifier = restoreIdentifier
+        self.restoreIdentifier = restoreIdentifier; self.serviceDefinition = serviceDefinition
     }
 }
 
@@ -142,7 +146,7 @@ public final class LockAgent: PeripheralManagerDelegate {
         guard pm.state == .poweredOn else { return }
         if service == nil {
             do {
-                let s = try pm.add(LockServiceDefinition.service)
+                let s = try pm.add(configuration.serviceDefinition)
                 service = s
                 stateCharacteristic = s.characteristic(LockServiceUUID.lockState)
                 transferCharacteristic = s.characteristic(LockServiceUUID.dataTransfer)

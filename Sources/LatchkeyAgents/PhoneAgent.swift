@@ -283,11 +283,29 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
         ready = false
         rediscoveredOnThisLink = false
         control = nil; challenge = nil; status = nil
+        armSetupTimer()
+        continueSetup(peripheral)
+        feed(.linkUp)
+    }
+
+    /// The GATT setup starts (a new link, or again after Service Changed): under its
+    /// timeout, and marked as wake work so a background wake-up covers it.
+    private func armSetupTimer() {
         setupTimer?.cancel()
         setupTimer = loop.schedule(after: configuration.setupTimeout) { [weak self] in self?.setupTimedOut() }
         backgroundTasks.begin(Self.setupTask)
+    }
+
+    /// The lock service's handles changed under the link: what was bound to them goes, the
+    /// command in flight (its next step would use an old handle) fails, and the setup runs
+    /// again, under its timeout.
+    func restartSetup(_ peripheral: Peripheral, because why: String) {
+        ready = false
+        control = nil; challenge = nil; status = nil; transferCharacteristic = nil
+        if inFlight != nil { finish(.failure(.notDelivered(why))) }
+        if let fetch = logFetch { logFetch = nil; fetch.completion(.failure(.notDelivered(why))) }
+        armSetupTimer()
         continueSetup(peripheral)
-        feed(.linkUp)
     }
 
     public func centralManager(_ central: CentralManager, didDisconnectPeripheral peripheral: Peripheral,

@@ -13,7 +13,9 @@ public final class GATTClient {
     public private(set) var mtu: Int = ATTLimits.minimumMTU
 
     /// Server-initiated values: (value handle, value, isIndication). Indications are
-    /// confirmed automatically once the handler returns.
+    /// confirmed automatically, ahead of any request the handler starts: a server holds a
+    /// client that has not confirmed a Service Changed indication change-unaware and would
+    /// refuse that request (Robust Caching, Vol 3 Part G 2.5.2.1).
     public var onValue: ((UInt16, ATTBytes, Bool) -> Void)?
 
     /// Procedures waiting for the bearer.
@@ -77,8 +79,8 @@ public final class GATTClient {
         case .handleValueNotification(let handle, let value):
             onValue?(handle, value, false)
         case .handleValueIndication(let handle, let value):
-            onValue?(handle, value, true)
             enqueue(ATTPDU.handleValueConfirmation.bytes)
+            onValue?(handle, value, true)
         case .errorResponse, .exchangeMTUResponse, .findInformationResponse, .findByTypeValueResponse,
              .readByTypeResponse, .readResponse, .readBlobResponse, .readMultipleResponse, .readByGroupTypeResponse,
              .writeResponse, .prepareWriteResponse, .executeWriteResponse:

@@ -1,4 +1,5 @@
 import LatchkeyAgents
+import LatchkeyGATT
 import LatchkeyLock
 import LatchkeyLockProtocol
 import LatchkeyManagers
@@ -44,7 +45,7 @@ final class AgentWorld {
         try startPhone(grace: grace)
     }
 
-    func startLock(recovered: LockDecision? = nil) throws {
+    func startLock(recovered: LockDecision? = nil, serviceDefinition: GATTService = LockServiceDefinition.service) throws {
         let wiring = LockWiring(chipLabel: "sim-lock", actuator: .hold, unlockOutput: .init("latch"),
                                 door: .init("door"), button: .init("button"))
         let hardware = try LockHardware.open(wiring, chips: GPIOChipSet([chip]), loop: loop)
@@ -52,7 +53,8 @@ final class AgentWorld {
                                             firstDecisionID: DecisionID((journal.lastDecisionID?.rawValue ?? 0) + 1))
         lock = LockAgent(transport: air.device(lockAddress)!, controller: controller, keys: keys, log: lockLog,
                          events: lockEvents,
-                         configuration: LockAgentConfiguration(departureGrace: .seconds(5)), lockout: lockouts,
+                         configuration: LockAgentConfiguration(departureGrace: .seconds(5), serviceDefinition: serviceDefinition),
+                         lockout: lockouts,
                          pairing: PairingResponder(identity: identity, registry: keys, loop: loop),
                          restoration: lockRestoration)
         lock.start(recovered: recovered)
@@ -79,9 +81,10 @@ final class AgentWorld {
     }
 
     /// The lock agent's relaunch: the journal hands back the interrupted decision.
-    func restartLock() throws {
+    /// `serviceDefinition`: the relaunched version's service.
+    func restartLock(serviceDefinition: GATTService = LockServiceDefinition.service) throws {
         chip = SimulatedGPIOChip(label: "sim-lock", lineNames: ["latch", "door", "button"], loop: loop)
-        try startLock(recovered: journal.interrupted)
+        try startLock(recovered: journal.interrupted, serviceDefinition: serviceDefinition)
     }
 
     var latchEnergised: Bool { chip.isHigh("latch") }

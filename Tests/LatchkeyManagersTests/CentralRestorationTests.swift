@@ -65,7 +65,8 @@ import Testing
         home.settle()
         #expect(second.app.values(of: TestGATT.state) == [[0x02]], "the subscription lives on the same link")
         #expect(second.sent.barriers == 1, "one barrier against an answer meant for the dead process")
-        #expect(second.sent.all.count == 1, "no discovery, no CCCD write, no second MTU exchange")
+        #expect(second.sent.databaseHashReads == 1, "the cache is checked against the Database Hash")
+        #expect(second.sent.all.count == 2, "no discovery, no CCCD write, no second MTU exchange")
     }
 
     @Test func discoveryInterruptedByDeathResumesWhereItStopped() throws {
