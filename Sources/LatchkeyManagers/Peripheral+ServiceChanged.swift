@@ -10,49 +10,17 @@ struct GenericAttributeCache: Equatable {
 }
 
 // Keeping the attribute cache true to the peer's database (Core Vol 3 Part G 2.5.2), the part
-// of a link's setup that Core Bluetooth does for the app. On every link, new or adopted after
-// a relaunch, before any request of the app goes out (they are held meanwhile):
-// - the Database Hash is read; a cache made against another hash — or whose hash was never
-//   known — is invalidated, and the app told through `didModifyServices`;
-// - Service Changed indications are enabled, with Robust Caching (unless the adopted link
-//   still has them).
+// of a link's setup that Core Bluetooth does for the app (ordered in Peripheral+LinkSetup.swift):
+// - the Database Hash read on every link: a cache made against another hash — or whose hash
+//   was never known — is invalidated, and the app told through `didModifyServices`;
+// - Service Changed indications enabled, with Robust Caching (unless the adopted link still
+//   has them).
 // Then a Service Changed indication invalidates the cached services in its range (the app is
 // told and discovers them again) and the hash is read again for the cache.
 extension Peripheral {
-    /// The link's setup: hash, then Service Changed; the app's requests wait for both, so that
-    /// none is built from a cache about to be invalidated, and none interleaves with it.
-    func synchronizeCache() {
-        guard let client else { return }
-        heldUntilValidated = heldUntilValidated ?? []
-        client.read(using: .databaseHash) { [weak self] result in
-            guard let self else { return }
-            if case .success(let found) = result, let hash = found.first?.value, hash.count == 16 {
-                self.check(hash)
-            }
-            // A peer without a hash, or a failed read: the cache is kept as it is, and a
-            // handle it refuses sends the app back to discovery.
-            guard !self.serviceChangedSubscribed else { self.releaseHeld(); return }
-            self.subscribeToServiceChanged { [weak self] in self?.releaseHeld() }
-        }
-        bearer?.flush()
-    }
-
-    /// Queues `request` while the link's setup runs. True when it was held.
-    func hold(_ request: @escaping () -> Void) -> Bool {
-        guard heldUntilValidated != nil else { return false }
-        heldUntilValidated!.append(request)
-        return true
-    }
-
-    func releaseHeld() {
-        guard let held = heldUntilValidated else { return }
-        heldUntilValidated = nil
-        for request in held { request() }
-    }
-
     /// The hash read on a link: a cache made against another database (or against one whose
     /// hash nobody knew) cannot be trusted in any part.
-    private func check(_ hash: [UInt8]) {
+    func check(_ hash: [UInt8]) {
         let cached = services != nil || genericAttribute != nil
         let stale = cached && databaseHash != hash
         if databaseHash != hash {
@@ -69,14 +37,9 @@ extension Peripheral {
             return
         }
         // The hash is read again for the cache, ahead of the app's rediscovery.
-        databaseHash = nil
-        client?.read(using: .databaseHash) { [weak self] result in
-            guard let self, case .success(let found) = result, let hash = found.first?.value, hash.count == 16 else { return }
-            self.databaseHash = hash
-            self.onCacheChange?()
-        }
+        readDatabaseHash()
         invalidate(change.range)
-        if genericAttribute == nil { subscribeToServiceChanged {} }
+        if genericAttribute == nil { deferChores() }
         bearer?.flush()
     }
 
@@ -98,28 +61,38 @@ extension Peripheral {
     }
 
     /// Finds Service Changed (its CCCD) and Client Supported Features once, then enables
-    /// the indication and Robust Caching on this link; `done` runs at the end, whatever the
-    /// peer answered.
-    func subscribeToServiceChanged(then done: @escaping () -> Void) {
-        guard let client else { return done() }
-        if let g = genericAttribute { return enableServiceChanged(g, then: done) }
-        client.discoverPrimaryServices(.genericAttributeService) { [weak self] result in
+    /// Robust Caching and the indication on this link. A step whose Generic Attribute
+    /// service was dropped meanwhile (Out Of Sync, Service Changed) stops: the chores run
+    /// again from the start.
+    ///
+    /// The lookup asks no more than it needs: the first Generic Attribute service (a server
+    /// has one, Vol 3 Part G 7), its characteristics until Service Changed's range is known
+    /// (a declaration after it) and Client Supported Features found, and Service Changed's
+    /// descriptors only when its range holds more than one: an indicating characteristic has
+    /// a CCCD (3.3.3.3), so a single descriptor is that. Against a Latchkey lock: one Find By
+    /// Type Value, one Read By Type.
+    func subscribeToServiceChanged() {
+        guard let client else { return }
+        if let g = genericAttribute { return enableServiceChanged(g) }
+        client.discoverPrimaryServices(.genericAttributeService, firstOnly: true) { [weak self] result in
             guard let self, case .success(let found) = result, let service = found.first,
-                  let client = self.client else { return done() }
-            client.discoverCharacteristics(of: service) { [weak self] result in
-                guard let self, case .success(let characteristics) = result, let client = self.client else { return done() }
+                  let client = self.client else { return }
+            client.discoverCharacteristics(of: service, until: Self.serviceChangedIsBounded) { [weak self] result in
+                guard let self, case .success(let characteristics) = result, let client = self.client else { return }
                 var g = GenericAttributeCache(service: service.startHandle...service.endHandle)
                 g.clientFeatures = characteristics.first { $0.uuid == .clientSupportedFeatures }?.valueHandle
-                guard let sc = characteristics.first(where: { $0.uuid == .serviceChanged }) else {
-                    return self.found(g, then: done)
-                }
+                guard let sc = characteristics.first(where: { $0.uuid == .serviceChanged }) else { return self.found(g) }
                 g.serviceChanged = sc.valueHandle
+                if sc.endHandle == sc.valueHandle + 1 {
+                    g.serviceChangedConfiguration = sc.endHandle
+                    return self.found(g)
+                }
                 client.discoverDescriptors(of: sc) { [weak self] result in
-                    guard let self else { return done() }
+                    guard let self else { return }
                     if case .success(let descriptors) = result {
                         g.serviceChangedConfiguration = descriptors.first { $0.uuid == .clientCharacteristicConfiguration }?.handle
                     }
-                    self.found(g, then: done)
+                    self.found(g)
                 }
                 self.bearer?.flush()
             }
@@ -128,28 +101,38 @@ extension Peripheral {
         bearer?.flush()
     }
 
-    private func found(_ g: GenericAttributeCache, then done: @escaping () -> Void) {
-        genericAttribute = g
-        onCacheChange?()
-        enableServiceChanged(g, then: done)
+    /// Service Changed and Client Supported Features are found, and a declaration follows
+    /// Service Changed's: its range is known.
+    private static func serviceChangedIsBounded(_ found: [DiscoveredCharacteristic]) -> Bool {
+        guard let sc = found.firstIndex(where: { $0.uuid == .serviceChanged }) else { return false }
+        return sc < found.count - 1 && found.contains { $0.uuid == .clientSupportedFeatures }
     }
 
-    private func enableServiceChanged(_ g: GenericAttributeCache, then done: @escaping () -> Void) {
-        guard let client else { return done() }
-        if let features = g.clientFeatures {
-            client.write([ClientSupportedFeatures.robustCaching.rawValue], to: features) { _ in }
+    private func found(_ g: GenericAttributeCache) {
+        guard genericAttribute == nil else { return }  // found meanwhile by chores run again
+        genericAttribute = g
+        onCacheChange?()
+        enableServiceChanged(g)
+    }
+
+    /// Client Supported Features first: from its write on, a change of the database makes the
+    /// peer refuse our next request (Robust Caching), the indication's CCCD write included.
+    private func enableServiceChanged(_ g: GenericAttributeCache) {
+        guard let client else { return }
+        guard let features = g.clientFeatures else { return enableIndication(g) }
+        client.write([ClientSupportedFeatures.robustCaching.rawValue], to: features) { [weak self] _ in
+            guard let self, self.genericAttribute == g else { return }
+            self.enableIndication(g)
         }
-        guard let cccd = g.serviceChangedConfiguration else {
-            // The feature write is queued first: whatever follows it comes after it.
-            bearer?.flush()
-            return done()
-        }
+        bearer?.flush()
+    }
+
+    private func enableIndication(_ g: GenericAttributeCache) {
+        guard let client, let cccd = g.serviceChangedConfiguration, !serviceChangedSubscribed else { return }
         client.setClientConfiguration(.indicate, descriptor: cccd) { [weak self] result in
-            if let self, case .success = result {
-                self.serviceChangedSubscribed = true
-                self.onCacheChange?()
-            }
-            done()
+            guard let self, self.genericAttribute == g, case .success = result else { return }
+            self.serviceChangedSubscribed = true
+            self.onCacheChange?()
         }
         bearer?.flush()
     }

@@ -61,9 +61,11 @@ public final class Peripheral {
     /// for the current link (Peripheral+ServiceChanged.swift).
     var genericAttribute: GenericAttributeCache?
     var serviceChangedSubscribed = false
-    /// App requests held while the cache is checked against the Database Hash on a new or
-    /// adopted link; nil when nothing is being checked.
+    /// App requests held while a cache is checked against the Database Hash at the start of
+    /// a link; nil when nothing is being checked (Peripheral+LinkSetup.swift).
     var heldUntilValidated: [() -> Void]?
+    /// The link's Service Changed chores wait for the app's requests to run out.
+    var choresPending = false
 
     var bearer: ATTBearer?
     var client: GATTClient? { bearer?.client }
@@ -345,7 +347,7 @@ public final class Peripheral {
             client.restoreMTU(restoredMTU)
             let nonce = UInt16(truncatingIfNeeded: bearer.loop.now.nanoseconds / 1_000) | 1
             client.synchronize(nonce: nonce) { _ in }
-            synchronizeCache()
+            beginLinkSetup()
             return
         }
         // iOS exchanges the MTU as soon as a link is up; so do we.
@@ -354,13 +356,14 @@ public final class Peripheral {
             self.onCacheChange?()  // the preserved link carries its MTU
             self.delegate?.peripheral(self, didUpdateMTU: mtu)
         }
-        synchronizeCache()
+        beginLinkSetup()
     }
 
     func detach() {
         bearer = nil
         state = .disconnected
         clearSubscriptions()
+        choresPending = false
         releaseHeld()  // they fail: not connected
     }
 }

@@ -18,6 +18,7 @@ struct AgentRestorationTests {
         let sent = SentPDUs()
         w.phone.central.trace = { _, direction, pdu in sent.record(direction, pdu) }
         #expect(w.advance(until: { w.phoneEvents.names().contains("phone.gatt_ready") }, limit: .seconds(5)))
+        #expect(w.linkSetUp(), "and the link's Service Changed chores, which follow the agent's requests")
         return (w, sent)
     }
 
@@ -67,10 +68,11 @@ struct AgentRestorationTests {
         w.walkPhone(to: 2)
         #expect(w.advance(until: { w.phoneEvents.names().filter { $0 == "phone.gatt_ready" }.count == 2 },
                           limit: .seconds(3)))
+        #expect(w.linkSetUp())
         #expect(sent.discovery == 0, "the lock's handles are known from the first link")
         #expect(sent.databaseHashReads == 1, "the cache is checked against the lock's Database Hash")
-        #expect(sent.count(0x12) == 3,
-                "three Write Requests, all per link: the status CCCD, Service Changed's CCCD, Client Supported Features")
+        #expect(sent.count(0x12) == 4,
+                "the status CCCD and the `present` command, then the link's chores: Client Supported Features, Service Changed's CCCD")
     }
 
     @Test func aPhoneKilledMidDiscoveryResumesWhereItStopped() throws {

@@ -89,6 +89,20 @@ final class AgentWorld {
 
     var latchEnergised: Bool { chip.isHigh("latch") }
 
+    /// Runs until the phone's proxy has done its link's Service Changed chores (they follow
+    /// the agent's own requests): the lock knows the phone wants the indication, and the
+    /// answer has reached the phone.
+    @discardableResult
+    func linkSetUp() -> Bool {
+        guard advance(until: { lock.peripheral.centrals.first?.wantsServiceChanged == true }, limit: .seconds(5)) else {
+            return false
+        }
+        // The CCCD's Write Response crosses at a following connection event (the kernel's
+        // default interval, which the agents keep); three leave room for the phone to take it.
+        loop.advance(by: ConnectionParameters.kernelDefault.connectionInterval * 3)
+        return true
+    }
+
     func walkPhone(to position: Double) { air.setPosition(position, of: phoneAddress) }
 
     @discardableResult

@@ -28,6 +28,7 @@ struct ServiceChangedAgentTests {
         let w = try AgentWorld(autoRelock: nil, grace: .seconds(5), phoneStartsAt: 1)
         #expect(w.advance(until: { w.phoneEvents.names().contains("phone.gatt_ready") }, limit: .seconds(5)))
         w.loop.advance(by: .milliseconds(500))  // the arrival's `present` is answered
+        #expect(w.linkSetUp(), "and the link's Service Changed chores, which follow it")
         let sent = SentPDUs()
         w.phone.central.trace = { _, direction, pdu in sent.record(direction, pdu) }
         return (w, sent)

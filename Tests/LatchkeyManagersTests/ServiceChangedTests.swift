@@ -47,7 +47,8 @@ extension TestGATT {
             try home.discoverAll(p)
             let state = try #require(p.service(TestGATT.service)?.characteristic(TestGATT.state))
             p.setNotifyValue(true, for: state)
-            guard home.loop.advance(until: { state.isNotifying }, limit: .seconds(5)) else { throw NotLinked() }
+            guard home.loop.advance(until: { state.isNotifying }, limit: .seconds(5)), home.linkSetUp(lock.manager)
+            else { throw NotLinked() }
             home.settle()
             phone.sent.reset()
             (self.home, self.lock, self.phone, self.p, self.state) = (home, lock, phone, p, state)
