@@ -223,15 +223,31 @@ public final class LockAgent: PeripheralManagerDelegate {
     /// journalled; the actuator is moving or already at the target).
     private func command(_ bytes: [UInt8], from central: Central) -> CommandRejection? {
         let received = loop.now
-        let verified: VerifiedCommand
         switch verifier.verify(bytes, on: central.linkID) {
         case .failure(let failure):
             emit("lock.command_rejected", ["central": "\(central.identifier)", "reason": "\(failure.rejection)"])
             audit(failure)
             return failure.rejection
-        case .success(let v):
-            verified = v
+        case .success(let verified):
+            let answer = carryOut(verified, from: central, received: received)
+            // Whatever path it took, the counter is durable before the phone hears back.
+            return commitCounter(key: verified.key.id) ?? answer
         }
+    }
+
+    /// Makes the verified command's counter durable unless a write of the lock's records
+    /// already carried it (the decision: `KeyStore.stageCounter`). Runs before any other
+    /// durable effect of the command and before its answer; a failure answers
+    /// `storageFailure`.
+    func commitCounter(key: UInt32) -> CommandRejection? {
+        do { try verifier.commitCounter() } catch {
+            emit("lock.command_refused", ["key": "\(key)", "error": "counter not stored: \(error)"])
+            return .storageFailure
+        }
+        return nil
+    }
+
+    private func carryOut(_ verified: VerifiedCommand, from central: Central, received: Instant) -> CommandRejection? {
         let key = verified.key.id
         let op = verified.body.operation
         if op == .arrivalUnlock, let refusal = configuration.arrivalPolicy.check(
@@ -247,10 +263,12 @@ public final class LockAgent: PeripheralManagerDelegate {
         case .unlockWithTimeout: operation = .unlockWithTimeout(.seconds(Int(verified.body.timeoutSeconds ?? 1)))
         case .present:
             // Authenticates the link for the departure rule; never moves the lock.
+            if let failed = commitCounter(key: key) { return failed }
             bind(central, to: key)
             emit("lock.phone_present", ["key": "\(key)", "central": "\(central.identifier)"])
             return nil
         case .setOperatingMode:
+            if let failed = commitCounter(key: key) { return failed }
             return setOperatingMode(verified.body.operatingMode, key: key)
         }
         let changesBefore = outputClock?.changeCount ?? 0
@@ -267,6 +285,7 @@ public final class LockAgent: PeripheralManagerDelegate {
             }
         }
         // Accepted. Remember who is here (for departure) and measure our own path.
+        if let failed = commitCounter(key: key) { return failed }  // carried by the decision: nothing to do
         bind(central, to: key)
         if op == .arrivalUnlock { lastArrival = (key, received) }
         var fields: KeyValuePairs<String, String> = ["key": "\(key)", "op": "\(op)", "counter": "\(verified.counter)"]

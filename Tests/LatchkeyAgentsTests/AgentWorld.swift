@@ -26,11 +26,14 @@ final class AgentWorld {
     /// What the managers preserve (M6), kept across the agents' deaths like the store is.
     let phoneRestoration = InMemoryRestorationStorage()
     let lockRestoration = InMemoryRestorationStorage()
+    /// Counters and decisions through one store over `keys` and `journal` (`CommitRecorder`).
+    private(set) var durables: (any KeyStore & DecisionJournal)?
     var lock: LockAgent!
     var phone: PhoneAgent!
     let behaviour: LockBehaviour
 
-    init(autoRelock: Duration? = .seconds(30), grace: Duration = .seconds(5), phoneStartsAt position: Double = 100) throws {
+    init(autoRelock: Duration? = .seconds(30), grace: Duration = .seconds(5), phoneStartsAt position: Double = 100,
+         durables: ((InMemoryKeyStore, InMemoryDecisionJournal) -> any KeyStore & DecisionJournal)? = nil) throws {
         air = SimulatedAir(loop: loop, seed: 7)
         chip = SimulatedGPIOChip(label: "sim-lock", lineNames: ["latch", "door", "button"], loop: loop)
         key = PhoneKey(id: 1, name: "alice", secret: CommandSealing.newSecret(), role: .user)
@@ -38,6 +41,7 @@ final class AgentWorld {
         var b = LockBehaviour()
         b.autoRelockTime = autoRelock
         behaviour = b
+        self.durables = durables?(keys, journal)
         _ = air.addDevice(address: lockAddress, position: 0)
         _ = air.addDevice(address: phoneAddress, position: position)
         try startLock()
@@ -48,10 +52,11 @@ final class AgentWorld {
         let wiring = LockWiring(chipLabel: "sim-lock", actuator: .hold, unlockOutput: .init("latch"),
                                 door: .init("door"), button: .init("button"))
         let hardware = try LockHardware.open(wiring, chips: GPIOChipSet([chip]), loop: loop)
-        let controller = try LockController(loop: loop, behaviour: behaviour, hardware: hardware, journal: journal,
+        let controller = try LockController(loop: loop, behaviour: behaviour, hardware: hardware,
+                                            journal: durables ?? journal,
                                             firstDecisionID: DecisionID((journal.lastDecisionID?.rawValue ?? 0) + 1))
-        lock = LockAgent(transport: air.device(lockAddress)!, controller: controller, keys: keys, log: lockLog,
-                         events: lockEvents,
+        lock = LockAgent(transport: air.device(lockAddress)!, controller: controller, keys: durables ?? keys,
+                         log: lockLog, events: lockEvents,
                          configuration: LockAgentConfiguration(departureGrace: .seconds(5)), lockout: lockouts,
                          pairing: PairingResponder(identity: identity, registry: keys, loop: loop),
                          restoration: lockRestoration)
