@@ -322,7 +322,8 @@ public final class LockAgent: PeripheralManagerDelegate {
         case .jammed, .hardwareFault: .actuatorDisabled
         case .journalFailed: .storageFailure
         case .invalidCredential, .disabledUserDenied: .notAuthorized
-        case .unspecified, .restricted, .insufficientBattery, .doorOpen, .busy, .notReady, .interrupted: .refusedByPolicy
+        case .busy: .busy  // the phone may ask again once the bolt stops (an arrival does, once)
+        case .unspecified, .restricted, .insufficientBattery, .doorOpen, .notReady, .interrupted: .refusedByPolicy
         }
     }
 

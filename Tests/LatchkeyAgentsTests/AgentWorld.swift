@@ -7,7 +7,8 @@ import LatchkeySim
 import LatchkeyTransport
 
 /// A lock agent and a phone agent on one in-process simulated air, with a simulated GPIO
-/// chip wired as: actuator "latch" (hold, active-high), door sensor "door" (active = open).
+/// chip wired as: actuator "latch" (hold, active-high; for a motor, its unlock direction,
+/// with "bolt" its lock direction), door sensor "door" (active = open).
 final class AgentWorld {
     let loop = ManualEventLoop()
     let air: SimulatedAir
@@ -28,14 +29,19 @@ final class AgentWorld {
     let lockRestoration = InMemoryRestorationStorage()
     /// Counters and decisions through one store over `keys` and `journal` (`CommitRecorder`).
     private(set) var durables: (any KeyStore & DecisionJournal)?
+    let actuator: ActuatorKind
     var lock: LockAgent!
     var phone: PhoneAgent!
     let behaviour: LockBehaviour
 
+    static let lineNames = ["latch", "bolt", "door", "button"]
+
     init(autoRelock: Duration? = .seconds(30), grace: Duration = .seconds(5), phoneStartsAt position: Double = 100,
+         actuator: ActuatorKind = .hold,
          durables: ((InMemoryKeyStore, InMemoryDecisionJournal) -> any KeyStore & DecisionJournal)? = nil) throws {
         air = SimulatedAir(loop: loop, seed: 7)
-        chip = SimulatedGPIOChip(label: "sim-lock", lineNames: ["latch", "door", "button"], loop: loop)
+        chip = SimulatedGPIOChip(label: "sim-lock", lineNames: Self.lineNames, loop: loop)
+        self.actuator = actuator
         key = PhoneKey(id: 1, name: "alice", secret: CommandSealing.newSecret(), role: .user)
         keys = InMemoryKeyStore([key])
         var b = LockBehaviour()
@@ -49,8 +55,10 @@ final class AgentWorld {
     }
 
     func startLock(recovered: LockDecision? = nil) throws {
-        let wiring = LockWiring(chipLabel: "sim-lock", actuator: .hold, unlockOutput: .init("latch"),
-                                door: .init("door"), button: .init("button"))
+        var motorLine: LockWiring.Output?
+        if case .motor = actuator { motorLine = .init("bolt") }
+        let wiring = LockWiring(chipLabel: "sim-lock", actuator: actuator, unlockOutput: .init("latch"),
+                                lockOutput: motorLine, door: .init("door"), button: .init("button"))
         let hardware = try LockHardware.open(wiring, chips: GPIOChipSet([chip]), loop: loop)
         let controller = try LockController(loop: loop, behaviour: behaviour, hardware: hardware,
                                             journal: durables ?? journal,
@@ -85,7 +93,7 @@ final class AgentWorld {
 
     /// The lock agent's relaunch: the journal hands back the interrupted decision.
     func restartLock() throws {
-        chip = SimulatedGPIOChip(label: "sim-lock", lineNames: ["latch", "door", "button"], loop: loop)
+        chip = SimulatedGPIOChip(label: "sim-lock", lineNames: Self.lineNames, loop: loop)
         try startLock(recovered: journal.interrupted)
     }
 
