@@ -47,6 +47,8 @@ public final class LockAgent: PeripheralManagerDelegate {
     /// Nil when this lock was started without pairing (every pairing write is refused).
     let pairing: PairingResponder?
     let log: any LockEventLog
+    /// Where the operating mode survives restarts; nil: it starts Normal every time.
+    let operatingModes: (any OperatingModeStore)?
     let events: any AgentEventSink
     let outputClock: OutputChangeClock?
     var loop: any EventLoop { peripheral.transport.loop }
@@ -76,10 +78,12 @@ public final class LockAgent: PeripheralManagerDelegate {
     public init(transport: any BluetoothTransport, controller: LockController, keys: any KeyStore,
                 log: any LockEventLog, events: any AgentEventSink, configuration: LockAgentConfiguration = .init(),
                 outputClock: OutputChangeClock? = nil, lockout: any LockoutStore = InMemoryLockoutStore(),
-                pairing: PairingResponder? = nil, restoration: (any RestorationStorage)? = nil) {
+                pairing: PairingResponder? = nil, restoration: (any RestorationStorage)? = nil,
+                operatingModes: (any OperatingModeStore)? = nil) {
         self.configuration = configuration
         self.controller = controller
         self.log = log
+        self.operatingModes = operatingModes
         self.events = events
         self.outputClock = outputClock
         self.pairing = pairing
@@ -100,7 +104,9 @@ public final class LockAgent: PeripheralManagerDelegate {
         if let recovered {
             emit("lock.recovering", ["decision": "\(recovered.id)", "operation": "\(recovered.operation)"])
         }
+        let demoted = restoreOperatingMode()
         controller.start(recovered: recovered)
+        if let demoted { logOperatingModeDemotion(from: demoted) }
         emit("lock.started", ["state": "\(controller.lockState)", "door": "\(controller.doorState)"])
     }
 

@@ -31,7 +31,8 @@ public enum StateStores {
                               keys: records.commandKeys,
                               lockout: store.lockoutStore(monotonicNow: { loop.now }),
                               pairing: (registry: keys, identity: identity),
-                              restoration: store.restorationStorage(), storeWasReset: reset)
+                              restoration: store.restorationStorage(), storeWasReset: reset,
+                              operatingModes: store.operatingModeStore())
         } catch { throw RuntimeError("lock store \(store.path): \(error)") }
     }
 

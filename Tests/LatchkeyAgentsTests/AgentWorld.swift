@@ -27,6 +27,8 @@ final class AgentWorld {
     /// What the managers preserve (M6), kept across the agents' deaths like the store is.
     let phoneRestoration = InMemoryRestorationStorage()
     let lockRestoration = InMemoryRestorationStorage()
+    /// The lock's operating mode across its restarts.
+    let operatingModes = InMemoryOperatingModeStore()
     /// Counters and decisions through one store over `keys` and `journal` (`CommitRecorder`).
     private(set) var durables: (any KeyStore & DecisionJournal)?
     let actuator: ActuatorKind
@@ -67,7 +69,7 @@ final class AgentWorld {
                          log: lockLog, events: lockEvents,
                          configuration: LockAgentConfiguration(departureGrace: .seconds(5)), lockout: lockouts,
                          pairing: PairingResponder(identity: identity, registry: keys, loop: loop),
-                         restoration: lockRestoration)
+                         restoration: lockRestoration, operatingModes: operatingModes)
         lock.start(recovered: recovered)
     }
 
