@@ -28,6 +28,12 @@ public struct PhoneAgentConfiguration: Sendable {
     /// bearer for ATT's 30 s. 10 s: a full discovery is about ten ATT round trips, under a
     /// second at the kernel's longest default connection interval (50 ms).
     public var setupTimeout: Duration
+    /// An arrival request refused as busy (the bolt was moving) is asked once more when the
+    /// lock reports the bolt at rest, or after this long at the latest. 6 s: the lock's jam
+    /// timeout (5 s, `LockBehaviour.jamTimeout`), by which any movement has arrived or been
+    /// declared a jam, plus a second for the status to cross the link (twenty connection
+    /// intervals at the kernel's longest default, 50 ms).
+    public var arrivalRetryWait: Duration
 
     public static let defaultGracePeriod: Duration = .seconds(30)
     public static let defaultRestoreIdentifier = "latchkey.phone.central"
@@ -36,11 +42,12 @@ public struct PhoneAgentConfiguration: Sendable {
                 gracePeriod: Duration = PhoneAgentConfiguration.defaultGracePeriod,
                 connectOptions: ConnectOptions = ConnectOptions(notifyOnConnection: true, notifyOnDisconnection: true),
                 restoreIdentifier: String = PhoneAgentConfiguration.defaultRestoreIdentifier,
-                commandTimeout: Duration = ChallengeIssuer.defaultLifetime, setupTimeout: Duration = .seconds(10)) {
+                commandTimeout: Duration = ChallengeIssuer.defaultLifetime, setupTimeout: Duration = .seconds(10),
+                arrivalRetryWait: Duration = .seconds(6)) {
         self.lockAddress = lockAddress; self.keyID = keyID; self.secret = secret
         self.gracePeriod = gracePeriod; self.connectOptions = connectOptions
         self.restoreIdentifier = restoreIdentifier; self.commandTimeout = commandTimeout
-        self.setupTimeout = setupTimeout
+        self.setupTimeout = setupTimeout; self.arrivalRetryWait = arrivalRetryWait
     }
 }
 
@@ -87,6 +94,8 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
     var settledReports = 0
     var settledReportsAtWrite = 0
     var boltReportTimer: Scheduled?
+    /// An arrival request that met a moving bolt, waiting to be asked again (`PhoneAgent+Arrival`).
+    var arrivalRetry: (cycle: UInt64, timer: Scheduled)?
 
     private struct InFlight {
         var operation: LockOperation
@@ -203,7 +212,7 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
 
     // MARK: Presence
 
-    private func feed(_ input: PresenceMachine.Input) {
+    func feed(_ input: PresenceMachine.Input) {
         let before = state.presence.presence
         let actions = state.presence.handle(input)
         for action in actions {
@@ -223,18 +232,9 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
                 emit("phone.away", ["cycle": "\(cycle)"])
             case .requestArrivalUnlock(let cycle):
                 emit("phone.arrival_request", ["cycle": "\(cycle)"])
-                perform(.arrivalUnlock) { [weak self] result in
-                    guard let self else { return }
-                    switch result {
-                    case .success:
-                        self.feed(.arrivalAnswered(cycle: cycle, granted: true))
-                    case .failure(.rejected(let why)):
-                        self.emit("phone.arrival_refused", ["cycle": "\(cycle)", "reason": "\(why)"])
-                        self.feed(.arrivalAnswered(cycle: cycle, granted: false))
-                    case .failure(.notDelivered):
-                        self.feed(.arrivalNotDelivered)
-                    }
-                }
+                requestArrival(cycle)
+            case .retryArrivalUnlockAfterMovement(let cycle):
+                waitToRetryArrival(cycle)
             case .arrived(let cycle, let unlocked):
                 emit("phone.home", ["cycle": "\(cycle)", "unlocked": "\(unlocked)"])
             }
@@ -317,6 +317,7 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
         backgroundTasks.end(Self.setupTask)
         boltReported()
         failAllCommands("link lost")
+        cancelArrivalRetry()
         if let fetch = logFetch { logFetch = nil; fetch.completion(.failure(.notDelivered("link lost"))) }
         // Keep the never-timing-out request open: the next return re-links by itself.
         requestConnection()
@@ -383,6 +384,7 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
                 emit("phone.lock_status", ["lock_state": "\(frame.lockState)", "door_state": "\(frame.doorState)"])
                 onStatus?(frame)
                 if Self.isSettled(frame) { settledReports += 1; boltReported() }
+                retryArrivalIfTheBoltRests(frame)
             }
             return
         }

@@ -137,9 +137,10 @@ public final class LockController {
 
     /// Changes the operating mode; false when refused (an operation is under way, or
     /// Passage with an actuator that cannot hold the door unlocked).
+    /// A change is an OperatingModeChange event (with `who`, the admin key that asked).
     @discardableResult
-    public func setOperatingMode(_ mode: OperatingMode, source: OperationSource) -> Bool {
-        feed(.setOperatingMode(mode, source: source))
+    public func setOperatingMode(_ mode: OperatingMode, source: OperationSource, who: KeyID? = nil) -> Bool {
+        feed(.setOperatingMode(mode, source: source, who: who))
         return machine.operatingMode == mode
     }
 

@@ -24,13 +24,16 @@ public struct LockStores {
     public var restoration: (any RestorationStorage)?
     /// The store was found corrupt and started empty.
     public var storeWasReset: Bool
+    /// Where the operating mode survives restarts; nil: it starts Normal every time.
+    public var operatingModes: (any OperatingModeStore)?
     public init(journal: any DecisionJournal, interrupted: LockDecision?, lastDecisionID: DecisionID?,
                 log: any LockEventLog, keys: any KeyStore, lockout: any LockoutStore,
                 pairing: (registry: any KeyRegistry, identity: LockIdentity)? = nil,
-                restoration: (any RestorationStorage)? = nil, storeWasReset: Bool = false) {
+                restoration: (any RestorationStorage)? = nil, storeWasReset: Bool = false,
+                operatingModes: (any OperatingModeStore)? = nil) {
         self.journal = journal; self.interrupted = interrupted; self.lastDecisionID = lastDecisionID
         self.log = log; self.keys = keys; self.lockout = lockout; self.pairing = pairing
-        self.restoration = restoration; self.storeWasReset = storeWasReset
+        self.restoration = restoration; self.storeWasReset = storeWasReset; self.operatingModes = operatingModes
     }
 }
 
@@ -97,7 +100,8 @@ public enum LockDaemon {
         let pairing = stores.pairing.map { PairingResponder(identity: $0.identity, registry: $0.registry, loop: loop) }
         let agent = LockAgent(transport: transport, controller: controller, keys: stores.keys, log: stores.log,
                               events: printer, configuration: settings.agent, outputClock: outputClock,
-                              lockout: stores.lockout, pairing: pairing, restoration: stores.restoration)
+                              lockout: stores.lockout, pairing: pairing, restoration: stores.restoration,
+                              operatingModes: stores.operatingModes)
         agent.peripheral.trace = { peer, direction, pdu in
             logger.trace("ATT \(direction) \(peer): \(hex(pdu))")
         }

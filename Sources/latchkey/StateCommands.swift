@@ -21,7 +21,7 @@ extension Latchkey {
             }
             print("lock: \(last.event.lockStateAfter)  door: \(last.event.doorState)  (event #\(last.sequence))")
             print("recent events:")
-            for e in recent { print("  #\(e.sequence) \(e.event)") }
+            for e in recent { print("  " + LogLines.line(e)) }
         }
     }
 
@@ -37,7 +37,7 @@ extension Latchkey {
 
         func run() throws {
             let log = try StateStores.openEventLog(stateDir)
-            for e in try log.read(from: from, limit: limit) { print("#\(e.sequence) \(e.event)") }
+            for e in try log.read(from: from, limit: limit) { print(LogLines.line(e)) }
         }
     }
 

@@ -8,7 +8,8 @@ import LatchkeySim
 import LatchkeyTransport
 
 /// A lock agent and a phone agent on one in-process simulated air, with a simulated GPIO
-/// chip wired as: actuator "latch" (hold, active-high), door sensor "door" (active = open).
+/// chip wired as: actuator "latch" (hold, active-high; for a motor, its unlock direction,
+/// with "bolt" its lock direction), door sensor "door" (active = open).
 final class AgentWorld {
     let loop = ManualEventLoop()
     let air: SimulatedAir
@@ -27,18 +28,29 @@ final class AgentWorld {
     /// What the managers preserve (M6), kept across the agents' deaths like the store is.
     let phoneRestoration = InMemoryRestorationStorage()
     let lockRestoration = InMemoryRestorationStorage()
+    /// The lock's operating mode across its restarts.
+    let operatingModes = InMemoryOperatingModeStore()
+    /// Counters and decisions through one store over `keys` and `journal` (`CommitRecorder`).
+    private(set) var durables: (any KeyStore & DecisionJournal)?
+    let actuator: ActuatorKind
     var lock: LockAgent!
     var phone: PhoneAgent!
     let behaviour: LockBehaviour
 
-    init(autoRelock: Duration? = .seconds(30), grace: Duration = .seconds(5), phoneStartsAt position: Double = 100) throws {
+    static let lineNames = ["latch", "bolt", "door", "button"]
+
+    init(autoRelock: Duration? = .seconds(30), grace: Duration = .seconds(5), phoneStartsAt position: Double = 100,
+         actuator: ActuatorKind = .hold,
+         durables: ((InMemoryKeyStore, InMemoryDecisionJournal) -> any KeyStore & DecisionJournal)? = nil) throws {
         air = SimulatedAir(loop: loop, seed: 7)
-        chip = SimulatedGPIOChip(label: "sim-lock", lineNames: ["latch", "door", "button"], loop: loop)
+        chip = SimulatedGPIOChip(label: "sim-lock", lineNames: Self.lineNames, loop: loop)
+        self.actuator = actuator
         key = PhoneKey(id: 1, name: "alice", secret: CommandSealing.newSecret(), role: .user)
         keys = InMemoryKeyStore([key])
         var b = LockBehaviour()
         b.autoRelockTime = autoRelock
         behaviour = b
+        self.durables = durables?(keys, journal)
         _ = air.addDevice(address: lockAddress, position: 0)
         _ = air.addDevice(address: phoneAddress, position: position)
         try startLock()
@@ -46,17 +58,20 @@ final class AgentWorld {
     }
 
     func startLock(recovered: LockDecision? = nil, serviceDefinition: GATTService = LockServiceDefinition.service) throws {
-        let wiring = LockWiring(chipLabel: "sim-lock", actuator: .hold, unlockOutput: .init("latch"),
-                                door: .init("door"), button: .init("button"))
+        var motorLine: LockWiring.Output?
+        if case .motor = actuator { motorLine = .init("bolt") }
+        let wiring = LockWiring(chipLabel: "sim-lock", actuator: actuator, unlockOutput: .init("latch"),
+                                lockOutput: motorLine, door: .init("door"), button: .init("button"))
         let hardware = try LockHardware.open(wiring, chips: GPIOChipSet([chip]), loop: loop)
-        let controller = try LockController(loop: loop, behaviour: behaviour, hardware: hardware, journal: journal,
+        let controller = try LockController(loop: loop, behaviour: behaviour, hardware: hardware,
+                                            journal: durables ?? journal,
                                             firstDecisionID: DecisionID((journal.lastDecisionID?.rawValue ?? 0) + 1))
-        lock = LockAgent(transport: air.device(lockAddress)!, controller: controller, keys: keys, log: lockLog,
-                         events: lockEvents,
+        lock = LockAgent(transport: air.device(lockAddress)!, controller: controller, keys: durables ?? keys,
+                         log: lockLog, events: lockEvents,
                          configuration: LockAgentConfiguration(departureGrace: .seconds(5), serviceDefinition: serviceDefinition),
                          lockout: lockouts,
                          pairing: PairingResponder(identity: identity, registry: keys, loop: loop),
-                         restoration: lockRestoration)
+                         restoration: lockRestoration, operatingModes: operatingModes)
         lock.start(recovered: recovered)
     }
 
@@ -83,7 +98,7 @@ final class AgentWorld {
     /// The lock agent's relaunch: the journal hands back the interrupted decision.
     /// `serviceDefinition`: the relaunched version's service.
     func restartLock(serviceDefinition: GATTService = LockServiceDefinition.service) throws {
-        chip = SimulatedGPIOChip(label: "sim-lock", lineNames: ["latch", "door", "button"], loop: loop)
+        chip = SimulatedGPIOChip(label: "sim-lock", lineNames: Self.lineNames, loop: loop)
         try startLock(recovered: journal.interrupted, serviceDefinition: serviceDefinition)
     }
 

@@ -102,6 +102,10 @@ final class LockRig {
         events.compactMap { if case .lockOperationError(_, let error) = $0.kind { error } else { nil } }
     }
 
+    var modeChanges: [OperatingModeChangeRecord] {
+        events.compactMap { if case .operatingModeChange(let c) = $0.kind { c } else { nil } }
+    }
+
     var alarms: [AlarmCode] {
         events.compactMap { if case .doorLockAlarm(let code) = $0.kind { code } else { nil } }
     }
