@@ -165,12 +165,13 @@ let package = Package(
         .testTarget(
             name: "LatchkeyAgentsTests",
             dependencies: ["LatchkeyAgents", "LatchkeySim", "LatchkeyLock", "LatchkeyPhone", "LatchkeySecurity",
-                           "LatchkeyLockProtocol", "LatchkeyTransport", "LatchkeyManagers", "LatchkeyTestKit"]),
+                           "LatchkeyLockProtocol", "LatchkeyTransport", "LatchkeyManagers", "LatchkeyTestKit", "LatchkeyGATT"]),
         .testTarget(
             name: "LatchkeyRuntimeTests",
             dependencies: ["LatchkeyRuntime", "LatchkeyConfig", "LatchkeyLock", "LatchkeyTransport", "LatchkeyPosix",
                            "LatchkeyAgents", "LatchkeyLockProtocol", "LatchkeyManagers", "LatchkeySecurity", "LatchkeySim",
-                           "LatchkeyStore", "LatchkeyTestKit", .product(name: "Logging", package: "swift-log")]),
+                           "LatchkeyStore", "LatchkeyTestKit", "LatchkeySimAir",
+                           .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "LatchkeyLockTests", dependencies: ["LatchkeyLock", "LatchkeySim"]),
         .testTarget(name: "LatchkeySQLiteTests", dependencies: ["LatchkeySQLite"]),
         .testTarget(

@@ -8,9 +8,11 @@ import LatchkeyManagers
 extension LockAgent {
     public func peripheralManager(_ pm: PeripheralManager, willRestoreState state: RestoredPeripheralState) {
         if let restored = state.services.first(where: { $0.uuid == LockServiceUUID.service }) {
-            service = restored
-            stateCharacteristic = restored.characteristic(LockServiceUUID.lockState)
-            transferCharacteristic = restored.characteristic(LockServiceUUID.dataTransfer)
+            // Another version's service: this one's replaces it; the manager tells the phones
+            // whose links survived which handles changed.
+            service = restored.definition == configuration.serviceDefinition ? restored : replace(restored, in: pm)
+            stateCharacteristic = service?.characteristic(LockServiceUUID.lockState)
+            transferCharacteristic = service?.characteristic(LockServiceUUID.dataTransfer)
         }
         restoreBindings(for: state.centrals)
         emit("lock.restored", [
@@ -22,6 +24,23 @@ extension LockAgent {
         // The lock may have moved (or resolved an interrupted decision) before the service
         // was back: tell the phones that stayed subscribed where it stands now.
         loop.execute { [weak self] in self?.publishStatus() }
+    }
+
+    private func replace(_ restored: LocalService, in pm: PeripheralManager) -> LocalService? {
+        pm.remove(restored)
+        do { return try pm.add(configuration.serviceDefinition) } catch {
+            emit("lock.fault", ["fault": "cannot publish service: \(error)"])
+            return nil
+        }
+    }
+
+    public func peripheralManager(_ pm: PeripheralManager, didChangeServicesIn range: ClosedRange<UInt16>,
+                                  centrals: [Central]) {
+        emit("lock.service_changed", [
+            "range": "\(range.lowerBound)-\(range.upperBound)",
+            "indicated": "\(centrals.filter(\.wantsServiceChanged).count)",
+            "centrals": "\(centrals.count)",
+        ])
     }
 
     public func peripheralManager(_ pm: PeripheralManager, didFailToPreserveState error: any Error) {

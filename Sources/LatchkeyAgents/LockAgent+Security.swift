@@ -14,15 +14,25 @@ extension LockAgent {
     /// be able to flush the log's retention with refused frames.
     func audit(_ failure: CommandFailure) {
         guard failure.counted else { return }
-        // A failure whose operation was never read is logged as an unlock attempt: the only
-        // operation worth forging.
-        let record = LockOperationRecord(operation: failure.operation == .lock ? .lock : .unlock, source: .remote,
+        // A frame refused before it was opened (a revoked key, a forged tag...) has no known
+        // operation, and a refused mode change is no lock operation: both are logged
+        // without one, never as an unlock nobody asked for.
+        let record = LockOperationRecord(operation: failure.operation.flatMap(Self.lockOperation), source: .remote,
                                          who: failure.keyID.map { KeyID($0) })
         lockEvent(securityEvent(.lockOperationError(record, Self.operationError(for: failure))))
         for e in failure.engaged {
             emit("lock.lockout", ["principal": "\(e.principal)", "level": "\(e.level)",
                                   "seconds": "\(e.duration.components.seconds)"])
             lockEvent(securityEvent(.doorLockAlarm(.wrongCodeEntryLimit)))
+        }
+    }
+
+    /// The Matter operation a command asked for; nil for those that move no bolt.
+    static func lockOperation(_ operation: LockOperation) -> LockOperationType? {
+        switch operation {
+        case .lock: .lock
+        case .unlock, .unlockWithTimeout, .arrivalUnlock: .unlock
+        case .present, .setOperatingMode: nil
         }
     }
 
@@ -39,13 +49,16 @@ extension LockAgent {
 
     // MARK: Admin operations
 
-    /// `setOperatingMode`, which the verifier let through only for an admin key.
+    /// `setOperatingMode`, which the verifier let through only for an admin key. The new
+    /// mode is durable before it applies (`LockAgent+OperatingMode.swift`).
     func setOperatingMode(_ raw: UInt8?, key: UInt32) -> CommandRejection? {
         guard let raw, let mode = OperatingMode(rawValue: raw) else { return .malformed }
-        guard controller.setOperatingMode(mode, source: .remote) else {
+        guard controller.machine.acceptsOperatingMode(mode) else {
             emit("lock.command_refused", ["key": "\(key)", "op": "set-operating-mode", "mode": "\(mode)"])
             return .refusedByPolicy
         }
+        if mode != controller.operatingMode, let failed = persistOperatingMode(mode) { return failed }
+        controller.setOperatingMode(mode, source: .remote, who: KeyID(key))
         emit("lock.operating_mode", ["key": "\(key)", "mode": "\(mode)"])
         publishStatus()
         return nil

@@ -21,16 +21,20 @@ public struct LockAgentConfiguration: Sendable {
     /// The peripheral manager's restore identifier (M6): advertising, the service's handles
     /// and the subscribed centrals are preserved under it when the agent has a storage.
     public var restoreIdentifier: String
+    /// The service this version publishes. A relaunch that finds another one preserved
+    /// replaces it, and phones on links that survived are sent Service Changed.
+    public var serviceDefinition: GATTService
 
     public static let defaultRestoreIdentifier = "latchkey.lock.peripheral"
 
     public init(name: String = "Latchkey", advertisingInterval: Duration = .microseconds(152_500),
                 departureGrace: Duration = .seconds(30), challengeLifetime: Duration = ChallengeIssuer.defaultLifetime,
                 arrivalPolicy: ArrivalPolicy = ArrivalPolicy(), lockout: LockoutPolicy = LockoutPolicy(),
-                restoreIdentifier: String = LockAgentConfiguration.defaultRestoreIdentifier) {
+                restoreIdentifier: String = LockAgentConfiguration.defaultRestoreIdentifier,
+                serviceDefinition: GATTService = LockServiceDefinition.service) {
         self.name = name; self.advertisingInterval = advertisingInterval; self.departureGrace = departureGrace
         self.challengeLifetime = challengeLifetime; self.arrivalPolicy = arrivalPolicy; self.lockout = lockout
-        self.restoreIdentifier = restoreIdentifier
+        self.restoreIdentifier = restoreIdentifier; self.serviceDefinition = serviceDefinition
     }
 }
 
@@ -47,6 +51,8 @@ public final class LockAgent: PeripheralManagerDelegate {
     /// Nil when this lock was started without pairing (every pairing write is refused).
     let pairing: PairingResponder?
     let log: any LockEventLog
+    /// Where the operating mode survives restarts; nil: it starts Normal every time.
+    let operatingModes: (any OperatingModeStore)?
     let events: any AgentEventSink
     let outputClock: OutputChangeClock?
     var loop: any EventLoop { peripheral.transport.loop }
@@ -70,16 +76,24 @@ public final class LockAgent: PeripheralManagerDelegate {
 
     /// Software-path latencies (command received → actuator line changed), in ms.
     public private(set) var commandLatencies: [Double] = []
+    /// The wake-up work this agent marks: an accepted command until the controller is at
+    /// rest again (decision journalled, actuator moved, outcome journalled, logged and
+    /// notified), so that a background wake-up for the write is timed to its end (M5).
+    /// The runtime attaches the application gate.
+    public let backgroundTasks = BackgroundTasks()
+    static let commandTask = "command"
 
     /// `lockout` keeps the failed-attempt counts: the daemon passes the SQLite store (the
     /// in-memory default is for tests; lock-domain.md rule 5 wants them to survive restarts).
     public init(transport: any BluetoothTransport, controller: LockController, keys: any KeyStore,
                 log: any LockEventLog, events: any AgentEventSink, configuration: LockAgentConfiguration = .init(),
                 outputClock: OutputChangeClock? = nil, lockout: any LockoutStore = InMemoryLockoutStore(),
-                pairing: PairingResponder? = nil, restoration: (any RestorationStorage)? = nil) {
+                pairing: PairingResponder? = nil, restoration: (any RestorationStorage)? = nil,
+                operatingModes: (any OperatingModeStore)? = nil) {
         self.configuration = configuration
         self.controller = controller
         self.log = log
+        self.operatingModes = operatingModes
         self.events = events
         self.outputClock = outputClock
         self.pairing = pairing
@@ -100,7 +114,9 @@ public final class LockAgent: PeripheralManagerDelegate {
         if let recovered {
             emit("lock.recovering", ["decision": "\(recovered.id)", "operation": "\(recovered.operation)"])
         }
+        let demoted = restoreOperatingMode()
         controller.start(recovered: recovered)
+        if let demoted { logOperatingModeDemotion(from: demoted) }
         emit("lock.started", ["state": "\(controller.lockState)", "door": "\(controller.doorState)"])
     }
 
@@ -120,6 +136,7 @@ public final class LockAgent: PeripheralManagerDelegate {
         }
         emit("lock.event", ["kind": "\(event.kind)", "state": "\(event.lockStateAfter)", "door": "\(event.doorState)"])
         publishStatus()
+        if !controller.machine.isMoving { backgroundTasks.end(Self.commandTask) }
     }
 
     func publishStatus() {
@@ -135,7 +152,7 @@ public final class LockAgent: PeripheralManagerDelegate {
         guard pm.state == .poweredOn else { return }
         if service == nil {
             do {
-                let s = try pm.add(LockServiceDefinition.service)
+                let s = try pm.add(configuration.serviceDefinition)
                 service = s
                 stateCharacteristic = s.characteristic(LockServiceUUID.lockState)
                 transferCharacteristic = s.characteristic(LockServiceUUID.dataTransfer)
@@ -223,15 +240,31 @@ public final class LockAgent: PeripheralManagerDelegate {
     /// journalled; the actuator is moving or already at the target).
     private func command(_ bytes: [UInt8], from central: Central) -> CommandRejection? {
         let received = loop.now
-        let verified: VerifiedCommand
         switch verifier.verify(bytes, on: central.linkID) {
         case .failure(let failure):
             emit("lock.command_rejected", ["central": "\(central.identifier)", "reason": "\(failure.rejection)"])
             audit(failure)
             return failure.rejection
-        case .success(let v):
-            verified = v
+        case .success(let verified):
+            let answer = carryOut(verified, from: central, received: received)
+            // Whatever path it took, the counter is durable before the phone hears back.
+            return commitCounter(key: verified.key.id) ?? answer
         }
+    }
+
+    /// Makes the verified command's counter durable unless a write of the lock's records
+    /// already carried it (the decision: `KeyStore.stageCounter`). Runs before any other
+    /// durable effect of the command and before its answer; a failure answers
+    /// `storageFailure`.
+    func commitCounter(key: UInt32) -> CommandRejection? {
+        do { try verifier.commitCounter() } catch {
+            emit("lock.command_refused", ["key": "\(key)", "error": "counter not stored: \(error)"])
+            return .storageFailure
+        }
+        return nil
+    }
+
+    private func carryOut(_ verified: VerifiedCommand, from central: Central, received: Instant) -> CommandRejection? {
         let key = verified.key.id
         let op = verified.body.operation
         if op == .arrivalUnlock, let refusal = configuration.arrivalPolicy.check(
@@ -247,10 +280,12 @@ public final class LockAgent: PeripheralManagerDelegate {
         case .unlockWithTimeout: operation = .unlockWithTimeout(.seconds(Int(verified.body.timeoutSeconds ?? 1)))
         case .present:
             // Authenticates the link for the departure rule; never moves the lock.
+            if let failed = commitCounter(key: key) { return failed }
             bind(central, to: key)
             emit("lock.phone_present", ["key": "\(key)", "central": "\(central.identifier)"])
             return nil
         case .setOperatingMode:
+            if let failed = commitCounter(key: key) { return failed }
             return setOperatingMode(verified.body.operatingMode, key: key)
         }
         let changesBefore = outputClock?.changeCount ?? 0
@@ -267,6 +302,9 @@ public final class LockAgent: PeripheralManagerDelegate {
             }
         }
         // Accepted. Remember who is here (for departure) and measure our own path.
+        if let failed = commitCounter(key: key) { return failed }  // carried by the decision: nothing to do
+        // The movement's outcome arrives later as an event (`lockEvent`): wake work until then.
+        if controller.machine.isMoving { backgroundTasks.begin(Self.commandTask) }
         bind(central, to: key)
         if op == .arrivalUnlock { lastArrival = (key, received) }
         var fields: KeyValuePairs<String, String> = ["key": "\(key)", "op": "\(op)", "counter": "\(verified.counter)"]
@@ -303,7 +341,8 @@ public final class LockAgent: PeripheralManagerDelegate {
         case .jammed, .hardwareFault: .actuatorDisabled
         case .journalFailed: .storageFailure
         case .invalidCredential, .disabledUserDenied: .notAuthorized
-        case .unspecified, .restricted, .insufficientBattery, .doorOpen, .busy, .notReady, .interrupted: .refusedByPolicy
+        case .busy: .busy  // the phone may ask again once the bolt stops (an arrival does, once)
+        case .unspecified, .restricted, .insufficientBattery, .doorOpen, .notReady, .interrupted: .refusedByPolicy
         }
     }
 

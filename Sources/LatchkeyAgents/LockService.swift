@@ -3,8 +3,8 @@ import LatchkeyGATT
 import LatchkeyLockProtocol
 
 /// The lock's GATT service definition (M1). Values are dynamic: each read asks the agent.
-enum LockServiceDefinition {
-    static let service = GATTService(uuid: LockServiceUUID.service, characteristics: [
+public enum LockServiceDefinition {
+    public static let service = GATTService(uuid: LockServiceUUID.service, characteristics: [
         GATTCharacteristic(uuid: LockServiceUUID.lockState, properties: [.read, .notify], permissions: .read,
                            descriptors: [.userDescription("Lock state")]),
         GATTCharacteristic(uuid: LockServiceUUID.lockControl, properties: [.write], permissions: .write,

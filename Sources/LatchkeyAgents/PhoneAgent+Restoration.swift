@@ -49,6 +49,19 @@ extension PhoneAgent {
         return true
     }
 
+    /// The lock's database changed (a Service Changed indication, or a Database Hash that
+    /// no longer matches the cache): when the lock service went with it, bind again to the
+    /// new handles before anything else is written — never to the old ones.
+    public func peripheral(_ peripheral: Peripheral, didModifyServices invalidatedServices: [RemoteService]) {
+        guard invalidatedServices.contains(where: { $0.uuid == LockServiceUUID.service }) else { return }
+        emit("phone.services_changed", ["invalidated": "\(invalidatedServices.count)"])
+        restartSetup(peripheral, because: "the lock's services changed")
+    }
+
+    public func peripheral(_ peripheral: Peripheral, didReceiveInvalidServiceChange value: [UInt8]) {
+        emit("phone.service_changed_invalid", ["value": value.map { String($0, radix: 16) }.joined(separator: " ")])
+    }
+
     // MARK: CentralManagerDelegate (restoration)
 
     public func centralManager(_ central: CentralManager, willRestoreState state: RestoredCentralState) {

@@ -28,6 +28,12 @@ public struct PhoneAgentConfiguration: Sendable {
     /// bearer for ATT's 30 s. 10 s: a full discovery is about ten ATT round trips, under a
     /// second at the kernel's longest default connection interval (50 ms).
     public var setupTimeout: Duration
+    /// An arrival request refused as busy (the bolt was moving) is asked once more when the
+    /// lock reports the bolt at rest, or after this long at the latest. 6 s: the lock's jam
+    /// timeout (5 s, `LockBehaviour.jamTimeout`), by which any movement has arrived or been
+    /// declared a jam, plus a second for the status to cross the link (twenty connection
+    /// intervals at the kernel's longest default, 50 ms).
+    public var arrivalRetryWait: Duration
 
     public static let defaultGracePeriod: Duration = .seconds(30)
     public static let defaultRestoreIdentifier = "latchkey.phone.central"
@@ -36,11 +42,12 @@ public struct PhoneAgentConfiguration: Sendable {
                 gracePeriod: Duration = PhoneAgentConfiguration.defaultGracePeriod,
                 connectOptions: ConnectOptions = ConnectOptions(notifyOnConnection: true, notifyOnDisconnection: true),
                 restoreIdentifier: String = PhoneAgentConfiguration.defaultRestoreIdentifier,
-                commandTimeout: Duration = ChallengeIssuer.defaultLifetime, setupTimeout: Duration = .seconds(10)) {
+                commandTimeout: Duration = ChallengeIssuer.defaultLifetime, setupTimeout: Duration = .seconds(10),
+                arrivalRetryWait: Duration = .seconds(6)) {
         self.lockAddress = lockAddress; self.keyID = keyID; self.secret = secret
         self.gracePeriod = gracePeriod; self.connectOptions = connectOptions
         self.restoreIdentifier = restoreIdentifier; self.commandTimeout = commandTimeout
-        self.setupTimeout = setupTimeout
+        self.setupTimeout = setupTimeout; self.arrivalRetryWait = arrivalRetryWait
     }
 }
 
@@ -79,6 +86,16 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
     var rediscoveredOnThisLink = false
     /// After `stop()`: no new connect request.
     var stopped = false
+    /// The wake-up work this agent marks (PhoneAgent+Wake.swift): GATT setup, commands, the
+    /// bolt's report after one. The runtime attaches the application gate.
+    public let backgroundTasks = BackgroundTasks()
+    /// Settled lock states reported so far, and how many there were when the command in
+    /// flight was written: a report may overtake the Write Response.
+    var settledReports = 0
+    var settledReportsAtWrite = 0
+    var boltReportTimer: Scheduled?
+    /// An arrival request that met a moving bolt, waiting to be asked again (`PhoneAgent+Arrival`).
+    var arrivalRetry: (cycle: UInt64, timer: Scheduled)?
 
     private struct InFlight {
         var operation: LockOperation
@@ -131,6 +148,7 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
     /// Write Response. Runs after the GATT setup on the current link.
     public func perform(_ operation: LockOperation, completion: @escaping (Result<Void, CommandError>) -> Void) {
         queue.append((operation, nil, completion))
+        backgroundTasks.begin(Self.commandsTask)
         pump()
     }
 
@@ -138,6 +156,7 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
     /// accepts it from an admin key only.
     public func setOperatingMode(_ mode: UInt8, completion: @escaping (Result<Void, CommandError>) -> Void) {
         queue.append((.setOperatingMode, mode, completion))
+        backgroundTasks.begin(Self.commandsTask)
         pump()
     }
 
@@ -156,6 +175,7 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
         commandTimer = nil
         f.completion(result)
         pump()
+        if queue.isEmpty && inFlight == nil { backgroundTasks.end(Self.commandsTask) }
     }
 
     private func failAllCommands(_ why: String) {
@@ -165,6 +185,7 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
         commandTimer = nil
         if let f = inFlight { inFlight = nil; f.completion(.failure(.notDelivered(why))) }
         for (_, _, c) in pending { c(.failure(.notDelivered(why))) }
+        if queue.isEmpty && inFlight == nil { backgroundTasks.end(Self.commandsTask) }
     }
 
     /// The GATT setup did not finish: a request was lost (the lock died and adopted the link
@@ -172,6 +193,7 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
     /// a fresh one.
     private func setupTimedOut() {
         setupTimer = nil
+        backgroundTasks.end(Self.setupTask)
         guard !ready, lock.state == .connected else { return }
         emit("phone.setup_timeout")
         central.cancelPeripheralConnection(lock)
@@ -190,7 +212,7 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
 
     // MARK: Presence
 
-    private func feed(_ input: PresenceMachine.Input) {
+    func feed(_ input: PresenceMachine.Input) {
         let before = state.presence.presence
         let actions = state.presence.handle(input)
         for action in actions {
@@ -210,18 +232,9 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
                 emit("phone.away", ["cycle": "\(cycle)"])
             case .requestArrivalUnlock(let cycle):
                 emit("phone.arrival_request", ["cycle": "\(cycle)"])
-                perform(.arrivalUnlock) { [weak self] result in
-                    guard let self else { return }
-                    switch result {
-                    case .success:
-                        self.feed(.arrivalAnswered(cycle: cycle, granted: true))
-                    case .failure(.rejected(let why)):
-                        self.emit("phone.arrival_refused", ["cycle": "\(cycle)", "reason": "\(why)"])
-                        self.feed(.arrivalAnswered(cycle: cycle, granted: false))
-                    case .failure(.notDelivered):
-                        self.feed(.arrivalNotDelivered)
-                    }
-                }
+                requestArrival(cycle)
+            case .retryArrivalUnlockAfterMovement(let cycle):
+                waitToRetryArrival(cycle)
             case .arrived(let cycle, let unlocked):
                 emit("phone.home", ["cycle": "\(cycle)", "unlocked": "\(unlocked)"])
             }
@@ -270,10 +283,29 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
         ready = false
         rediscoveredOnThisLink = false
         control = nil; challenge = nil; status = nil
-        setupTimer?.cancel()
-        setupTimer = loop.schedule(after: configuration.setupTimeout) { [weak self] in self?.setupTimedOut() }
+        armSetupTimer()
         continueSetup(peripheral)
         feed(.linkUp)
+    }
+
+    /// The GATT setup starts (a new link, or again after Service Changed): under its
+    /// timeout, and marked as wake work so a background wake-up covers it.
+    private func armSetupTimer() {
+        setupTimer?.cancel()
+        setupTimer = loop.schedule(after: configuration.setupTimeout) { [weak self] in self?.setupTimedOut() }
+        backgroundTasks.begin(Self.setupTask)
+    }
+
+    /// The lock service's handles changed under the link: what was bound to them goes, the
+    /// command in flight (its next step would use an old handle) fails, and the setup runs
+    /// again, under its timeout.
+    func restartSetup(_ peripheral: Peripheral, because why: String) {
+        ready = false
+        control = nil; challenge = nil; status = nil; transferCharacteristic = nil
+        if inFlight != nil { finish(.failure(.notDelivered(why))) }
+        if let fetch = logFetch { logFetch = nil; fetch.completion(.failure(.notDelivered(why))) }
+        armSetupTimer()
+        continueSetup(peripheral)
     }
 
     public func centralManager(_ central: CentralManager, didDisconnectPeripheral peripheral: Peripheral,
@@ -282,7 +314,10 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
         ready = false
         setupTimer?.cancel()
         setupTimer = nil
+        backgroundTasks.end(Self.setupTask)
+        boltReported()
         failAllCommands("link lost")
+        cancelArrivalRetry()
         if let fetch = logFetch { logFetch = nil; fetch.completion(.failure(.notDelivered("link lost"))) }
         // Keep the never-timing-out request open: the next return re-links by itself.
         requestConnection()
@@ -326,6 +361,7 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
         setupTimer?.cancel()
         setupTimer = nil
         emit("phone.gatt_ready", ["mtu": "\(peripheral.mtu)"])
+        defer { backgroundTasks.end(Self.setupTask) }
         // Tie this link to our key on the lock (its loss then starts the lock's departure
         // grace). An arrival request, when one is queued, does that already.
         if queue.isEmpty && inFlight == nil {
@@ -347,6 +383,8 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
             if let frame = try? LockStatusFrame(decoding: v) {
                 emit("phone.lock_status", ["lock_state": "\(frame.lockState)", "door_state": "\(frame.doorState)"])
                 onStatus?(frame)
+                if Self.isSettled(frame) { settledReports += 1; boltReported() }
+                retryArrivalIfTheBoltRests(frame)
             }
             return
         }
@@ -367,6 +405,7 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
                                                 keyID: configuration.keyID, secret: configuration.secret,
                                                 counter: state.counter, challenge: grant.challenge)
             emit("phone.command_sent", ["op": "\(f.operation)", "counter": "\(state.counter)"])
+            settledReportsAtWrite = settledReports
             peripheral.writeValue(frame.bytes, for: control, withResponse: true)
         } catch {
             finish(.failure(.notDelivered("seal: \(error)")))
@@ -381,6 +420,7 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
         switch error {
         case nil:
             emit("phone.command_ok", ["op": "\(f.operation)", "ms": "\(ms)"])
+            if Self.movesTheBolt(f.operation) && settledReports == settledReportsAtWrite { awaitBoltReport() }
             finish(.success(()))
         case .att(let code)?:
             let why = CommandRejection(code) ?? .malformed

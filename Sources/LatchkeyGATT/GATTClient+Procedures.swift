@@ -69,7 +69,10 @@ extension GATTClient {
     ///
     /// Every entry must lie at or after the handle the request started from, so a server
     /// that repeats itself cannot keep the procedure asking for the same page forever.
-    public func discoverPrimaryServices(_ uuid: BluetoothUUID? = nil,
+    /// `firstOnly`: the procedure ends with the first service found, for one a server
+    /// publishes once at most, such as Generic Attribute (Vol 3 Part G 7): no request asks
+    /// for the rest of the database.
+    public func discoverPrimaryServices(_ uuid: BluetoothUUID? = nil, firstOnly: Bool = false,
                                         _ completion: @escaping (Result<[DiscoveredService], GATTClientError>) -> Void) {
         var found: [DiscoveredService] = []
         var from: UInt16 = 0x0001
@@ -105,6 +108,10 @@ extension GATTClient {
                 default:
                     return p.unexpected(pdu)
                 }
+                if firstOnly, !found.isEmpty {
+                    found.removeSubrange(1...)
+                    return .done
+                }
                 guard last < 0xFFFF else { return .done }
                 from = UInt16(last + 1)
                 return .send(request())
@@ -112,8 +119,11 @@ extension GATTClient {
             finish: { e in completion(e.map { .failure($0) } ?? .success(found)) }))
     }
 
-    /// Discover All Characteristics of a Service (4.6.1).
+    /// Discover All Characteristics of a Service (4.6.1). `enough`: asked after each response
+    /// with what was found so far; true ends the procedure there, before the service's end —
+    /// the last characteristic's `endHandle` is then only the service's end, an upper bound.
     public func discoverCharacteristics(of service: DiscoveredService,
+                                        until enough: (([DiscoveredCharacteristic]) -> Bool)? = nil,
                                         _ completion: @escaping (Result<[DiscoveredCharacteristic], GATTClientError>) -> Void) {
         var found: [DiscoveredCharacteristic] = []
         let end = service.endHandle
@@ -146,7 +156,7 @@ extension GATTClient {
                 default:
                     return p.unexpected(pdu)
                 }
-                return last >= Int(end) ? .done : .send(request(UInt16(last + 1)))
+                return last >= Int(end) || enough?(found) == true ? .done : .send(request(UInt16(last + 1)))
             },
             finish: { e in
                 // Each characteristic's range ends where the next declaration starts.

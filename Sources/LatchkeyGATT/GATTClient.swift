@@ -13,8 +13,18 @@ public final class GATTClient {
     public private(set) var mtu: Int = ATTLimits.minimumMTU
 
     /// Server-initiated values: (value handle, value, isIndication). Indications are
-    /// confirmed automatically once the handler returns.
+    /// confirmed automatically, ahead of any request the handler starts: a server holds a
+    /// client that has not confirmed a Service Changed indication change-unaware and would
+    /// refuse that request (Robust Caching, Vol 3 Part G 2.5.2.1).
     public var onValue: ((UInt16, ATTBytes, Bool) -> Void)?
+    /// The server refused a request with Database Out Of Sync (Robust Caching, Vol 3 Part G
+    /// 2.5.2.1): its database changed since this client last knew it. Called before that
+    /// request's own completion, so whoever keeps a cache drops it before anyone acts on
+    /// the error.
+    public var onDatabaseOutOfSync: (() -> Void)?
+    /// A response ended the last request and nothing else is queued: work that must not
+    /// delay anyone's requests can start now (a central's per-link Service Changed chores).
+    public var onIdle: (() -> Void)?
 
     /// Procedures waiting for the bearer.
     private var queue: [Procedure] = []
@@ -62,6 +72,8 @@ public final class GATTClient {
     public var hasOutgoing: Bool { outboxHead < outbox.count }
     /// Whether a request awaits its response (the bearer runs the 30 s timer while true).
     public var isAwaitingResponse: Bool { current != nil }
+    /// No request outstanding and none queued.
+    public var isIdle: Bool { current == nil && queueHead == queue.count }
 
     /// A server-to-client PDU arrived. Returns false when it was not one this client handles.
     @discardableResult
@@ -77,8 +89,8 @@ public final class GATTClient {
         case .handleValueNotification(let handle, let value):
             onValue?(handle, value, false)
         case .handleValueIndication(let handle, let value):
-            onValue?(handle, value, true)
             enqueue(ATTPDU.handleValueConfirmation.bytes)
+            onValue?(handle, value, true)
         case .errorResponse, .exchangeMTUResponse, .findInformationResponse, .findByTypeValueResponse,
              .readByTypeResponse, .readResponse, .readBlobResponse, .readMultipleResponse, .readByGroupTypeResponse,
              .writeResponse, .prepareWriteResponse, .executeWriteResponse:
@@ -88,6 +100,7 @@ public final class GATTClient {
                 finishCurrent { $0.fail(.invalidResponse("error response for \(req), expected \(proc.requestOpcode)")) }
                 return true
             }
+            if case .errorResponse(_, _, .databaseOutOfSync) = pdu { onDatabaseOutOfSync?() }
             switch proc.handle(pdu, mtu: mtu) {
             case .send(let next):
                 proc.requestOpcode = next.opcode
@@ -157,6 +170,7 @@ public final class GATTClient {
         body(proc)
         proc.complete()
         pump()
+        if isIdle, failure == nil { onIdle?() }
     }
 
     private func failAll(_ error: GATTClientError) {

@@ -1,7 +1,7 @@
 import LatchkeyATT
 
 /// A service as an application defines it, before handles are assigned.
-public struct GATTService: Sendable {
+public struct GATTService: Sendable, Equatable {
     public var uuid: BluetoothUUID
     public var isPrimary: Bool
     public var characteristics: [GATTCharacteristic]
@@ -10,7 +10,7 @@ public struct GATTService: Sendable {
     }
 }
 
-public struct GATTCharacteristic: Sendable {
+public struct GATTCharacteristic: Sendable, Equatable {
     public var uuid: BluetoothUUID
     public var properties: CharacteristicProperties
     public var permissions: AttributePermissions
@@ -26,7 +26,7 @@ public struct GATTCharacteristic: Sendable {
     }
 }
 
-public struct GATTDescriptor: Sendable {
+public struct GATTDescriptor: Sendable, Equatable {
     public var uuid: BluetoothUUID
     public var permissions: AttributePermissions
     public var value: [UInt8]
@@ -77,6 +77,9 @@ public struct GATTDatabaseError: Error, Equatable, Sendable, CustomStringConvert
 public final class GATTDatabase {
     /// Sorted by handle.
     public private(set) var attributes: [GATTAttribute] = []
+    /// The Database Hash of the current structure (GATTDatabase+Hash.swift), computed once
+    /// per added or removed service; value writes leave it alone (values are not hashed).
+    var cachedHash: [UInt8]?
 
     public init() {}
 
@@ -130,6 +133,7 @@ public final class GATTDatabase {
         }
         attributes.append(contentsOf: new)
         attributes.sort { $0.handle < $1.handle }
+        cachedHash = nil
         return GATTServiceHandles(service: start, endGroup: end, characteristicValues: values, clientConfigurations: cccds)
     }
 
@@ -137,6 +141,7 @@ public final class GATTDatabase {
     public func removeService(at handle: UInt16) {
         guard let a = attribute(at: handle), case .service(let end) = a.kind else { return }
         attributes.removeAll { $0.handle >= handle && $0.handle <= end }
+        cachedHash = nil
     }
 
     /// Binary search: the index of `handle`, or of the first attribute after it.

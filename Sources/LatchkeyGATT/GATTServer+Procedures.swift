@@ -33,6 +33,10 @@ extension GATTServer {
         case .clientConfiguration(let valueHandle, _):
             let v = clientConfigurations[valueHandle, default: []].rawValue
             return .success([UInt8(v & 0xFF), UInt8(v >> 8)])
+        case .characteristicValue where a.type == .clientSupportedFeatures:
+            return .success([clientFeatures.rawValue])  // this client's, not the database's
+        case .characteristicValue where a.type == .databaseHash:
+            return .success(database.hash)
         case .characteristicValue(_, dynamic: true):
             guard let delegate else { return .failure(.unlikelyError) }
             return delegate.server(self, readDynamicValueAt: a.handle)
@@ -152,6 +156,8 @@ extension GATTServer {
             return nil
         case .service, .characteristicDeclaration:
             return .writeNotPermitted
+        case .characteristicValue where a.type == .clientSupportedFeatures:
+            return writeClientFeatures(value)
         case .characteristicValue(_, let dynamic):
             if let e = delegate?.server(self, write: value, at: handle, withResponse: withResponse) { return e }
             if !dynamic { database.setValue(Array(value), at: handle) }

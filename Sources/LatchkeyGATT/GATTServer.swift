@@ -13,6 +13,10 @@ public protocol GATTServerDelegate: AnyObject {
     /// The client changed a CCCD.
     func server(_ server: GATTServer, didChangeClientConfiguration configuration: ClientConfiguration,
                 forValueAt handle: UInt16)
+    /// The client confirmed the indication sent for `handle`.
+    func server(_ server: GATTServer, didConfirmIndicationAt handle: UInt16)
+    /// The client wrote its Client Supported Features (Vol 3 Part G 7.2).
+    func server(_ server: GATTServer, didChangeClientFeatures features: ClientSupportedFeatures)
 }
 
 extension GATTServerDelegate {
@@ -24,6 +28,8 @@ extension GATTServerDelegate {
     }
     public func server(_ server: GATTServer, didChangeClientConfiguration configuration: ClientConfiguration,
                        forValueAt handle: UInt16) {}
+    public func server(_ server: GATTServer, didConfirmIndicationAt handle: UInt16) {}
+    public func server(_ server: GATTServer, didChangeClientFeatures features: ClientSupportedFeatures) {}
 }
 
 /// The server side of one ATT bearer, as a state machine: a request in, a response out.
@@ -46,7 +52,19 @@ public final class GATTServer {
     public private(set) var mtu: Int = ATTLimits.minimumMTU
     public internal(set) var clientConfigurations: [UInt16: ClientConfiguration] = [:]
     /// Whether an indication is waiting for its confirmation (only one may be, 3.4.7.2).
-    public private(set) var indicationPending = false
+    public var indicationPending: Bool { indicatedHandle != nil }
+    /// The value handle of the indication waiting for its confirmation.
+    public internal(set) var indicatedHandle: UInt16?
+
+    /// This client's Client Supported Features (Vol 3 Part G 7.2), kept per bearer.
+    public internal(set) var clientFeatures: ClientSupportedFeatures = []
+    /// Whether the client knows the database as it now is (2.5.2.1). `markChangeUnaware()`
+    /// clears it when the database changes under a connected client
+    /// (GATTServer+RobustCaching.swift).
+    public internal(set) var isChangeAware = true
+    /// A Database Out Of Sync error went to this change-unaware client: its next request
+    /// makes it change-aware (2.5.2.1).
+    var outOfSyncReported = false
 
     /// Prepared writes, in arrival order (Vol 3, Part F, 3.4.6.1).
     var prepareQueue: [(handle: UInt16, offset: UInt16, value: [UInt8])] = []
@@ -101,6 +119,11 @@ public final class GATTServer {
     }
 
     public func respond(to pdu: ATTPDU) -> ATTPDU? {
+        switch robustCachingGate(pdu) {
+        case .pass: break
+        case .drop: return nil
+        case .refuse(let error): return error
+        }
         switch pdu {
         case .exchangeMTURequest(let clientMTU):
             // 3.4.2.2: the ATT_MTU is the minimum of both Rx MTUs, never below 23.
@@ -153,7 +176,7 @@ public final class GATTServer {
         case .executeWriteRequest(let flags):
             return executeWrite(flags)
         case .handleValueConfirmation:
-            indicationPending = false
+            confirmationReceived()
             return nil
         case .errorResponse, .exchangeMTUResponse, .findInformationResponse, .findByTypeValueResponse,
              .readByTypeResponse, .readResponse, .readBlobResponse, .readMultipleResponse, .readByGroupTypeResponse,
@@ -185,7 +208,7 @@ public final class GATTServer {
         guard clientConfigurations[handle, default: []].contains(.indicate) else { return .failure(.notSubscribed) }
         guard !indicationPending else { return .failure(.indicationInFlight) }
         guard value.count <= mtu - 3 else { return .failure(.tooLong(maximum: mtu - 3)) }
-        indicationPending = true
+        indicatedHandle = handle
         return .success(ATTPDU.handleValueIndication(handle: handle, value: value[...]).bytes)
     }
 
@@ -194,6 +217,16 @@ public final class GATTServer {
     /// least 23 and at most our preferred MTU.
     public func restoreMTU(_ negotiated: Int) {
         mtu = max(ATTLimits.minimumMTU, min(preferredMTU, negotiated))
+    }
+
+    /// The indication sent last never left (the link refused it): no confirmation will come,
+    /// so another may be sent.
+    public func cancelIndication() { indicatedHandle = nil }
+
+    /// Drops the CCCD values of value handles in `range` but `except` (their handles may now
+    /// belong to other attributes).
+    public func forgetClientConfigurations(in range: ClosedRange<UInt16>, except: UInt16? = nil) {
+        clientConfigurations = clientConfigurations.filter { !range.contains($0.key) || $0.key == except }
     }
 
     /// Restores CCCD values remembered for a bonded client (or across an agent restart).

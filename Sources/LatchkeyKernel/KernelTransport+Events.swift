@@ -48,6 +48,7 @@ extension KernelTransport {
         } else {
             scan = nil  // the kernel ends discovery when the controller goes down
         }
+        restartPendingRefresh()
         delegate?.transport(self, didChangeState: newState)
     }
 
@@ -68,6 +69,7 @@ extension KernelTransport {
             self.connectedDevices = Set(devices.compactMap(\.address))
             if self.advertising != nil { self.sweepStaleLinks() }
             for peer in self.connectedDevices.sorted() { self.claimIfWanted(peer) }
+            self.restartPendingRefresh()
         }
     }
 
@@ -88,10 +90,12 @@ extension KernelTransport {
             connectedDevices.insert(peer)
             disconnectReasons[peer] = nil
             claimIfWanted(peer)
+            restartPendingRefresh()
         case .deviceDisconnected(let device, let reason):
             guard let peer = device.address else { return }
             connectedDevices.remove(peer)
             disconnectReasons[peer] = reason.hciReason
+            restartPendingRefresh()
         case .deviceFound(let found):
             guard isScanning, let peer = found.address.address,
                   let data = try? AdvertisingData(decoding: found.eir) else { return }

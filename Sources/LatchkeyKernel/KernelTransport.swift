@@ -68,9 +68,26 @@ public final class KernelTransport: BluetoothTransport {
     /// New Settings that cancels the re-add; the kernel itself re-enables advertising after
     /// a disconnection, so this is only the fallback.
     var readvertiseDelay: Duration = .seconds(2)
+    /// Re-sends Add Device for entries with no link (KernelTransport+PendingRefresh.swift).
+    var pendingRefreshTimer: Scheduled?
+    /// How long an entry may stay without a link before it is sent again. The 6.12 kernel
+    /// stops its auto-connect scan for good when an LE Create Connection ends in an LE
+    /// Connection Complete with an error, such as 0x3E "Connection Failed to be Established":
+    /// the command's wait completes without error (hci_le_meta_evt), so the half-made
+    /// connection is only cancelled later (LE Create Connection Cancel, from its
+    /// disconnect timer); the scan update the event queued runs while that attempt is still
+    /// pending and does nothing, and the cancel's cleanup (`hci_connect_le_scan_cleanup`)
+    /// skips the update for auto-connect entries. The entry stays in the kernel's list with
+    /// nothing scanning for it until the next passive-scan update, and Add Device is one
+    /// (add_device_sync). The HIL suite hit it in c and g (hci1 cancels, then never scans
+    /// again) whenever the lock paused its advertising as the phone connected; btvirt fails
+    /// such a connect at once, a radio does so on interference. Our choice: 5 s, above the
+    /// kernel's own 4 s connection attempt (HCI_LE_AUTOCONN_TIMEOUT; the update also skips a
+    /// running attempt), for one mgmt command and a scan restart per interval while away.
+    var pendingRefreshInterval: Duration = .seconds(5)
 
     /// What was sent for an advertising request, re-sent on power-on.
-    struct AdvertisingSet {
+    struct AdvertisingSet: Equatable {
         var advertisement: Advertisement
         var instance: AdvertisingInstance
         var timing: [SystemParameter]
@@ -110,6 +127,7 @@ public final class KernelTransport: BluetoothTransport {
         cancelClaims()
         readvertiseTimer?.cancel()
         readvertiseTimer = nil
+        cancelPendingRefresh()
         mgmt.onClose = nil
         mgmt.close()
     }
@@ -128,14 +146,23 @@ public final class KernelTransport: BluetoothTransport {
 
     public var isAdvertising: Bool { advertising != nil && state == .poweredOn }
 
+    /// Idempotent: what the kernel already advertises for us (the mirror says so: it is
+    /// re-asserted on power-on and whenever the kernel drops the instance) is not sent again.
+    /// Re-adding an instance makes the kernel stop advertising, set the parameters and start
+    /// again; a central's LE Create Connection that meets that gap fails ("Connection Failed
+    /// to be Established", 0x3E, at once on btvirt), and a 6.12 kernel then stops the central's
+    /// auto-connect scan (see `pendingRefreshInterval`). The lock agent asks again on every
+    /// power-on, right after the transport re-asserted the same advertising (HIL g).
     public func startAdvertising(_ advertisement: Advertisement) throws(TransportError) {
         guard state == .poweredOn else { throw TransportError(.poweredOff, "cannot advertise while \(state)") }
         let set = AdvertisingSet(advertisement: advertisement,
                                  instance: try AdvertisingInstance(instance: Self.advertisingInstance, advertisement),
                                  timing: try SystemConfiguration.advertising(interval: advertisement.interval))
         do { try openListener() } catch { throw TransportError(.failed, error.description) }
-        advertising = set
-        sendAdvertising(set)
+        if advertising != set {
+            advertising = set
+            sendAdvertising(set)
+        }
         sweepStaleLinks()
     }
 
@@ -202,25 +229,33 @@ public final class KernelTransport: BluetoothTransport {
     ///
     /// Idempotent: an entry the mirror holds is in the kernel (it is re-asserted on power-on,
     /// on the index's return, and when another client removes it), and entries survive link
-    /// loss, so it is not sent again. A second Add Device for a held entry made the kernel
-    /// cancel its LE Create Connection and never scan for the device again (HIL c, btvirt).
+    /// loss, so the application asking again sends nothing. While an entry has no link the
+    /// transport re-sends it on its own, every `pendingRefreshInterval` (why: see there).
     public func addPendingConnection(to peer: BluetoothAddress) throws(TransportError) {
         guard peer != address else { throw TransportError(.invalidParameters, "cannot connect to ourselves") }
         guard pendingConnections.insert(peer).inserted else { return claimIfWanted(peer) }
         command(.addDevice(peer, .autoConnect)) { [weak self] _ in self?.pendingConnections.remove(peer) }
         // Already linked at the HCI level (made while we were away): claim it now.
         claimIfWanted(peer)
+        restartPendingRefresh()
     }
 
     public func removePendingConnection(to peer: BluetoothAddress) {
         guard pendingConnections.remove(peer) != nil else { return }
         command(.removeDevice(peer))
+        restartPendingRefresh()
     }
 
+    /// The kernel keeps new defaults for its next passive scan but does not restart a running
+    /// one (mgmt_config.c stores them only), so the entries with no link are re-sent after
+    /// the timing: Add Device ends in hci_update_passive_scan_sync, which restarts the
+    /// auto-connect scan with the new interval and window now (an execution mode switch).
     public func setConnectionParameters(_ parameters: ConnectionParameters) throws(TransportError) {
         let timing = try SystemConfiguration.connection(parameters)
         connectionTiming = timing
         command(.setDefaultSystemConfiguration(timing))
+        guard state == .poweredOn else { return }
+        for peer in unlinkedPendingConnections { resendPending(peer) }
     }
 
     // MARK: Commands

@@ -126,6 +126,14 @@ public struct FileGPIOSimulator {
         }
     }
 
+    /// The chip's lines in offset order.
+    public var lineNames: [String] { names }
+
+    /// The physical level applied to `line` from outside (its `pull` file).
+    public func isPulledHigh(_ line: String) throws(GPIOError) -> Bool {
+        try FileLevels(files, names: names).pulled(offset: try offset(line))
+    }
+
     /// Applies a physical level to `line`. The lock process sees it at its next `pollInputs()`.
     public func pull(_ line: String, high: Bool) throws(GPIOError) {
         try files.store(ChipFiles.linePath(try offset(line), "pull"), ChipFiles.pullText(high: high))

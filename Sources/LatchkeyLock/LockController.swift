@@ -46,6 +46,8 @@ public struct LockSensors {
 public enum LockFault {
     case journal(any Error)
     case actuator(GPIOError)
+    /// The status LED's line failed; the lock carries on without it.
+    case statusLight(GPIOError)
 }
 
 /// The shell around `LockStateMachine`: feeds it inputs from the sensors, the actuator,
@@ -66,6 +68,8 @@ public final class LockController {
     public var onEvent: ((LockEvent) -> Void)?
     /// Failures of the journal or the outputs, for the logger and alerts.
     public var onFault: ((LockFault) -> Void)?
+    /// The board's status LED, shown the lock state after each input has run.
+    public var statusLight: StatusLight?
     /// The last decision the journal accepted (durable), for the agent's timeline.
     public private(set) var lastRecordedDecision: DecisionID?
 
@@ -103,6 +107,11 @@ public final class LockController {
                             firstDecisionID: DecisionID = DecisionID(1)) throws(ActuatorConfigurationError) {
         try self.init(loop: loop, behaviour: behaviour, actuator: hardware.actuator, sensors: hardware.sensors,
                       journal: journal, operatingMode: operatingMode, firstDecisionID: firstDecisionID)
+        if let led = hardware.statusLED {
+            let light = StatusLight(led, loop: loop)
+            light.onError = { [weak self] error in self?.onFault?(.statusLight(error)) }
+            statusLight = light
+        }
     }
 
     public var lockState: LockState { machine.lockState }
@@ -128,9 +137,10 @@ public final class LockController {
 
     /// Changes the operating mode; false when refused (an operation is under way, or
     /// Passage with an actuator that cannot hold the door unlocked).
+    /// A change is an OperatingModeChange event (with `who`, the admin key that asked).
     @discardableResult
-    public func setOperatingMode(_ mode: OperatingMode, source: OperationSource) -> Bool {
-        feed(.setOperatingMode(mode, source: source))
+    public func setOperatingMode(_ mode: OperatingMode, source: OperationSource, who: KeyID? = nil) -> Bool {
+        feed(.setOperatingMode(mode, source: source, who: who))
         return machine.operatingMode == mode
     }
 
@@ -147,6 +157,7 @@ public final class LockController {
             let next = inbox.removeFirst()
             for action in machine.handle(next, at: loop.now) { perform(action) }
         }
+        statusLight?.show(machine.lockState)
     }
 
     private func perform(_ action: LockAction) {

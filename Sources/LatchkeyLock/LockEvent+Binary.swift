@@ -8,14 +8,16 @@ import LatchkeyTransport
 //   offset size field
 //   0      1    version (1)
 //   1      1    kind: 0 LockOperation, 1 LockOperationError, 2 DoorLockAlarm, 3 DoorStateChange,
-//                     4 LockUserChange
+//                     4 LockUserChange, 5 OperatingModeChange (ours)
 //   2      1    lock state before (LockState raw value)
 //   3      1    lock state after
 //   4      1    door state (DoorState raw value; 0xFF = null)
-//   5      1    operation type (kinds 0-1), DataOperationType (4), else 0xFF
-//   6      1    operation source          kinds 0-1 and 4, else 0xFF
-//   7      1    code: OperationError (1), AlarmCode (2), DoorState (3, equal to byte 4); 0xFF for 0, 4
-//   8      1    flags: bit 0 who present (kinds 0-1; always set for 4), bit 1 decision present
+//   5      1    operation type (kinds 0-1; 0xFF in kind 1 = unknown: refused before it was read),
+//               DataOperationType (4), the new OperatingMode (5), else 0xFF
+//   6      1    operation source          kinds 0-1, 4 and 5, else 0xFF
+//   7      1    code: OperationError (1), AlarmCode (2), DoorState (3, equal to byte 4), the
+//               previous OperatingMode (5); 0xFF for 0, 4
+//   8      1    flags: bit 0 who present (kinds 0-1 and 5; always set for 4), bit 1 decision present
 //               (kinds 0-1 only), bit 2 recovered (kinds 0-1 only; recovered needs a decision);
 //               others 0
 //   9      4    who (KeyID; the key changed for kind 4), 0 when absent
@@ -63,7 +65,7 @@ extension LockEvent {
                 bytes[1] = 1
                 bytes[7] = error.rawValue
             }
-            bytes[5] = record.operation.rawValue
+            bytes[5] = record.operation?.rawValue ?? Self.absent
             bytes[6] = record.source.rawValue
             if let id = record.who { bytes[8] |= Self.whoFlag; who = id.rawValue }
             if let id = record.decision { bytes[8] |= Self.decisionFlag; decision = id.rawValue }
@@ -80,6 +82,12 @@ extension LockEvent {
             bytes[6] = change.source.rawValue
             bytes[8] = Self.whoFlag
             who = change.key.rawValue
+        case .operatingModeChange(let change):
+            bytes[1] = 5
+            bytes[5] = change.mode.rawValue
+            bytes[6] = change.source.rawValue
+            bytes[7] = change.previous.rawValue
+            if let id = change.who { bytes[8] = Self.whoFlag; who = id.rawValue }
         }
         bytes.appendLittleEndian(who)
         bytes.appendLittleEndian(decision)
@@ -112,8 +120,10 @@ extension LockEvent {
             }
             if flags & Self.whoFlag == 0 && who != 0 { throw LockEventDecodingError(.invalidField, offset: 9) }
             if flags & Self.decisionFlag == 0 && decision != 0 { throw LockEventDecodingError(.invalidField, offset: 13) }
+            // Only an error may leave the operation unknown: a completed one always has one.
+            let unknownOperation = bytes[1] == 1 && bytes[5] == Self.absent
             let record = LockOperationRecord(
-                operation: try Self.field(bytes, 5, LockOperationType.init(rawValue:)),
+                operation: unknownOperation ? nil : try Self.field(bytes, 5, LockOperationType.init(rawValue:)),
                 source: try Self.field(bytes, 6, OperationSource.init(rawValue:)),
                 who: flags & Self.whoFlag != 0 ? KeyID(who) : nil,
                 decision: flags & Self.decisionFlag != 0 ? DecisionID(decision) : nil,
@@ -144,6 +154,15 @@ extension LockEvent {
             kind = .lockUserChange(KeyChangeRecord(try Self.field(bytes, 5, DataOperationType.init(rawValue:)),
                                                    source: try Self.field(bytes, 6, OperationSource.init(rawValue:)),
                                                    key: KeyID(who)))
+        case 5:
+            guard flags & ~Self.whoFlag == 0 else { throw LockEventDecodingError(.invalidField, offset: 8) }
+            if flags & Self.whoFlag == 0 && who != 0 { throw LockEventDecodingError(.invalidField, offset: 9) }
+            guard decision == 0 else { throw LockEventDecodingError(.invalidField, offset: 13) }
+            kind = .operatingModeChange(OperatingModeChangeRecord(
+                try Self.field(bytes, 5, OperatingMode.init(rawValue:)),
+                previous: try Self.field(bytes, 7, OperatingMode.init(rawValue:)),
+                source: try Self.field(bytes, 6, OperationSource.init(rawValue:)),
+                who: flags & Self.whoFlag != 0 ? KeyID(who) : nil))
         default:
             throw LockEventDecodingError(.invalidField, offset: 1)
         }

@@ -14,6 +14,9 @@ public struct LockEvent: Hashable, Sendable {
         case doorStateChange(DoorState)
         /// A phone key was added (paired) or cleared (revoked): Matter LockUserChange.
         case lockUserChange(KeyChangeRecord)
+        /// The operating mode changed. Our addition: Matter reports it only as a change of
+        /// the OperatingMode attribute, which leaves no trace in an audit log.
+        case operatingModeChange(OperatingModeChangeRecord)
     }
 
     public var kind: Kind
@@ -35,7 +38,11 @@ public struct LockEvent: Hashable, Sendable {
 
 /// The fields of a LockOperation / LockOperationError event: what, how, who.
 public struct LockOperationRecord: Hashable, Sendable {
-    public var operation: LockOperationType
+    /// nil only in a LockOperationError for a command refused before its operation could be
+    /// read — a revoked or unknown key, a forged tag, a stale challenge, a malformed frame —
+    /// or one that is no lock operation (a refused mode change): Matter's field is
+    /// mandatory, and guessing "unlock" would put an attempt in the log that nobody made.
+    public var operation: LockOperationType?
     public var source: OperationSource
     public var who: KeyID?
     /// The journal entry behind it; nil when nothing was decided (a manual turn, a refusal).
@@ -47,7 +54,7 @@ public struct LockOperationRecord: Hashable, Sendable {
     /// for it; a bridge maps it to the same event (source and user unchanged).
     public var recovered: Bool
 
-    public init(operation: LockOperationType, source: OperationSource, who: KeyID? = nil, decision: DecisionID? = nil,
+    public init(operation: LockOperationType?, source: OperationSource, who: KeyID? = nil, decision: DecisionID? = nil,
                 recovered: Bool = false) {
         self.operation = operation
         self.source = source
@@ -66,6 +73,7 @@ extension LockEvent: CustomStringConvertible {
         case .doorLockAlarm(let code): what = "DoorLockAlarm(\(code))"
         case .doorStateChange(let state): what = "DoorStateChange(\(state))"
         case .lockUserChange(let change): what = "LockUserChange(\(change))"
+        case .operatingModeChange(let change): what = "OperatingModeChange(\(change))"
         }
         return "\(time) \(what) lock \(lockStateBefore)->\(lockStateAfter) door \(doorState)"
     }
@@ -73,7 +81,7 @@ extension LockEvent: CustomStringConvertible {
 
 extension LockOperationRecord: CustomStringConvertible {
     public var description: String {
-        var text = "\(operation) by \(source)"
+        var text = "\(operation.map { "\($0)" } ?? "unknown operation") by \(source)"
         if let who { text += " \(who)" }
         if let decision { text += " \(decision)" }
         if recovered { text += " recovered" }
@@ -95,6 +103,26 @@ public struct KeyChangeRecord: Hashable, Sendable, CustomStringConvertible {
     }
 
     public var description: String { "\(change) \(key) by \(source)" }
+}
+
+/// The fields of an OperatingModeChange event: the new mode, the one before, how and by
+/// whom (a remote admin key; `auto` when the lock itself changed it at start).
+public struct OperatingModeChangeRecord: Hashable, Sendable, CustomStringConvertible {
+    public var mode: OperatingMode
+    public var previous: OperatingMode
+    public var source: OperationSource
+    public var who: KeyID?
+
+    public init(_ mode: OperatingMode, previous: OperatingMode, source: OperationSource, who: KeyID? = nil) {
+        self.mode = mode
+        self.previous = previous
+        self.source = source
+        self.who = who
+    }
+
+    public var description: String {
+        "\(previous) -> \(mode) by \(source)" + (who.map { " \($0)" } ?? "")
+    }
 }
 
 /// Matter DataOperationTypeEnum.

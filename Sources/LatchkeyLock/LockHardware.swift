@@ -40,12 +40,14 @@ public struct LockWiring: Hashable, Sendable {
     public var boltLocked: Input?
     /// Active while the bolt is fully retracted.
     public var boltUnlocked: Input?
+    /// The status LED (`StatusLight`), if the board has one.
+    public var statusLED: Output?
     /// Software debounce applied to every input.
     public var debounce: Duration = DebouncedInput.defaultInterval
 
     public init(chipLabel: String, consumer: String = "latchkey-lock", actuator: ActuatorKind, unlockOutput: Output,
                 lockOutput: Output? = nil, maximumEnergizeTime: Duration? = nil, door: Input? = nil,
-                button: Input? = nil, boltLocked: Input? = nil, boltUnlocked: Input? = nil) {
+                button: Input? = nil, boltLocked: Input? = nil, boltUnlocked: Input? = nil, statusLED: Output? = nil) {
         self.chipLabel = chipLabel
         self.consumer = consumer
         self.actuator = actuator
@@ -56,6 +58,7 @@ public struct LockWiring: Hashable, Sendable {
         self.button = button
         self.boltLocked = boltLocked
         self.boltUnlocked = boltUnlocked
+        self.statusLED = statusLED
     }
 
     /// Each wired line with its configuration field (`unlock_line` …), for checks and listings.
@@ -64,6 +67,7 @@ public struct LockWiring: Hashable, Sendable {
                                           ("bolt_locked_line", boltLocked), ("bolt_unlocked_line", boltUnlocked)]
         return [("unlock_line", unlockOutput.line)] + (lockOutput.map { [("lock_line", $0.line)] } ?? [])
             + inputs.compactMap { field, input in input.map { (field, $0.line) } }
+            + (statusLED.map { [("status_led_line", $0.line)] } ?? [])
     }
 }
 
@@ -83,6 +87,8 @@ public enum LockHardwareError: Error, Hashable, Sendable, CustomStringConvertibl
 public struct LockHardware {
     public let actuator: ActuatorDriver
     public let sensors: LockSensors
+    /// The status LED's line, requested dark.
+    public let statusLED: (any GPIOOutput)?
 
     /// Requests the outputs first (each driven inactive by its request), then the inputs.
     public static func open(_ wiring: LockWiring, chips: any GPIOChipFinder, loop: any EventLoop)
@@ -117,6 +123,7 @@ public struct LockHardware {
         let actuator = try ActuatorDriver(kind: wiring.actuator, unlockOutput: unlock, lockOutput: lock,
                                           maximumEnergizeTime: wiring.maximumEnergizeTime,
                                           hasBoltSensor: sensors.hasBoltSensor, loop: loop)
-        return LockHardware(actuator: actuator, sensors: sensors)
+        let led = try wiring.statusLED.map(output)
+        return LockHardware(actuator: actuator, sensors: sensors, statusLED: led)
     }
 }

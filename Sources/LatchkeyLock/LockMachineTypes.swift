@@ -116,7 +116,7 @@ public enum LockInput: Hashable, Sendable {
     case start(StartupReading, recovered: LockDecision?)
     case command(LockCommand)
     case buttonPressed
-    case setOperatingMode(OperatingMode, source: OperationSource)
+    case setOperatingMode(OperatingMode, source: OperationSource, who: KeyID? = nil)
     /// Debounced door sensor change.
     case doorSensor(open: Bool)
     /// Debounced bolt sensor change.

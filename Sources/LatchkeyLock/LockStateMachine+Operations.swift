@@ -126,12 +126,12 @@ extension LockStateMachine {
         }
     }
 
-    mutating func changeMode(to mode: OperatingMode, source: OperationSource) {
-        guard mode != operatingMode else { return }
+    mutating func changeMode(to mode: OperatingMode, source: OperationSource, who: KeyID?) {
         // A pulse actuator cannot hold a door unlocked.
-        if mode == .passage && !hardware.canHoldUnlocked { return }
+        guard mode != operatingMode, acceptsOperatingMode(mode) else { return }
         let previous = operatingMode
         operatingMode = mode
+        emit(.operatingModeChange(OperatingModeChangeRecord(mode, previous: previous, source: source, who: who)))
         if mode == .passage {
             relockPending = false
             actions.append(.cancelTimer(.autoRelock))

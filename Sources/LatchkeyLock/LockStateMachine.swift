@@ -82,6 +82,16 @@ public struct LockStateMachine {
         nextDecisionID = firstDecisionID.rawValue
     }
 
+    /// Whether `setOperatingMode(mode)` would be taken now: before start (restoring), or at
+    /// rest — and Passage only with an actuator that can hold the door unlocked.
+    public func acceptsOperatingMode(_ mode: OperatingMode) -> Bool {
+        switch phase {
+        case .starting: true
+        case .journaling, .moving: false
+        case .idle: mode != .passage || hardware.canHoldUnlocked
+        }
+    }
+
     /// Whether an operation is being journaled or driven.
     public var isMoving: Bool {
         switch phase {
@@ -105,8 +115,8 @@ public struct LockStateMachine {
             begin(reading, recovered: recovered)
         case (.starting, .command(let command)):
             refuse(command, .notReady)
-        case (.starting, .setOperatingMode(let mode, _)):
-            operatingMode = mode
+        case (.starting, .setOperatingMode(let mode, _, _)):
+            operatingMode = mode  // restored before start: not a change, nothing to log
         case (.starting, .buttonPressed), (.starting, .doorSensor), (.starting, .boltPosition),
              (.starting, .movementCompleted), (.starting, .actuatorReleased), (.starting, .actuatorFault),
              (.starting, .journalRecorded), (.starting, .journalFailed), (.starting, .timerFired):
@@ -125,8 +135,8 @@ public struct LockStateMachine {
             break  // the bolt is already moving: a press is not queued
 
         // Operating mode changes only at rest; the caller sees the mode unchanged otherwise.
-        case (.idle, .setOperatingMode(let mode, let source)):
-            changeMode(to: mode, source: source)
+        case (.idle, .setOperatingMode(let mode, let source, let who)):
+            changeMode(to: mode, source: source, who: who)
         case (.journaling, .setOperatingMode), (.moving, .setOperatingMode):
             break
 

@@ -43,6 +43,11 @@ public final class SimulatedGPIOChip: GPIOChip {
         try? table.refreshInput(offset: offset)
     }
 
+    /// From now on every write to `line` fails with EIO, as a line whose chip went away does.
+    public func failWrites(to line: String) {
+        memory.failing.insert(existing(line))
+    }
+
     /// Who holds `line`, as `gpioinfo` would show it.
     public func consumer(of line: String) -> String? { table.consumer(ofLine: line) }
 
@@ -63,6 +68,11 @@ private final class MemoryLevels: SimulatedLevels {
         pull = Array(repeating: false, count: count)
     }
 
-    func drive(offset: Int, high: Bool) throws(GPIOError) { driven[offset] = high }
+    var failing: Set<Int> = []
+
+    func drive(offset: Int, high: Bool) throws(GPIOError) {
+        if failing.contains(offset) { throw GPIOError(.ioFailed, chip: "simulated", errno: 5 /* EIO */, detail: "write failed (injected)") }
+        driven[offset] = high
+    }
     func pulled(offset: Int) throws(GPIOError) -> Bool { pull[offset] }
 }

@@ -22,6 +22,9 @@ public enum CommandRejection: UInt8, Error, Sendable, CaseIterable, CustomString
     case storageFailure = 0x89
     /// A pairing write while no pairing window is open on the lock's side.
     case pairingClosed = 0x8A
+    /// The bolt is moving (another operation is under way): nothing was decided; the same
+    /// request may succeed once the movement ends.
+    case busy = 0x8B
 
     public var attError: ATTErrorCode { .application(rawValue) }
 
@@ -40,6 +43,7 @@ public enum CommandRejection: UInt8, Error, Sendable, CaseIterable, CustomString
         case .actuatorDisabled: "actuator disabled"
         case .storageFailure: "storage failure"
         case .pairingClosed: "pairing window closed"
+        case .busy: "busy: the bolt is moving"
         }
     }
 }

@@ -115,6 +115,8 @@ public final class ApplicationGate {
         private weak var gate: ApplicationGate?
         private var ended = false
         init(gate: ApplicationGate) { self.gate = gate }
+        /// Ended: by `end()`, or at once when begun outside a wake-up (nothing to extend).
+        public var isEnded: Bool { ended }
         public func end() {
             guard !ended else { return }
             ended = true

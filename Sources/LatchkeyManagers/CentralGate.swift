@@ -197,4 +197,12 @@ public final class CentralGate: CentralManagerDelegate, PeripheralDelegate {
     public func peripheral(_ peripheral: Peripheral, didUpdateMTU mtu: Int) {
         forward(peripheral, "mtu \(mtu)") { $0.peripheral(peripheral, didUpdateMTU: mtu) }
     }
+
+    public func peripheral(_ peripheral: Peripheral, didModifyServices invalidatedServices: [RemoteService]) {
+        forward(peripheral, "services modified") { $0.peripheral(peripheral, didModifyServices: invalidatedServices) }
+    }
+
+    public func peripheral(_ peripheral: Peripheral, didReceiveInvalidServiceChange value: [UInt8]) {
+        forward(peripheral, "invalid service change") { $0.peripheral(peripheral, didReceiveInvalidServiceChange: value) }
+    }
 }

@@ -47,7 +47,7 @@ extension CentralManager {
         for preserved in loaded.peripherals {
             let p = peripheral(for: preserved.identifier)
             if let name = preserved.name { p.name = name }
-            p.restoreCache(preserved.services)
+            p.restoreCache(preserved)
             p.state = .connecting
             pendingConnects[preserved.identifier] = preserved.options
         }
@@ -121,8 +121,10 @@ extension CentralManager {
 }
 
 extension Peripheral {
-    /// Marks every characteristic unsubscribed (its CCCD lived on a link that is gone).
+    /// Marks every characteristic unsubscribed (its CCCD lived on a link that is gone), and
+    /// Service Changed with them.
     func clearSubscriptions() {
         for s in services ?? [] { for c in s.characteristics ?? [] { c.isNotifying = false } }
+        serviceChangedSubscribed = false
     }
 }

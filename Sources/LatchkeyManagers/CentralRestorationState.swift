@@ -60,10 +60,26 @@ public struct PreservedPeripheral: Codable, Hashable, Sendable {
     public var mtu: Int?
     /// nil until services were discovered.
     public var services: [PreservedRemoteService]?
+    /// The peer's Database Hash the cache was made against: a relaunch that reads another
+    /// discovers again instead of trusting the cache (Vol 3 Part G 2.5.2.1).
+    public var databaseHash: [UInt8]?
+    /// Where the peer's Generic Attribute service is, and whether Service Changed
+    /// indications were on for the preserved link.
+    public var genericAttribute: PreservedGenericAttribute?
 
     public var identifier: BluetoothAddress {
         BluetoothAddress(address, kind: BluetoothAddress.Kind(rawValue: addressKind) ?? .public)
     }
+}
+
+public struct PreservedGenericAttribute: Codable, Hashable, Sendable {
+    public var start: UInt16
+    public var end: UInt16
+    public var serviceChanged: UInt16?
+    public var serviceChangedConfiguration: UInt16?
+    public var clientFeatures: UInt16?
+    /// Service Changed indications were enabled on the preserved link.
+    public var subscribed: Bool
 }
 
 public struct PreservedRemoteService: Codable, Hashable, Sendable {
@@ -123,6 +139,13 @@ extension PreservedPeripheral {
         linkID = connected ? p.bearer?.link.id.rawValue : nil
         mtu = connected ? p.client?.mtu : nil
         services = p.services?.map(PreservedRemoteService.init)
+        databaseHash = p.databaseHash
+        genericAttribute = p.genericAttribute.map { g in
+            PreservedGenericAttribute(start: g.service.lowerBound, end: g.service.upperBound,
+                                      serviceChanged: g.serviceChanged,
+                                      serviceChangedConfiguration: g.serviceChangedConfiguration,
+                                      clientFeatures: g.clientFeatures, subscribed: connected && p.serviceChangedSubscribed)
+        }
     }
 }
 
@@ -150,8 +173,15 @@ extension PreservedRemoteCharacteristic {
 extension Peripheral {
     /// Rebuilds the attribute cache from its preserved form. Subscriptions are taken as
     /// preserved; the manager clears them when the link they were made on is gone.
-    func restoreCache(_ preserved: [PreservedRemoteService]?) {
-        services = preserved?.map { ps in
+    func restoreCache(_ peripheral: PreservedPeripheral) {
+        databaseHash = peripheral.databaseHash
+        if let g = peripheral.genericAttribute, g.start <= g.end {
+            genericAttribute = GenericAttributeCache(service: g.start...g.end, serviceChanged: g.serviceChanged,
+                                                     serviceChangedConfiguration: g.serviceChangedConfiguration,
+                                                     clientFeatures: g.clientFeatures)
+            serviceChangedSubscribed = g.subscribed
+        }
+        services = peripheral.services?.map { ps in
             let service = RemoteService(DiscoveredService(uuid: ps.uuid.uuid, startHandle: ps.startHandle,
                                                           endHandle: ps.endHandle), peripheral: self)
             service.characteristics = ps.characteristics?.map { pc in

@@ -17,6 +17,14 @@ public protocol PeripheralDelegate: AnyObject {
     /// The link can take another write without response (peripheralIsReady(toSendWriteWithoutResponse:)).
     func peripheralIsReady(toSendWriteWithoutResponse peripheral: Peripheral)
     func peripheral(_ peripheral: Peripheral, didUpdateMTU mtu: Int)
+    /// peripheral(_:didModifyServices:): the peripheral's database changed (a Service Changed
+    /// indication, or a Database Hash that no longer matches the cache). `invalidatedServices`
+    /// are gone from `services`, with their characteristics; requests on them fail. Discover
+    /// again what the app needs.
+    func peripheral(_ peripheral: Peripheral, didModifyServices invalidatedServices: [RemoteService])
+    /// A Service Changed indication whose value is not a handle range arrived: it was
+    /// confirmed (every indication is) and otherwise ignored.
+    func peripheral(_ peripheral: Peripheral, didReceiveInvalidServiceChange value: [UInt8])
 }
 
 extension PeripheralDelegate {
@@ -31,6 +39,8 @@ extension PeripheralDelegate {
                            error: BluetoothError?) {}
     public func peripheralIsReady(toSendWriteWithoutResponse peripheral: Peripheral) {}
     public func peripheral(_ peripheral: Peripheral, didUpdateMTU mtu: Int) {}
+    public func peripheral(_ peripheral: Peripheral, didModifyServices invalidatedServices: [RemoteService]) {}
+    public func peripheral(_ peripheral: Peripheral, didReceiveInvalidServiceChange value: [UInt8]) {}
 }
 
 /// The central's proxy for a remote peripheral (CBPeripheral). Identified by its address.
@@ -43,6 +53,19 @@ public final class Peripheral {
     public weak var delegate: (any PeripheralDelegate)?
     /// Nil until discovered (CBPeripheral.services).
     public internal(set) var services: [RemoteService]?
+
+    /// The peer's Database Hash the cache was made against; nil when unknown (or it has none).
+    public internal(set) var databaseHash: [UInt8]?
+    /// Where its Generic Attribute service is, once found (part of the cache, hidden from
+    /// `services` as under Core Bluetooth), and whether Service Changed indications are on
+    /// for the current link (Peripheral+ServiceChanged.swift).
+    var genericAttribute: GenericAttributeCache?
+    var serviceChangedSubscribed = false
+    /// App requests held while a cache is checked against the Database Hash at the start of
+    /// a link; nil when nothing is being checked (Peripheral+LinkSetup.swift).
+    var heldUntilValidated: [() -> Void]?
+    /// The link's Service Changed chores wait for the app's requests to run out.
+    var choresPending = false
 
     var bearer: ATTBearer?
     var client: GATTClient? { bearer?.client }
@@ -68,6 +91,7 @@ public final class Peripheral {
     /// Forgets every discovered service, characteristic and descriptor (the peripheral's
     /// database changed: a cached handle was refused). The next setup discovers again.
     public func discardAttributeCache() {
+        for s in services ?? [] { s.isInvalidated = true }
         services = nil
         onCacheChange?()
     }
@@ -76,6 +100,7 @@ public final class Peripheral {
 
     /// Discovers primary services; with a filter, only those (by Find By Type Value per UUID).
     public func discoverServices(_ uuids: [BluetoothUUID]? = nil) {
+        if hold({ self.discoverServices(uuids) }) { return }
         guard let client else { delegate?.peripheral(self, didDiscoverServices: .notConnected); return }
         if let uuids, !uuids.isEmpty {
             var collected: [DiscoveredService] = []
@@ -88,7 +113,9 @@ public final class Peripheral {
                     case .failure(let e): failure = failure ?? BluetoothError(e)
                     }
                     remaining -= 1
-                    if remaining == 0 { self?.finishServiceDiscovery(collected.sorted { $0.startHandle < $1.startHandle }, failure) }
+                    if remaining == 0 {
+                        self?.finishServiceDiscovery(collected.sorted { $0.startHandle < $1.startHandle }, failure, asked: uuids)
+                    }
                 }
             }
         } else {
@@ -102,7 +129,11 @@ public final class Peripheral {
         bearer?.flush()
     }
 
-    private func finishServiceDiscovery(_ found: [DiscoveredService], _ error: BluetoothError?) {
+    private func finishServiceDiscovery(_ found: [DiscoveredService], _ error: BluetoothError?,
+                                        asked uuids: [BluetoothUUID]? = nil) {
+        // The Generic Attribute service is the manager's, as the system's is under Core
+        // Bluetooth: not listed unless asked for by UUID.
+        let found = found.filter { $0.uuid != .genericAttributeService || uuids?.contains($0.uuid) == true }
         if error == nil || !found.isEmpty {
             // Keep already-discovered service objects so their characteristics survive a re-discovery.
             let old = services ?? []
@@ -115,6 +146,10 @@ public final class Peripheral {
     }
 
     public func discoverCharacteristics(_ uuids: [BluetoothUUID]? = nil, for service: RemoteService) {
+        if hold({ self.discoverCharacteristics(uuids, for: service) }) { return }
+        guard !service.isInvalidated else {
+            delegate?.peripheral(self, didDiscoverCharacteristicsFor: service, error: .att(.invalidHandle)); return
+        }
         guard let client else {
             delegate?.peripheral(self, didDiscoverCharacteristicsFor: service, error: .notConnected); return
         }
@@ -137,6 +172,10 @@ public final class Peripheral {
     }
 
     public func discoverDescriptors(for characteristic: RemoteCharacteristic) {
+        if hold({ self.discoverDescriptors(for: characteristic) }) { return }
+        guard !characteristic.isInvalidated else {
+            delegate?.peripheral(self, didDiscoverDescriptorsFor: characteristic, error: .att(.invalidHandle)); return
+        }
         guard let client else {
             delegate?.peripheral(self, didDiscoverDescriptorsFor: characteristic, error: .notConnected); return
         }
@@ -157,6 +196,10 @@ public final class Peripheral {
     // MARK: Reads and writes
 
     public func readValue(for characteristic: RemoteCharacteristic) {
+        if hold({ self.readValue(for: characteristic) }) { return }
+        guard !characteristic.isInvalidated else {
+            delegate?.peripheral(self, didUpdateValueFor: characteristic, error: .att(.invalidHandle)); return
+        }
         guard let client else {
             delegate?.peripheral(self, didUpdateValueFor: characteristic, error: .notConnected); return
         }
@@ -174,6 +217,10 @@ public final class Peripheral {
     }
 
     public func readValue(for descriptor: RemoteDescriptor) {
+        if hold({ self.readValue(for: descriptor) }) { return }
+        guard descriptor.characteristic?.isInvalidated == false else {
+            delegate?.peripheral(self, didUpdateValueFor: descriptor, error: .att(.invalidHandle)); return
+        }
         guard let client else { delegate?.peripheral(self, didUpdateValueFor: descriptor, error: .notConnected); return }
         client.read(descriptor.handle) { [weak self, weak descriptor] result in
             guard let self, let descriptor else { return }
@@ -192,6 +239,11 @@ public final class Peripheral {
     /// long write) and a `didWriteValueFor` callback. Without: a Write Command; check
     /// `canSendWriteWithoutResponse` first, as on iOS; when the link is full it is refused.
     public func writeValue(_ value: [UInt8], for characteristic: RemoteCharacteristic, withResponse: Bool = true) {
+        if hold({ self.writeValue(value, for: characteristic, withResponse: withResponse) }) { return }
+        guard !characteristic.isInvalidated else {
+            if withResponse { delegate?.peripheral(self, didWriteValueFor: characteristic, error: .att(.invalidHandle)) }
+            return
+        }
         guard let client, let bearer else {
             if withResponse { delegate?.peripheral(self, didWriteValueFor: characteristic, error: .notConnected) }
             return
@@ -211,6 +263,10 @@ public final class Peripheral {
     /// CBPeripheral.setNotifyValue(_:for:): writes the CCCD (notify, or indicate when the
     /// characteristic only indicates). Descriptors are discovered first if needed.
     public func setNotifyValue(_ enabled: Bool, for characteristic: RemoteCharacteristic) {
+        if hold({ self.setNotifyValue(enabled, for: characteristic) }) { return }
+        guard !characteristic.isInvalidated else {
+            delegate?.peripheral(self, didUpdateNotificationStateFor: characteristic, error: .att(.invalidHandle)); return
+        }
         guard client != nil else {
             delegate?.peripheral(self, didUpdateNotificationStateFor: characteristic, error: .notConnected); return
         }
@@ -270,8 +326,13 @@ public final class Peripheral {
         self.bearer = bearer
         let client = GATTClient(preferredMTU: bearer.link.maximumTransmissionUnit)
         bearer.client = client
-        client.onValue = { [weak self] handle, value, _ in
-            guard let self, let c = self.characteristic(valueHandle: handle) else { return }
+        client.onValue = { [weak self] handle, value, isIndication in
+            guard let self else { return }
+            if isIndication, handle == self.genericAttribute?.serviceChanged {
+                self.serviceChanged(value)
+                return
+            }
+            guard let c = self.characteristic(valueHandle: handle) else { return }
             c.value = Array(value)
             self.delegate?.peripheral(self, didUpdateValueFor: c, error: nil)
         }
@@ -286,7 +347,7 @@ public final class Peripheral {
             client.restoreMTU(restoredMTU)
             let nonce = UInt16(truncatingIfNeeded: bearer.loop.now.nanoseconds / 1_000) | 1
             client.synchronize(nonce: nonce) { _ in }
-            bearer.flush()
+            beginLinkSetup()
             return
         }
         // iOS exchanges the MTU as soon as a link is up; so do we.
@@ -295,13 +356,15 @@ public final class Peripheral {
             self.onCacheChange?()  // the preserved link carries its MTU
             self.delegate?.peripheral(self, didUpdateMTU: mtu)
         }
-        bearer.flush()
+        beginLinkSetup()
     }
 
     func detach() {
         bearer = nil
         state = .disconnected
         clearSubscriptions()
+        choresPending = false
+        releaseHeld()  // they fail: not connected
     }
 }
 

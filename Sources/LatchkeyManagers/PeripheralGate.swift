@@ -114,4 +114,11 @@ public final class PeripheralGate: PeripheralManagerDelegate {
             self?.app?.peripheralManager(pm, didDisconnect: central, reason: reason)
         }
     }
+
+    public func peripheralManager(_ pm: PeripheralManager, didChangeServicesIn range: ClosedRange<UInt16>,
+                                  centrals: [Central]) {
+        gate.deliver("services changed") { [weak self] in
+            self?.app?.peripheralManager(pm, didChangeServicesIn: range, centrals: centrals)
+        }
+    }
 }

@@ -25,7 +25,8 @@ extension PeripheralManager {
         guard preservation != nil else { return }
         let state = PeripheralRestorationState(advertisement: advertisement.map(PreservedAdvertisement.init),
                                                services: services.map(PreservedLocalService.init),
-                                               centrals: centrals.map(PreservedCentral.init))
+                                               centrals: centrals.map(PreservedCentral.init),
+                                               databaseHash: announced?.hash)
         do { try preservation?.write(state) } catch {
             delegate?.peripheralManager(self, didFailToPreserveState: error)
         }
@@ -50,17 +51,31 @@ extension PeripheralManager {
     }
 
     /// Publishes the services again at their handles, adopts the links that are up (with
-    /// the CCCD values and MTU of the centrals preserved on the same link), tells the
-    /// delegate, then resumes advertising and reports centrals that came while it was gone.
+    /// the CCCD values, features and MTU of the centrals preserved on the same link), tells
+    /// the delegate, then compares the database with the preserved run's and sends Service
+    /// Changed where it differs, resumes advertising and reports centrals that came while it
+    /// was gone.
     private func reconcile(_ preserved: PeripheralRestorationState) {
+        announced = preservedLayout(preserved)
         for entry in preserved.services {
             do {
-                let handles = try database.add(entry.definition, startHandle: entry.startHandle)
+                let handles: GATTServiceHandles
+                do {
+                    handles = try database.add(entry.definition, startHandle: entry.startHandle)
+                } catch {
+                    // Its handles are taken (by the Generic Attribute service, in a state
+                    // preserved before it existed): the next free ones; the move is announced.
+                    handles = try database.add(entry.definition)
+                }
                 services.append(LocalService(definition: entry.definition, handles: handles))
             } catch {
                 delegate?.peripheralManager(self, didFailToPreserveState: error)
             }
         }
+        // A CCCD value is restored only where the attribute is still the one it was written
+        // to; Service Changed's stays when the preserved run had it at the same fixed handle.
+        let moved = announced.map { GATTDatabase.changedRange(from: $0.layout, to: database.layout) } ?? 0x0001...0xFFFF
+        let serviceChanged = preserved.databaseHash == nil ? nil : genericAttribute.characteristicValues.first
         advertisement = preserved.advertisement?.advertisement
         var restoredCentrals: [Central] = []
         var arrivedWhileAway: [any ATTLink] = []
@@ -72,8 +87,17 @@ extension PeripheralManager {
             let central = makeCentral(link)
             central.server.restoreMTU(entry.mtu)
             var values: [UInt16: ClientConfiguration] = [:]
-            for c in entry.configurations { values[c.valueHandle] = ClientConfiguration(rawValue: c.value) }
+            for c in entry.configurations where moved.map({ !$0.contains(c.valueHandle) }) ?? true
+                || c.valueHandle == serviceChanged {
+                values[c.valueHandle] = ClientConfiguration(rawValue: c.value)
+            }
             central.server.restoreClientConfigurations(values)
+            central.server.restoreClientFeatures(ClientSupportedFeatures(rawValue: entry.clientFeatures ?? 0))
+            if let unconfirmed = entry.serviceChange?.range, central.server.wantsServiceChanged {
+                // Sent before the process died and never confirmed: the central may not know.
+                central.server.markChangeUnaware()
+                central.serviceChange.add(unconfirmed)
+            }
             for s in services {
                 for c in s.characteristics where !central.server.clientConfigurations[c.valueHandle, default: []].isEmpty {
                     c.subscribedCentrals.append(central)
@@ -86,11 +110,31 @@ extension PeripheralManager {
         delegate?.peripheralManagerDidUpdateState(self)
         reportLoadError()
         if state == .poweredOn { rearmAdvertising() }
+        preservation?.isReconciling = false
+        // The links that survived are usable now: those centrals hear of a change first.
+        announceServiceChange(restoring: true)
         for link in arrivedWhileAway where link.isConnected && link.delegate == nil {
             let central = makeCentral(link)
             delegate?.peripheralManager(self, didConnect: central)
         }
-        preservation?.isReconciling = false
         preserve()
+    }
+
+    /// The structure the preserved run's centrals knew: its Generic Attribute service and its
+    /// services at their handles; nil when it cannot be rebuilt to the preserved hash (the
+    /// Generic Attribute service itself changed), so that everything counts as changed.
+    func preservedLayout(_ preserved: PeripheralRestorationState) -> AnnouncedLayout? {
+        let rebuilt = GATTDatabase()
+        do {
+            if preserved.databaseHash != nil {
+                try rebuilt.add(GenericAttributeService.definition, startHandle: GenericAttributeService.startHandle)
+            }
+            for entry in preserved.services { try rebuilt.add(entry.definition, startHandle: entry.startHandle) }
+        } catch {
+            return nil
+        }
+        let layout = AnnouncedLayout(rebuilt.layout)
+        if let hash = preserved.databaseHash, hash != layout.hash { return nil }
+        return layout
     }
 }

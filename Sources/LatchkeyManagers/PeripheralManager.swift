@@ -7,12 +7,17 @@ public final class Central {
     public let identifier: BluetoothAddress
     let bearer: ATTBearer
     let server: GATTServer
+    /// The Service Changed indication this central still has to receive or confirm
+    /// (PeripheralManager+ServiceChanged.swift).
+    var serviceChange = PendingServiceChange()
     init(identifier: BluetoothAddress, bearer: ATTBearer, server: GATTServer) {
         self.identifier = identifier; self.bearer = bearer; self.server = server
     }
     /// CBCentral.maximumUpdateValueLength: one notification's payload, MTU − 3.
     public var maximumUpdateValueLength: Int { server.mtu - 3 }
     public var linkID: LinkID { bearer.link.id }
+    /// Whether it enabled Service Changed indications (Vol 3 Part G 7.1).
+    public var wantsServiceChanged: Bool { server.wantsServiceChanged }
 }
 
 /// A read from a central (CBATTRequest for reads). `offset` is already applied by the
@@ -52,6 +57,11 @@ public protocol PeripheralManagerDelegate: AnyObject {
     func peripheralManager(_ peripheral: PeripheralManager, willRestoreState state: RestoredPeripheralState)
     /// The preserved state could not be written (or read back at start).
     func peripheralManager(_ peripheral: PeripheralManager, didFailToPreserveState error: any Error)
+    /// The database's structure changed in `range` while `centrals` were connected (or since
+    /// the run a restored state was preserved by): each that enabled Service Changed
+    /// indications is sent one (Vol 3 Part G 7.1), as soon as its link can carry it.
+    func peripheralManager(_ peripheral: PeripheralManager, didChangeServicesIn range: ClosedRange<UInt16>,
+                           centrals: [Central])
 }
 
 extension PeripheralManagerDelegate {
@@ -70,6 +80,8 @@ extension PeripheralManagerDelegate {
     public func peripheralManager(_ peripheral: PeripheralManager, didDisconnect central: Central, reason: DisconnectReason) {}
     public func peripheralManager(_ peripheral: PeripheralManager, willRestoreState state: RestoredPeripheralState) {}
     public func peripheralManager(_ peripheral: PeripheralManager, didFailToPreserveState error: any Error) {}
+    public func peripheralManager(_ peripheral: PeripheralManager, didChangeServicesIn range: ClosedRange<UInt16>,
+                                  centrals: [Central]) {}
 }
 
 /// A published service and its characteristics' handles (CBMutableService once added).
@@ -102,6 +114,10 @@ public final class LocalCharacteristic {
 /// (`ManagerOptions`) it preserves its advertisement, services and subscribed centrals, and
 /// a manager re-created after the process died restores them
 /// (`PeripheralManager+Restoration.swift`).
+///
+/// Like the system's GATT server under Core Bluetooth, it publishes the Generic Attribute
+/// service itself, first (handles 0x0001–0x0008, not in `services`), and tells connected
+/// centrals when the services' handles change (`PeripheralManager+ServiceChanged.swift`).
 public final class PeripheralManager: BluetoothTransportDelegate, GATTServerDelegate {
     public let transport: any BluetoothTransport
     public weak var delegate: (any PeripheralManagerDelegate)?
@@ -120,6 +136,11 @@ public final class PeripheralManager: BluetoothTransportDelegate, GATTServerDele
 
     /// Restoration bookkeeping (PeripheralManager+Restoration.swift); nil without an identifier.
     var preservation: Preservation<PeripheralRestorationState>?
+    /// The Generic Attribute service's handles, and what connected centrals were last told of
+    /// the database's structure (PeripheralManager+ServiceChanged.swift).
+    let genericAttribute: GATTServiceHandles
+    var announced: AnnouncedLayout?
+    var announcementScheduled = false
 
     public init(transport: any BluetoothTransport, delegate: (any PeripheralManagerDelegate)? = nil,
                 options: ManagerOptions = ManagerOptions()) {
@@ -127,6 +148,10 @@ public final class PeripheralManager: BluetoothTransportDelegate, GATTServerDele
         self.delegate = delegate
         self.state = ManagerState(transport.state)
         preservation = options.restoration.map { Preservation(identifier: $0.identifier, storage: $0.storage) }
+        // An empty database always has room for it at its fixed handles.
+        genericAttribute = try! database.add(GenericAttributeService.definition,
+                                             startHandle: GenericAttributeService.startHandle)
+        announced = AnnouncedLayout(database.layout)
         transport.delegate = self
         transport.loop.execute { [weak self] in
             guard let self else { return }
@@ -151,6 +176,7 @@ public final class PeripheralManager: BluetoothTransportDelegate, GATTServerDele
         let local = LocalService(definition: service, handles: handles)
         services.append(local)
         preserve()
+        scheduleServiceChangeAnnouncement()
         // On the next turn, as Core Bluetooth does: never from inside the caller, and never
         // ahead of the state update that `init` queued.
         transport.loop.execute { [weak self] in
@@ -164,13 +190,15 @@ public final class PeripheralManager: BluetoothTransportDelegate, GATTServerDele
         database.removeService(at: service.handles.service)
         services.removeAll { $0 === service }
         preserve()
+        scheduleServiceChangeAnnouncement()
     }
 
-    /// removeAllServices().
+    /// removeAllServices(). The Generic Attribute service stays.
     public func removeAllServices() {
         for service in services { database.removeService(at: service.handles.service) }
         services.removeAll()
         preserve()
+        scheduleServiceChangeAnnouncement()
     }
 
     // MARK: Advertising
@@ -226,9 +254,8 @@ public final class PeripheralManager: BluetoothTransportDelegate, GATTServerDele
             case .success(let bytes):
                 if !central.bearer.sendServerInitiated(bytes) {
                     allSent = false
-                    // The indication never left, so no confirmation will come: clear the
-                    // in-flight mark the way its confirmation would.
-                    if config.contains(.indicate) { _ = central.server.respond(to: .handleValueConfirmation) }
+                    // The indication never left, so no confirmation will come.
+                    if config.contains(.indicate) { central.server.cancelIndication() }
                 }
             case .failure(.indicationInFlight):
                 allSent = false
@@ -273,8 +300,10 @@ public final class PeripheralManager: BluetoothTransportDelegate, GATTServerDele
         let central = Central(identifier: link.peer, bearer: bearer, server: server)
         let address = link.peer
         bearer.trace = { [weak self] dir, pdu in self?.trace?(address, dir, pdu) }
-        bearer.onWritable = { [weak self] in
-            guard let self, self.waitingForReady else { return }
+        bearer.onWritable = { [weak self, weak central] in
+            guard let self else { return }
+            if let central { self.sendPendingServiceChange(to: central) }
+            guard self.waitingForReady else { return }
             self.waitingForReady = false
             self.delegate?.peripheralManagerIsReady(toUpdateSubscribers: self)
         }
@@ -308,7 +337,7 @@ public final class PeripheralManager: BluetoothTransportDelegate, GATTServerDele
         return nil
     }
 
-    private func central(for server: GATTServer) -> Central? { centrals.first { $0.server === server } }
+    func central(for server: GATTServer) -> Central? { centrals.first { $0.server === server } }
 
     public func server(_ server: GATTServer, readDynamicValueAt handle: UInt16) -> Result<[UInt8], ATTErrorCode> {
         guard let c = lookup(handle), let central = central(for: server), let delegate else { return .failure(.unlikelyError) }
@@ -324,10 +353,11 @@ public final class PeripheralManager: BluetoothTransportDelegate, GATTServerDele
 
     public func server(_ server: GATTServer, didChangeClientConfiguration configuration: ClientConfiguration,
                        forValueAt handle: UInt16) {
+        // Preserved first: a relaunch keeps exactly the subscriptions the client set
+        // (Service Changed's, which no app characteristic reports, included).
+        preserve()
         guard let c = lookup(handle), let central = central(for: server) else { return }
         let was = c.subscribedCentrals.contains { $0 === central }
-        // Preserved first: a relaunch keeps exactly the subscriptions the client set.
-        preserve()
         if configuration.isEmpty {
             guard was else { return }
             c.subscribedCentrals.removeAll { $0 === central }

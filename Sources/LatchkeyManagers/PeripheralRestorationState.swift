@@ -14,12 +14,18 @@ public struct PeripheralRestorationState: PreservedState {
     public var advertisement: PreservedAdvertisement?
     public var services: [PreservedLocalService]
     public var centrals: [PreservedCentral]
+    /// The Database Hash of the structure connected centrals were last told of (Generic
+    /// Attribute service included). A relaunch that publishes another structure tells them
+    /// with a Service Changed indication. nil in a state written before the Generic Attribute
+    /// service existed: that database was the services alone.
+    public var databaseHash: [UInt8]?
 
     public init(advertisement: PreservedAdvertisement? = nil, services: [PreservedLocalService] = [],
-                centrals: [PreservedCentral] = []) {
+                centrals: [PreservedCentral] = [], databaseHash: [UInt8]? = nil) {
         self.advertisement = advertisement
         self.services = services
         self.centrals = centrals
+        self.databaseHash = databaseHash
     }
 
     public var hasPendingWork: Bool { advertisement != nil || !services.isEmpty || !centrals.isEmpty }
@@ -124,7 +130,8 @@ public struct PreservedLocalDescriptor: Codable, Hashable, Sendable {
     public var value: [UInt8]
 }
 
-/// A connected central: its link, the MTU negotiated on it and its CCCD values.
+/// A connected central: its link, the MTU negotiated on it, its CCCD values, its Client
+/// Supported Features and the Service Changed range it has not confirmed.
 public struct PreservedCentral: Codable, Hashable, Sendable {
     public var address: UInt64
     public var addressKind: UInt8
@@ -132,6 +139,10 @@ public struct PreservedCentral: Codable, Hashable, Sendable {
     public var mtu: Int
     /// CCCD values by characteristic value handle (non-zero ones only).
     public var configurations: [PreservedClientConfiguration]
+    /// Client Supported Features bits (Vol 3 Part G 7.2); nil when none.
+    public var clientFeatures: UInt8?
+    /// A Service Changed indication not yet confirmed: sent again after a relaunch.
+    public var serviceChange: PreservedHandleRange?
 
     init(_ c: Central) {
         address = c.identifier.value
@@ -140,7 +151,17 @@ public struct PreservedCentral: Codable, Hashable, Sendable {
         mtu = c.server.mtu
         configurations = c.server.clientConfigurations.filter { !$0.value.isEmpty }.sorted { $0.key < $1.key }
             .map { PreservedClientConfiguration(valueHandle: $0.key, value: $0.value.rawValue) }
+        clientFeatures = c.server.clientFeatures.isEmpty ? nil : c.server.clientFeatures.rawValue
+        serviceChange = c.serviceChange.unconfirmed.map(PreservedHandleRange.init)
     }
+}
+
+public struct PreservedHandleRange: Codable, Hashable, Sendable {
+    public var start: UInt16
+    public var end: UInt16
+    init(_ r: ClosedRange<UInt16>) { start = r.lowerBound; end = r.upperBound }
+    /// nil for a range no server could have sent (start 0 or past the end).
+    var range: ClosedRange<UInt16>? { start >= 1 && start <= end ? start...end : nil }
 }
 
 public struct PreservedClientConfiguration: Codable, Hashable, Sendable {

@@ -9,6 +9,9 @@ public final class RemoteService {
     /// Nil until discovered.
     public internal(set) var characteristics: [RemoteCharacteristic]?
     public internal(set) weak var peripheral: Peripheral?
+    /// The peripheral's database changed under it (`didModifyServices`): requests on it and
+    /// its characteristics fail; discover again.
+    public internal(set) var isInvalidated = false
 
     init(_ d: DiscoveredService, peripheral: Peripheral) {
         uuid = d.uuid; startHandle = d.startHandle; endHandle = d.endHandle; self.peripheral = peripheral
@@ -34,6 +37,8 @@ public final class RemoteCharacteristic {
     public internal(set) var isNotifying = false
     public internal(set) var descriptors: [RemoteDescriptor]?
     public internal(set) weak var service: RemoteService?
+    /// Its service was invalidated (or is no longer held by anyone).
+    public var isInvalidated: Bool { service?.isInvalidated ?? true }
 
     init(_ d: DiscoveredCharacteristic, service: RemoteService) {
         uuid = d.uuid; properties = d.properties; declarationHandle = d.declarationHandle

@@ -16,7 +16,9 @@ public enum Presence: String, Sendable, Codable, CaseIterable {
 /// - a link that drops and comes back within the grace period is a flap, not a trip;
 /// - only a link that re-forms after the owner was **away** leads to an arrival request;
 /// - one arrival request per away→home cycle: once the lock has answered it (yes or no),
-///   the cycle is spent, and nothing is sent again until the owner has been away again;
+///   the cycle is spent, and nothing is sent again until the owner has been away again —
+///   except that a request which met a moving bolt ("busy": nothing was decided) is asked
+///   once more after the movement, and the answer to that one spends the cycle;
 /// - at start with no history, a link means nothing (we cannot know we were away).
 /// The lock still applies its own filters; this machine only decides whether to ask.
 public struct PresenceMachine: Sendable, Equatable, Codable {
@@ -25,6 +27,11 @@ public struct PresenceMachine: Sendable, Equatable, Codable {
     public private(set) var cycle: UInt64 = 0
     /// The cycle whose arrival request the lock has answered.
     public private(set) var answeredCycle: UInt64 = 0
+    /// This arrival's request met a moving bolt and is being (or was) asked again. Not
+    /// persisted: a phone that dies meanwhile resumes as away and its next link asks afresh.
+    public private(set) var arrivalRetried = false
+
+    private enum CodingKeys: String, CodingKey { case presence, cycle, answeredCycle }
 
     public enum Input: Sendable, Equatable {
         case linkUp
@@ -34,12 +41,17 @@ public struct PresenceMachine: Sendable, Equatable, Codable {
         case arrivalAnswered(cycle: UInt64, granted: Bool)
         /// The arrival request could not be completed (link lost before an answer).
         case arrivalNotDelivered
+        /// The lock refused the arrival request for `cycle` as busy: its bolt was moving.
+        case arrivalBusy(cycle: UInt64)
     }
 
     public enum Action: Sendable, Equatable {
         case startGraceTimer
         case cancelGraceTimer
         case requestArrivalUnlock(cycle: UInt64)
+        /// Ask again for `cycle` once the lock's movement has ended (the caller waits for it,
+        /// bounded); the next answer counts as the cycle's.
+        case retryArrivalUnlockAfterMovement(cycle: UInt64)
         /// The state changed; write it down before acting on anything that follows.
         case persist
         case departed(cycle: UInt64)
@@ -79,11 +91,14 @@ public struct PresenceMachine: Sendable, Equatable, Codable {
                 return [.persist]
             }
             presence = .arriving
+            arrivalRetried = false
             return [.persist, .requestArrivalUnlock(cycle: cycle)]
         case (.arriving, .arrivalAnswered(let c, let granted)) where c == cycle:
-            answeredCycle = c
-            presence = .home
-            return [.persist, .arrived(cycle: c, unlocked: granted)]
+            return answered(c, granted: granted)
+        case (.arriving, .arrivalBusy(let c)) where c == cycle:
+            guard !arrivalRetried else { return answered(c, granted: false) }
+            arrivalRetried = true
+            return [.retryArrivalUnlockAfterMovement(cycle: c)]
         case (.arriving, .arrivalNotDelivered), (.arriving, .linkDown):
             presence = .away
             return [.persist]
@@ -91,5 +106,12 @@ public struct PresenceMachine: Sendable, Equatable, Codable {
         case (.unknown, _), (.home, _), (.leaving, _), (.away, _), (.arriving, _):
             return []
         }
+    }
+
+    /// The lock answered this cycle's request: the cycle is spent.
+    private mutating func answered(_ c: UInt64, granted: Bool) -> [Action] {
+        answeredCycle = c
+        presence = .home
+        return [.persist, .arrived(cycle: c, unlocked: granted)]
     }
 }

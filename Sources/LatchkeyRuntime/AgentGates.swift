@@ -6,14 +6,20 @@ import Logging
 
 /// Puts each daemon's application layer behind its gate (M4, M5): the mode from the
 /// configuration, suspend/resume through control commands and SIGTSTP/SIGCONT, alerts to
-/// the log and the hook, reports to the timeline.
-struct AgentGates {
+/// the log and the hook, reports to the timeline, and the agent's wake-up work marked
+/// against the gate's budget.
+final class AgentGates {
     let control: ApplicationControl
     /// Kept alive with the daemon: the managers hold their delegates weakly.
     let retained: [AnyObject]
-    let signals: [SignalWatch]
+    private let alerts: HookAlertSink?
+    private(set) var signals: [SignalWatch] = []
 
-    static func phone(_ agent: PhoneAgent, lock: BluetoothAddress, settings: ExecutionSettings, loop: PosixEventLoop,
+    private init(control: ApplicationControl, retained: [AnyObject], alerts: HookAlertSink?) {
+        self.control = control; self.retained = retained; self.alerts = alerts
+    }
+
+    static func phone(_ agent: PhoneAgent, lock: BluetoothAddress, settings: ExecutionSettings, loop: any EventLoop,
                       events: any AgentEventSink, logger: Logger) throws(RuntimeError) -> AgentGates {
         let gate = ApplicationGate(loop: loop, mode: settings.mode, capacity: settings.queueCapacity,
                                    wakeBudget: settings.wakeBudget)
@@ -25,14 +31,15 @@ struct AgentGates {
         do { try central.setMode(settings.mode) } catch {
             throw RuntimeError("execution mode \(settings.mode): \(error)")
         }
+        agent.backgroundTasks.gate = gate
         let control = ApplicationControl(role: "phone", gate: gate, suspend: central.suspend, resume: central.resume,
                                          setMode: { mode in try central.setMode(mode) })
-        return try finish(control, retained: [central, alerts, recorder], alerts: alerts, loop: loop, events: events,
-                          logger: logger)
+        control.report(to: events, logger: logger)
+        return AgentGates(control: control, retained: [central, alerts, recorder], alerts: alerts)
     }
 
-    static func lock(_ agent: LockAgent, settings: ExecutionSettings, loop: PosixEventLoop, events: any AgentEventSink,
-                     logger: Logger) throws(RuntimeError) -> AgentGates {
+    static func lock(_ agent: LockAgent, settings: ExecutionSettings, loop: any EventLoop, events: any AgentEventSink,
+                     logger: Logger) -> AgentGates {
         let gate = ApplicationGate(loop: loop, mode: settings.mode, capacity: settings.queueCapacity,
                                    wakeBudget: settings.wakeBudget)
         if settings.fastAdvertising {
@@ -40,23 +47,27 @@ struct AgentGates {
         }
         let peripheral = PeripheralGate(manager: agent.peripheral, gate: gate)
         peripheral.setMode(settings.mode)
+        agent.backgroundTasks.gate = gate
         let control = ApplicationControl(role: "lock", gate: gate, suspend: peripheral.suspend, resume: peripheral.resume,
                                          setMode: { mode in peripheral.setMode(mode) })
-        return try finish(control, retained: [peripheral], alerts: nil, loop: loop, events: events, logger: logger)
+        control.report(to: events, logger: logger)
+        return AgentGates(control: control, retained: [peripheral], alerts: nil)
     }
 
-    private static func finish(_ control: ApplicationControl, retained: [AnyObject], alerts: HookAlertSink?,
-                               loop: PosixEventLoop, events: any AgentEventSink, logger: Logger) throws(RuntimeError)
-        -> AgentGates
-    {
-        control.report(to: events, logger: logger)
+    /// SIGTSTP/SIGCONT suspend and resume the application layer; SIGCHLD reaps alert hooks.
+    func installSignals(on loop: PosixEventLoop) throws(RuntimeError) {
         do {
-            var signals = try control.installSignals(on: loop)
+            signals += try control.installSignals(on: loop)
             if let alerts { signals.append(try loop.onSignal(.child) { alerts.reap() }) }
-            return AgentGates(control: control, retained: retained, signals: signals)
         } catch {
             throw RuntimeError("signal handlers: \(error)")
         }
+    }
+
+    /// Gives the signals back their previous disposition.
+    func cancelSignals() {
+        for s in signals { s.cancel() }
+        signals = []
     }
 }
 

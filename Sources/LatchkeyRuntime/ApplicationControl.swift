@@ -49,14 +49,23 @@ final class ApplicationControl {
         }
     }
 
+    /// The commands handled here, for usage lines.
+    static let usage = "suspend, resume, execution foreground|background"
+
+    /// The application layer's part of `status`.
+    var status: String {
+        "execution=\(gate.mode.rawValue) suspended=\(gate.isSuspended) queued=\(gate.queuedEvents.count)"
+    }
+
     /// Handles `suspend`, `resume` and `execution foreground|background`; false for any other
-    /// command (`mode` is the lock's Matter operating mode, handled by the agent).
+    /// command (`mode` is the lock's Matter operating mode, handled by the agent). Wrong
+    /// arguments are answered with the usage and change nothing.
     func handle(_ words: [String], reply: (String) -> Void) -> Bool {
         switch words.first {
-        case "suspend":
-            suspend(); reply("ok suspended mode=\(gate.mode.rawValue)")
-        case "resume":
-            resume(); reply("ok resumed mode=\(gate.mode.rawValue)")
+        case "suspend", "resume":
+            guard words.count == 1 else { reply("error usage: \(words[0]) (no arguments)"); return true }
+            if words[0] == "suspend" { suspend() } else { resume() }
+            reply("ok \(words[0] == "suspend" ? "suspended" : "resumed") mode=\(gate.mode.rawValue)")
         case "execution":
             guard words.count == 2, let mode = ExecutionMode(rawValue: words[1]) else {
                 reply("error usage: execution foreground|background"); return true

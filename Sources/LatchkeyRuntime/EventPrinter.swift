@@ -8,12 +8,15 @@ import LatchkeyAgents
 public final class EventPrinter: AgentEventSink {
     let format: EventFormat
     let prefix: String
+    /// Where the lines go; nil prints nothing (a daemon set up in a test only reports).
+    let output: CInt?
     /// Also keeps the events, for callers that want to inspect what was printed.
     public var onEvent: ((AgentEvent) -> Void)?
 
-    public init(format: EventFormat, prefix: String = "") {
+    public init(format: EventFormat, prefix: String = "", output: CInt? = STDOUT_FILENO) {
         self.format = format
         self.prefix = prefix
+        self.output = output
     }
 
     public func emit(_ event: AgentEvent) {
@@ -26,7 +29,7 @@ public final class EventPrinter: AgentEventSink {
             let fields = event.fields.map { "\($0.0)=\($0.1)" }.joined(separator: " ")
             line = prefix + String(format3(secs)) + " " + event.name + (fields.isEmpty ? "" : " " + fields)
         }
-        writeLine(line, to: STDOUT_FILENO)
+        if let output { writeLine(line, to: output) }
         onEvent?(event)
     }
 }

@@ -3,28 +3,44 @@ import Glibc
 #endif
 import LatchkeyPosix
 
-/// The client side of an agent's control socket, for `latchkey phone-ctl`.
+/// The client side of an agent's control socket, for `latchkey phone-ctl` and `lock-ctl`.
 public enum LocalControlClient {
     /// Sends one command and prints replies until one starts with "ok" or "error".
     /// Returns whether the final reply was "ok".
     public static func send(_ command: String, to path: String, print: @escaping (String) -> Void) throws(RuntimeError) -> Bool {
         let loop = PosixEventLoop()
+        var final: Bool?
+        let channel = try send(command, to: path, on: loop, line: print) { final = $0 }
+        // A probe of many commands takes a while; each answer arrives as it happens.
+        _ = try? loop.run(until: { final != nil }, timeout: .seconds(600))
+        channel.close()
+        return final ?? false
+    }
+
+    /// Sends one command on a loop the caller runs: `line` gets every reply, `done` once
+    /// whether the final one was "ok" (false too when the agent closed the connection).
+    static func send(_ command: String, to path: String, on loop: PosixEventLoop, line: @escaping (String) -> Void,
+                     done: @escaping (Bool) -> Void) throws(RuntimeError) -> PacketChannel {
+        // A zero-length packet reads as end-of-file on the agent's side: say so here instead.
+        guard command.contains(where: { $0 != " " }) else { throw RuntimeError("no command given; try `status`") }
         let socket: SeqPacketSocket
         do { socket = try SeqPacketSocket.connect(to: path) } catch {
             throw RuntimeError("cannot reach the agent at \(path) (\(error)); is it running?")
         }
         let channel = PacketChannel(socket: socket, loop: loop)
-        var final: Bool?
-        channel.onMessage = { bytes in
-            let line = String(decoding: bytes, as: UTF8.self)
-            print(line)
-            if line.hasPrefix("ok") { final = true } else if line.hasPrefix("error") { final = false }
+        var finished = false
+        func finish(_ ok: Bool) {
+            guard !finished else { return }
+            finished = true
+            done(ok)
         }
-        channel.onClose = { _ in if final == nil { final = false } }
+        channel.onMessage = { bytes in
+            let text = String(decoding: bytes, as: UTF8.self)
+            line(text)
+            if text.hasPrefix("ok") { finish(true) } else if text.hasPrefix("error") { finish(false) }
+        }
+        channel.onClose = { _ in finish(false) }
         channel.send(Array(command.utf8))
-        // A probe of many commands takes a while; each answer arrives as it happens.
-        _ = try? loop.run(until: { final != nil }, timeout: .seconds(600))
-        channel.close()
-        return final ?? false
+        return channel
     }
 }

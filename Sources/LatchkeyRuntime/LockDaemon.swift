@@ -24,13 +24,16 @@ public struct LockStores {
     public var restoration: (any RestorationStorage)?
     /// The store was found corrupt and started empty.
     public var storeWasReset: Bool
+    /// Where the operating mode survives restarts; nil: it starts Normal every time.
+    public var operatingModes: (any OperatingModeStore)?
     public init(journal: any DecisionJournal, interrupted: LockDecision?, lastDecisionID: DecisionID?,
                 log: any LockEventLog, keys: any KeyStore, lockout: any LockoutStore,
                 pairing: (registry: any KeyRegistry, identity: LockIdentity)? = nil,
-                restoration: (any RestorationStorage)? = nil, storeWasReset: Bool = false) {
+                restoration: (any RestorationStorage)? = nil, storeWasReset: Bool = false,
+                operatingModes: (any OperatingModeStore)? = nil) {
         self.journal = journal; self.interrupted = interrupted; self.lastDecisionID = lastDecisionID
         self.log = log; self.keys = keys; self.lockout = lockout; self.pairing = pairing
-        self.restoration = restoration; self.storeWasReset = storeWasReset
+        self.restoration = restoration; self.storeWasReset = storeWasReset; self.operatingModes = operatingModes
     }
 }
 
@@ -38,11 +41,19 @@ public struct LockStores {
 public enum LockDaemon {
     public static func run(_ settings: LockSettings, logger: Logger) throws(RuntimeError) {
         let loop = PosixEventLoop()
+        let lock = try start(settings, on: loop, printer: EventPrinter(format: settings.eventFormat), logger: logger)
+        try runUntilSignalled(loop, stopping: lock.stopping)
+        lock.close()
+    }
+
+    /// Everything `run` does before the loop runs: stores, transport, GPIO, the agent behind
+    /// its gate, signal handlers and the control socket.
+    static func start(_ settings: LockSettings, on loop: PosixEventLoop, printer: EventPrinter,
+                      logger: Logger) throws(RuntimeError) -> RunningAgent<LockAgent> {
         logger.info("lock agent starting", metadata: ["transport": "\(settings.transport)",
                                                       "state": "\(settings.stateDirectory)",
                                                       "chip": "\(settings.wiring.chipLabel)",
                                                       "actuator": "\(settings.wiring.actuator)"])
-        let printer = EventPrinter(format: settings.eventFormat)
         let service = ServiceReadiness(notifier: SystemdNotifier(environment: ProcessEnvironment.current),
                                        readyEvent: "lock.advertising", loop: loop, logger: logger)
         service.observe(printer)
@@ -56,6 +67,10 @@ public enum LockDaemon {
         let chips: any GPIOChipFinder
         let watcher: FileChipWatcher?
         if let root = settings.simulatedGPIORoot {
+            // By hand, without the demo: the first start lays the chip out (inputs at rest).
+            if let created = try SimulatedChipLayout.ensure(root: root, wiring: settings.wiring) {
+                printer.emit(AgentEvent("lock.gpio_sim_created", time: loop.now, [("chip", created)]))
+            }
             let fileChip: FileGPIOChip
             do {
                 guard let c = try FileGPIOChipFinder(root: root, loop: loop).chip(labelled: settings.wiring.chipLabel)
@@ -85,7 +100,8 @@ public enum LockDaemon {
         let pairing = stores.pairing.map { PairingResponder(identity: $0.identity, registry: $0.registry, loop: loop) }
         let agent = LockAgent(transport: transport, controller: controller, keys: stores.keys, log: stores.log,
                               events: printer, configuration: settings.agent, outputClock: outputClock,
-                              lockout: stores.lockout, pairing: pairing, restoration: stores.restoration)
+                              lockout: stores.lockout, pairing: pairing, restoration: stores.restoration,
+                              operatingModes: stores.operatingModes)
         agent.peripheral.trace = { peer, direction, pdu in
             logger.trace("ATT \(direction) \(peer): \(hex(pdu))")
         }
@@ -98,29 +114,23 @@ public enum LockDaemon {
             logger.notice("resuming after an interrupted decision", metadata: ["decision": "\(recovered.id)",
                                                                               "operation": "\(recovered.operation)"])
         }
-        let gates = try AgentGates.lock(agent, settings: settings.execution, loop: loop, events: printer, logger: logger)
+        let gates = AgentGates.lock(agent, settings: settings.execution, loop: loop, events: printer, logger: logger)
+        try gates.installSignals(on: loop)
         agent.start(from: stores)
-        // One control socket: suspend/resume/execution (the application gate), and what
-        // `latchkey pair` sends (docs/SECURITY.md, "Pairing").
-        let control: LocalControlServer
-        do {
-            control = try LocalControlServer(path: settings.stateDirectory + "/control.sock", loop: loop) { words, reply in
-                if gates.control.handle(words, reply: reply) { return }
-                LockControlCommands.handle(words, agent: agent, reply: reply)
-            }
-        } catch { throw RuntimeError("control socket in \(settings.stateDirectory): \(error)") }
-
-        try runUntilSignalled(loop) {
+        // One control socket: status, suspend/resume/execution (the application gate), and
+        // what `latchkey pair` sends (docs/SECURITY.md, "Pairing").
+        let dispatcher = LockControlCommands.dispatcher(agent, application: gates.control)
+        let (control, path) = try dispatcher.serve(in: settings.stateDirectory, loop: loop)
+        return RunningAgent(agent: agent, gates: gates, control: control, controlPath: path, stopping: {
             logger.info("lock agent stopping")
             service.stopping()
             printer.emit(AgentEvent("lock.stopping", time: loop.now))
             agent.stop()
-        }
-        control.close()
-        // Withdraws the advertising now, not whenever the last reference goes: a stopped
-        // lock must not stay connectable (docs/HIL.md, scenario d).
-        (transport as? KernelTransport)?.close()
-        withExtendedLifetime((agent, watcher, transport, gates, service)) {}
+        }, retained: [watcher, transport, service], closing: {
+            // Withdraws the advertising now, not whenever the last reference goes: a stopped
+            // lock must not stay connectable (docs/HIL.md, scenario d).
+            (transport as? KernelTransport)?.close()
+        })
     }
 }
 

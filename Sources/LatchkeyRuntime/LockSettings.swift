@@ -61,7 +61,9 @@ public struct LockSettings: Sendable {
             throw ConfigError(file: file.path, line: nil, field: "gpio",
                               message: "is required (the lock's wiring), or name a board with `board:` or --board")
         }
-        let wiring = try readWiring(gpio)
+        var wiring = try readWiring(gpio)
+        // The board's LED unless the file wires its own (`gpio.status_led_line`).
+        if wiring.statusLED == nil, let led = board?.statusLEDLine { wiring.statusLED = LockWiring.Output(led) }
         let simRoot = try gpio.string("simulated_chip_root")
         try gpio.finish()
         if let board { try checkLines(wiring, on: board, file: file.path) }
@@ -114,7 +116,8 @@ public struct LockSettings: Sendable {
         var wiring = LockWiring(chipLabel: chip, actuator: actuator, unlockOutput: unlock, lockOutput: lockLine,
                                 maximumEnergizeTime: try gpio.milliseconds("maximum_energize_ms", in: 10...600_000),
                                 door: try input("door_line"), button: try input("button_line"),
-                                boltLocked: try input("bolt_locked_line"), boltUnlocked: try input("bolt_unlocked_line"))
+                                boltLocked: try input("bolt_locked_line"), boltUnlocked: try input("bolt_unlocked_line"),
+                                statusLED: try output("status_led_line"))
         if let d = try gpio.milliseconds("debounce_ms", in: 0...1000) { wiring.debounce = d }
         return wiring
     }

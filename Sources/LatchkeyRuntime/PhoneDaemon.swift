@@ -8,9 +8,19 @@ import LatchkeyManagers
 import LatchkeyPosix
 
 /// `latchkey phone`: the phone agent on the real-time loop until SIGTERM/SIGINT, with a
-/// local control socket for scripted commands (`lock`, `unlock`, `status`, `probe N`).
+/// local control socket for scripted commands (ControlDispatcher, PhoneControlCommands).
 public enum PhoneDaemon {
     public static func run(_ settings: PhoneSettings, logger: Logger) throws(RuntimeError) {
+        let loop = PosixEventLoop()
+        let phone = try start(settings, on: loop, printer: EventPrinter(format: settings.eventFormat), logger: logger)
+        try runUntilSignalled(loop, stopping: phone.stopping)
+        phone.close()
+    }
+
+    /// Everything `run` does before the loop runs: key, stores, transport, the agent behind
+    /// its gate, signal handlers and the control socket.
+    static func start(_ settings: PhoneSettings, on loop: PosixEventLoop, printer: EventPrinter,
+                      logger: Logger) throws(RuntimeError) -> RunningAgent<PhoneAgent> {
         logger.info("phone agent starting", metadata: ["transport": "\(settings.transport)",
                                                        "lock": "\(settings.lockAddress)",
                                                        "state": "\(settings.stateDirectory)"])
@@ -20,8 +30,6 @@ public enum PhoneDaemon {
         } else {
             (keyID, secret) = try PairedKeyFile.read(settings.keySecretFile)
         }
-        let loop = PosixEventLoop()
-        let printer = EventPrinter(format: settings.eventFormat)
         let service = ServiceReadiness(notifier: SystemdNotifier(environment: ProcessEnvironment.current),
                                        readyEvent: "phone.connect_pending", loop: loop, logger: logger)
         service.observe(printer)
@@ -43,88 +51,15 @@ public enum PhoneDaemon {
         agent.central.trace = { peer, direction, pdu in logger.trace("ATT \(direction) \(peer): \(hex(pdu))") }
         let gates = try AgentGates.phone(agent, lock: settings.lockAddress, settings: settings.execution, loop: loop,
                                          events: printer, logger: logger)
-
-        let control: LocalControlServer
-        do {
-            control = try LocalControlServer(path: settings.stateDirectory + "/control.sock", loop: loop) { words, reply in
-                if gates.control.handle(words, reply: reply) { return }
-                handle(words, agent: agent, reply: reply)
-            }
-        } catch { throw RuntimeError("control socket in \(settings.stateDirectory): \(error)") }
-
-        try runUntilSignalled(loop) {
+        try gates.installSignals(on: loop)
+        let dispatcher = PhoneControlCommands.dispatcher(agent, application: gates.control)
+        let (control, path) = try dispatcher.serve(in: settings.stateDirectory, loop: loop)
+        return RunningAgent(agent: agent, gates: gates, control: control, controlPath: path, stopping: {
             logger.info("phone agent stopping")
             service.stopping()
             printer.emit(AgentEvent("phone.stopping", time: loop.now))
             agent.stop()
-        }
-        control.close()
-        withExtendedLifetime((agent, transport, gates, service)) {}
-    }
-
-    static func handle(_ words: [String], agent: PhoneAgent, reply: @escaping (String) -> Void) {
-        switch words.first {
-        case "status":
-            reply("ok presence=\(agent.presence.rawValue) linked=\(agent.isLinked)")
-        case "lock", "unlock":
-            agent.perform(words[0] == "lock" ? .lock : .unlock) { result in
-                switch result {
-                case .success: reply("ok \(words[0])")
-                case .failure(let e): reply("error \(e)")
-                }
-            }
-        case "mode":
-            // Admin keys only: the lock refuses it from a user key (not authorized).
-            let modes: [String: UInt8] = ["normal": 0, "no-remote": 3, "passage": 4]  // Matter OperatingMode
-            guard words.count == 2, let mode = modes[words[1]] else {
-                reply("error usage: mode normal|no-remote|passage"); return
-            }
-            agent.setOperatingMode(mode) { result in
-                switch result {
-                case .success: reply("ok mode \(words[1])")
-                case .failure(let e): reply("error \(e)")
-                }
-            }
-        case "probe":
-            // N authenticated commands, alternating unlock and lock. Each waits until the lock
-            // reports the bolt at its target (a command during a movement is refused as busy).
-            guard words.count == 2, let n = Int(words[1]), (1...10_000).contains(n) else {
-                reply("error usage: probe N (1...10000)"); return
-            }
-            var failures = 0
-            var waitingFor: UInt8?
-            var continueWith: (() -> Void)?
-            agent.onStatus = { frame in
-                guard let target = waitingFor, frame.lockState == target else { return }
-                waitingFor = nil
-                let next = continueWith
-                continueWith = nil
-                next?()
-            }
-            func step(_ i: Int) {
-                guard i < n else {
-                    agent.onStatus = nil
-                    reply(failures == 0 ? "ok probe \(n) commands" : "error probe \(n) commands, \(failures) failed")
-                    return
-                }
-                let unlock = i % 2 == 0
-                agent.perform(unlock ? .unlock : .lock) { result in
-                    switch result {
-                    case .success:
-                        waitingFor = unlock ? 2 : 1  // Matter LockState: Unlocked 2, Locked 1
-                        continueWith = { step(i + 1) }
-                    case .failure(let e):
-                        failures += 1
-                        reply("note command \(i): \(e)")
-                        step(i + 1)
-                    }
-                }
-            }
-            step(0)
-        default:
-            reply("error unknown command; use lock, unlock, status, probe N, mode normal|no-remote|passage, "
-                  + "suspend, resume or execution foreground|background")
-        }
+        }, retained: [transport, service])
     }
 
     /// Reads a key file: 64 hex digits (whitespace ignored).

@@ -25,11 +25,14 @@ public enum StateStores {
         do {
             let keys = store.keyStore()
             let identity = try LockIdentity(rawPrivateKey: try store.lockIdentity(create: LockIdentity.newRawPrivateKey))
+            // The verifier's counters commit with the decisions (`StoredLockRecords+Counters`).
             return LockStores(journal: records, interrupted: try records.journal.interrupted(),
-                              lastDecisionID: try records.journal.lastDecisionID(), log: records, keys: keys,
+                              lastDecisionID: try records.journal.lastDecisionID(), log: records,
+                              keys: records.commandKeys,
                               lockout: store.lockoutStore(monotonicNow: { loop.now }),
                               pairing: (registry: keys, identity: identity),
-                              restoration: store.restorationStorage(), storeWasReset: reset)
+                              restoration: store.restorationStorage(), storeWasReset: reset,
+                              operatingModes: store.operatingModeStore())
         } catch { throw RuntimeError("lock store \(store.path): \(error)") }
     }
 

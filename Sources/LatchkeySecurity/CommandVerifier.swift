@@ -32,8 +32,9 @@ extension Result where Success == VerifiedCommand, Failure == CommandFailure {
 
 /// The lock's gate for control writes. The order is fixed (lock-domain.md rules 5 and 6):
 /// the overall lockout, lengths, the key's lockout, then key, then challenge (consumed
-/// either way), then the tag, then meaning (body, counter, role). Only after all of them —
-/// and after the new counter is durable — does a command reach the lock. Any failure
+/// either way), then the tag, then meaning (body, counter, role). Only after all of them
+/// does a command reach the lock, its new counter staged (`KeyStore.stageCounter`): durable
+/// with the decision it leads to, or by `commitCounter()` before its answer. Any failure
 /// rejects and counts towards a lockout; none moves the lock. A command refused for a
 /// lockout is not evaluated further and not counted (so an attack during a lockout neither
 /// extends it nor floods the audit log).
@@ -75,13 +76,20 @@ public final class CommandVerifier {
             return fail(.replayedCounter, keyID: key.id, operation: body.operation)
         }
         guard key.permits(body.operation) else { return fail(.notAuthorized, keyID: key.id, operation: body.operation) }
-        do { try keys.recordCounter(frame.counter, keyID: key.id) } catch {
+        do { try keys.stageCounter(frame.counter, keyID: key.id) } catch {
             // Our disk, not the phone's fault: not counted.
             return .failure(CommandFailure(rejection: .storageFailure, keyID: key.id, revoked: false,
                                            operation: body.operation, engaged: [], counted: false))
         }
         lockout.recordSuccess(keyID: key.id)
         return .success(VerifiedCommand(key: key, body: body, counter: frame.counter))
+    }
+
+    /// Makes the last verified command's counter durable if the decision it led to did not
+    /// already carry it. Run before answering that command; when it throws, the answer is
+    /// `storageFailure`.
+    public func commitCounter() throws {
+        try keys.commitStagedCounter()
     }
 
     private func refuseLockedOut(_ link: LinkID) -> Result<VerifiedCommand, CommandFailure> {

@@ -45,11 +45,27 @@ public protocol KeyRegistry: KeyStore {
 }
 
 /// Where the lock finds keys and keeps each key's last accepted counter. The counter must
-/// be durable before the command acts, or a replay after a restart would pass.
+/// be durable no later than the command's first durable effect (the decision it leads to)
+/// and before its answer, or a replay after a restart would pass.
 public protocol KeyStore: AnyObject {
     func key(id: UInt32) -> PhoneKey?
+    /// Counts a staged counter at once.
     func lastCounter(keyID: UInt32) -> UInt64
+    /// Durable before it returns.
     func recordCounter(_ counter: UInt64, keyID: UInt32) throws
+    /// What the verifier calls for a command that passed: by default `recordCounter`. A
+    /// store that shares its transactions with the decision journal holds the counter
+    /// instead and commits it in the same transaction as its next durable write — the
+    /// decision the command leads to — so the command's path pays one fsync, not two.
+    func stageCounter(_ counter: UInt64, keyID: UInt32) throws
+    /// Makes a staged counter durable now, if no write has carried it yet (by default there
+    /// is nothing to do). Whoever acts on a verified command runs it before answering.
+    func commitStagedCounter() throws
+}
+
+extension KeyStore {
+    public func stageCounter(_ counter: UInt64, keyID: UInt32) throws { try recordCounter(counter, keyID: keyID) }
+    public func commitStagedCounter() throws {}
 }
 
 /// A key store in memory, for tests and for the phone side's own bookkeeping.

@@ -94,6 +94,10 @@ enum StoreSchema {
                 ) STRICT
                 """)
         }
+        migrator.registerMigration("v3: operating mode") { db in
+            // The lock's OperatingMode across restarts (`StoredOperatingMode`).
+            try db.execute(sql: StoredOperatingMode.createTable)
+        }
         return migrator
     }
 }

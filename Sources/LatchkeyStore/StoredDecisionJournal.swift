@@ -30,24 +30,27 @@ public final class StoredDecisionJournal: DecisionJournal {
     }
 
     public func record(_ decision: LockDecision) throws(StoreError) {
+        try store.write { db in try record(decision, in: db) }
+    }
+
+    /// The record inside a transaction of the caller's (`StoredLockRecords` puts the counter
+    /// of the command behind the decision in the same one).
+    func record(_ decision: LockDecision, in db: Database) throws {
         let wall = DecisionDeadlineRule.wallTimes(of: decision, wallNow: store.wallClock.nanosecondsSinceEpoch(),
                                                   monotonicNow: monotonicNow())
-        let path = store.path
-        try store.write { db in
-            if let highest = try Self.highestID(db), decision.id <= highest {
-                throw StoreError.rejected(path: path, reason: "\(decision.id) is not above \(highest), the highest recorded")
-            }
-            try db.execute(sql: """
-                INSERT INTO decision (id, operation, source, who, decidedAtNanos, deadlineNanos, relockAfterNanos,
-                                      recordedWallNanos, decidedWallNanos, deadlineWallNanos)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """, arguments: [Int64(bitPattern: decision.id.rawValue), decision.operation.rawValue,
-                                 decision.source.rawValue, decision.who.map { Int64($0.rawValue) },
-                                 decision.decidedAt.nanoseconds, decision.deadline.nanoseconds,
-                                 decision.relockAfter?.nanoseconds, wall.recorded, wall.decided, wall.deadline])
-            try db.execute(sql: "INSERT OR REPLACE INTO meta (name, value) VALUES (?, ?)",
-                           arguments: [Self.highestIDKey, Int64(bitPattern: decision.id.rawValue)])
+        if let highest = try Self.highestID(db), decision.id <= highest {
+            throw StoreError.rejected(path: store.path, reason: "\(decision.id) is not above \(highest), the highest recorded")
         }
+        try db.execute(sql: """
+            INSERT INTO decision (id, operation, source, who, decidedAtNanos, deadlineNanos, relockAfterNanos,
+                                  recordedWallNanos, decidedWallNanos, deadlineWallNanos)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """, arguments: [Int64(bitPattern: decision.id.rawValue), decision.operation.rawValue,
+                             decision.source.rawValue, decision.who.map { Int64($0.rawValue) },
+                             decision.decidedAt.nanoseconds, decision.deadline.nanoseconds,
+                             decision.relockAfter?.nanoseconds, wall.recorded, wall.decided, wall.deadline])
+        try db.execute(sql: "INSERT OR REPLACE INTO meta (name, value) VALUES (?, ?)",
+                       arguments: [Self.highestIDKey, Int64(bitPattern: decision.id.rawValue)])
     }
 
     public func complete(_ id: DecisionID, outcome: DecisionOutcome) throws(StoreError) {

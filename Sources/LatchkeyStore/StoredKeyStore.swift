@@ -45,18 +45,21 @@ public final class StoredKeyStore: KeyRegistry {
     }
 
     public func recordCounter(_ counter: UInt64, keyID: UInt32) throws(StoreError) {
-        let path = store.path
-        try store.write { db in
-            guard let last = try Int64.fetchOne(db, sql: "SELECT lastCounter FROM phoneKey WHERE id = ?",
-                                                arguments: [keyID]) else {
-                throw StoreError.rejected(path: path, reason: "no key \(keyID)")
-            }
-            guard counter > UInt64(bitPattern: last) else {
-                throw StoreError.rejected(path: path, reason: "counter \(counter) of key \(keyID) does not advance")
-            }
-            try db.execute(sql: "UPDATE phoneKey SET lastCounter = ? WHERE id = ?",
-                           arguments: [Int64(bitPattern: counter), keyID])
+        try store.write { db in try recordCounter(counter, keyID: keyID, in: db) }
+    }
+
+    /// The counter write inside a transaction of the caller's (`StoredLockRecords` commits a
+    /// staged counter with the decision its command led to).
+    func recordCounter(_ counter: UInt64, keyID: UInt32, in db: Database) throws {
+        guard let last = try Int64.fetchOne(db, sql: "SELECT lastCounter FROM phoneKey WHERE id = ?",
+                                            arguments: [keyID]) else {
+            throw StoreError.rejected(path: store.path, reason: "no key \(keyID)")
         }
+        guard counter > UInt64(bitPattern: last) else {
+            throw StoreError.rejected(path: store.path, reason: "counter \(counter) of key \(keyID) does not advance")
+        }
+        try db.execute(sql: "UPDATE phoneKey SET lastCounter = ? WHERE id = ?",
+                       arguments: [Int64(bitPattern: counter), keyID])
     }
 
     // MARK: Management (the `latchkey keys` commands)

@@ -17,12 +17,21 @@ import LatchkeyTransport
 /// moves. Anything else written while a completion is noted (a new decision, another
 /// event) commits the completion first, alone, and so does the next turn of the loop: a
 /// completion is never held past the turn that made it.
+///
+/// A verified command's new counter (staged through `commandKeys`) rides on the next write
+/// here — the decision the command leads to, or the event that reports its refusal — in
+/// the same transaction, so a command pays one fsync before the actuator moves and its
+/// counter is never durable later than its decision. A failed write takes the counter
+/// with it; whatever was not carried, the agent commits alone before it answers.
 public final class StoredLockRecords: DecisionJournal, LockEventLog {
     public let journal: StoredDecisionJournal
     public let log: StoredEventLog
-    private let store: AgentStore
+    let store: AgentStore
     private let loop: any EventLoop
     private var noted: (id: DecisionID, outcome: DecisionOutcome)?
+    /// Where staged counters are written (`StoredLockRecords+Counters.swift`).
+    let keys: StoredKeyStore
+    var stagedCounter: (keyID: UInt32, counter: UInt64)?
     private var last: UInt32
     /// A noted completion that could not be committed on the next turn.
     public var onDeferredFailure: ((any Error) -> Void)?
@@ -32,6 +41,7 @@ public final class StoredLockRecords: DecisionJournal, LockEventLog {
         self.journal = journal
         self.log = log
         self.loop = loop
+        keys = store.keyStore()
         last = UInt32(truncatingIfNeeded: (try? log.lastSequence()) ?? 0)
     }
 
@@ -39,7 +49,8 @@ public final class StoredLockRecords: DecisionJournal, LockEventLog {
 
     public func record(_ decision: LockDecision) throws {
         try commitNoted()
-        try journal.record(decision)
+        let journal = journal
+        try writeCarryingCounter { db in try journal.record(decision, in: db) }
     }
 
     public func complete(_ id: DecisionID, outcome: DecisionOutcome) throws {
@@ -59,13 +70,14 @@ public final class StoredLockRecords: DecisionJournal, LockEventLog {
         if let completion = noted, event.decision == completion.id {
             noted = nil
             let journal = journal, log = log
-            sequence = try store.write { db in
+            sequence = try writeCarryingCounter { db in
                 try journal.complete(completion.id, outcome: completion.outcome, in: db)
                 return try log.append(event, in: db)
             }
         } else {
             try commitNoted()
-            sequence = try log.append(event)
+            let log = log
+            sequence = try writeCarryingCounter { db in try log.append(event, in: db) }
         }
         last = UInt32(truncatingIfNeeded: sequence)
         return last
@@ -89,7 +101,7 @@ extension LockEvent {
     public var decision: DecisionID? {
         switch kind {
         case .lockOperation(let record), .lockOperationError(let record, _): record.decision
-        case .doorLockAlarm, .doorStateChange, .lockUserChange: nil
+        case .doorLockAlarm, .doorStateChange, .lockUserChange, .operatingModeChange: nil
         }
     }
 }

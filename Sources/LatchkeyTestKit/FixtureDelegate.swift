@@ -11,6 +11,9 @@ public final class FixtureDelegate: GATTServerDelegate {
     public private(set) var writes: [(handle: UInt16, value: [UInt8], withResponse: Bool)] = []
     public private(set) var configurationChanges: [(handle: UInt16, configuration: ClientConfiguration)] = []
     public private(set) var dynamicReads = 0
+    /// Value handles whose indication the client confirmed, in order.
+    public private(set) var confirmations: [UInt16] = []
+    public private(set) var featureChanges: [ClientSupportedFeatures] = []
 
     public init() {}
 
@@ -29,5 +32,11 @@ public final class FixtureDelegate: GATTServerDelegate {
     public func server(_ server: GATTServer, didChangeClientConfiguration configuration: ClientConfiguration,
                        forValueAt handle: UInt16) {
         configurationChanges.append((handle, configuration))
+    }
+
+    public func server(_ server: GATTServer, didConfirmIndicationAt handle: UInt16) { confirmations.append(handle) }
+
+    public func server(_ server: GATTServer, didChangeClientFeatures features: ClientSupportedFeatures) {
+        featureChanges.append(features)
     }
 }

@@ -17,10 +17,16 @@ extension Latchkey {
         var json = false
         @Flag(help: "Also show every line the agents print.")
         var verbose = false
+        @Option(help: "Authenticated commands timed in the latency step (command received → actuator line).")
+        var probe = 20
+
+        func validate() throws {
+            guard (1...10_000).contains(probe) else { throw ValidationError("--probe must be 1...10000") }
+        }
 
         func run() throws {
             if !json { print("latchkey demo: lock and phone agents on the simulated radio\n") }
-            let report = LatchkeyRuntime.Demo.run(json: json, verbose: verbose)
+            let report = LatchkeyRuntime.Demo.run(json: json, verbose: verbose, probeCount: probe)
             if json {
                 print(report.json)
             } else {

@@ -22,7 +22,7 @@ extension Latchkey {
             }
             print("lock: \(last.event.lockStateAfter)  door: \(last.event.doorState)  (event #\(last.sequence))")
             print("recent events:")
-            for e in recent { print("  #\(e.sequence) \(e.event)") }
+            for e in recent { print("  " + LogLines.line(e)) }
         }
     }
 
@@ -40,7 +40,7 @@ extension Latchkey {
 
         func run() throws {
             let log = try StateStores.openEventLog(stateDir)
-            for e in try log.read(from: from, limit: limit) { print("#\(e.sequence) \(e.event)") }
+            for e in try log.read(from: from, limit: limit) { print(LogLines.line(e)) }
         }
     }
 
@@ -107,13 +107,29 @@ extension Latchkey {
     struct PhoneCtl: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "phone-ctl",
-            abstract: "Send a command to a running phone agent: lock, unlock, status, mode normal|no-remote|passage, or probe N.")
+            abstract: "Send a command to a running phone agent: status, lock, unlock, mode normal|no-remote|passage, "
+                + "probe N, suspend, resume, or execution foreground|background.")
         @Option(help: "The phone agent's state directory.") var stateDir: String = "/var/lib/latchkey/phone"
         @Argument(help: "The command and its arguments.") var words: [String]
 
-        func run() throws {
-            let ok = try LocalControlClient.send(words.joined(separator: " "), to: stateDir + "/control.sock") { print($0) }
-            if !ok { throw ExitCode(1) }
-        }
+        func run() throws { try sendControl(words, stateDir: stateDir) }
     }
+
+    struct LockCtl: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "lock-ctl",
+            abstract: "Send a command to a running lock agent: status, suspend, resume, execution foreground|background, "
+                + "or fingerprint (pairing windows: `latchkey pair`).")
+        @Option(help: "The lock agent's state directory.") var stateDir: String = "/var/lib/latchkey/lock"
+        @Argument(help: "The command and its arguments.") var words: [String]
+
+        func run() throws { try sendControl(words, stateDir: stateDir) }
+    }
+}
+
+/// One command to the agent whose state directory is `stateDir`; its replies on standard
+/// output, exit status 1 when the last one is an error.
+private func sendControl(_ words: [String], stateDir: String) throws {
+    let ok = try LocalControlClient.send(words.joined(separator: " "), to: stateDir + "/control.sock") { print($0) }
+    if !ok { throw ExitCode(1) }
 }

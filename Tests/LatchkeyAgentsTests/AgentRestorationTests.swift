@@ -18,6 +18,7 @@ struct AgentRestorationTests {
         let sent = SentPDUs()
         w.phone.central.trace = { _, direction, pdu in sent.record(direction, pdu) }
         #expect(w.advance(until: { w.phoneEvents.names().contains("phone.gatt_ready") }, limit: .seconds(5)))
+        #expect(w.linkSetUp(), "and the link's Service Changed chores, which follow the agent's requests")
         return (w, sent)
     }
 
@@ -67,16 +68,21 @@ struct AgentRestorationTests {
         w.walkPhone(to: 2)
         #expect(w.advance(until: { w.phoneEvents.names().filter { $0 == "phone.gatt_ready" }.count == 2 },
                           limit: .seconds(3)))
+        #expect(w.linkSetUp())
         #expect(sent.discovery == 0, "the lock's handles are known from the first link")
-        #expect(sent.count(0x12) == 1, "one Write Request: the CCCD of the new link")
+        #expect(sent.databaseHashReads == 1, "the cache is checked against the lock's Database Hash")
+        #expect(sent.count(0x12) == 4,
+                "the status CCCD and the `present` command, then the link's chores: Client Supported Features, Service Changed's CCCD")
     }
 
     @Test func aPhoneKilledMidDiscoveryResumesWhereItStopped() throws {
         let w = try AgentWorld(autoRelock: nil, grace: .seconds(5), phoneStartsAt: 1)
         let firstLife = SentPDUs()
         w.phone.central.trace = { _, direction, pdu in firstLife.record(direction, pdu) }
-        // Services are known once characteristic discovery (Read By Type) starts: die there.
-        #expect(w.advance(until: { firstLife.count(0x08) > 0 }, limit: .seconds(5)))
+        // Die once the services are known, before their characteristics are.
+        let lock = w.phone.central.retrievePeripherals(withIdentifiers: [w.lockAddress])[0]
+        #expect(w.advance(until: { lock.service(LockServiceUUID.service) != nil }, limit: .seconds(5)))
+        #expect(lock.service(LockServiceUUID.service)?.characteristics == nil)
         #expect(firstLife.serviceDiscovery > 0)
         w.killPhone()
 
@@ -84,7 +90,7 @@ struct AgentRestorationTests {
         #expect(w.advance(until: { w.phoneEvents.names().contains("phone.gatt_ready") }, limit: .seconds(2)),
                 "\(w.phoneEvents.events.map { "\($0.name) \($0.fields)" })")
         #expect(secondLife.serviceDiscovery == 0, "the services came back with the restored peripheral")
-        #expect(secondLife.count(0x08) > 0, "the interrupted step is done again, and only it")
+        #expect(secondLife.characteristicDiscovery > 0, "the interrupted step is done again, and only it")
     }
 
     @Test func aRelaunchedLockKeepsThePhoneSubscribedAtTheSameHandles() throws {

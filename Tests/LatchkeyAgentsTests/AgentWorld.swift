@@ -1,4 +1,5 @@
 import LatchkeyAgents
+import LatchkeyGATT
 import LatchkeyLock
 import LatchkeyLockProtocol
 import LatchkeyManagers
@@ -7,7 +8,8 @@ import LatchkeySim
 import LatchkeyTransport
 
 /// A lock agent and a phone agent on one in-process simulated air, with a simulated GPIO
-/// chip wired as: actuator "latch" (hold, active-high), door sensor "door" (active = open).
+/// chip wired as: actuator "latch" (hold, active-high; for a motor, its unlock direction,
+/// with "bolt" its lock direction), door sensor "door" (active = open).
 final class AgentWorld {
     let loop = ManualEventLoop()
     let air: SimulatedAir
@@ -26,35 +28,50 @@ final class AgentWorld {
     /// What the managers preserve (M6), kept across the agents' deaths like the store is.
     let phoneRestoration = InMemoryRestorationStorage()
     let lockRestoration = InMemoryRestorationStorage()
+    /// The lock's operating mode across its restarts.
+    let operatingModes = InMemoryOperatingModeStore()
+    /// Counters and decisions through one store over `keys` and `journal` (`CommitRecorder`).
+    private(set) var durables: (any KeyStore & DecisionJournal)?
+    let actuator: ActuatorKind
     var lock: LockAgent!
     var phone: PhoneAgent!
     let behaviour: LockBehaviour
 
-    init(autoRelock: Duration? = .seconds(30), grace: Duration = .seconds(5), phoneStartsAt position: Double = 100) throws {
+    static let lineNames = ["latch", "bolt", "door", "button"]
+
+    init(autoRelock: Duration? = .seconds(30), grace: Duration = .seconds(5), phoneStartsAt position: Double = 100,
+         actuator: ActuatorKind = .hold,
+         durables: ((InMemoryKeyStore, InMemoryDecisionJournal) -> any KeyStore & DecisionJournal)? = nil) throws {
         air = SimulatedAir(loop: loop, seed: 7)
-        chip = SimulatedGPIOChip(label: "sim-lock", lineNames: ["latch", "door", "button"], loop: loop)
+        chip = SimulatedGPIOChip(label: "sim-lock", lineNames: Self.lineNames, loop: loop)
+        self.actuator = actuator
         key = PhoneKey(id: 1, name: "alice", secret: CommandSealing.newSecret(), role: .user)
         keys = InMemoryKeyStore([key])
         var b = LockBehaviour()
         b.autoRelockTime = autoRelock
         behaviour = b
+        self.durables = durables?(keys, journal)
         _ = air.addDevice(address: lockAddress, position: 0)
         _ = air.addDevice(address: phoneAddress, position: position)
         try startLock()
         try startPhone(grace: grace)
     }
 
-    func startLock(recovered: LockDecision? = nil) throws {
-        let wiring = LockWiring(chipLabel: "sim-lock", actuator: .hold, unlockOutput: .init("latch"),
-                                door: .init("door"), button: .init("button"))
+    func startLock(recovered: LockDecision? = nil, serviceDefinition: GATTService = LockServiceDefinition.service) throws {
+        var motorLine: LockWiring.Output?
+        if case .motor = actuator { motorLine = .init("bolt") }
+        let wiring = LockWiring(chipLabel: "sim-lock", actuator: actuator, unlockOutput: .init("latch"),
+                                lockOutput: motorLine, door: .init("door"), button: .init("button"))
         let hardware = try LockHardware.open(wiring, chips: GPIOChipSet([chip]), loop: loop)
-        let controller = try LockController(loop: loop, behaviour: behaviour, hardware: hardware, journal: journal,
+        let controller = try LockController(loop: loop, behaviour: behaviour, hardware: hardware,
+                                            journal: durables ?? journal,
                                             firstDecisionID: DecisionID((journal.lastDecisionID?.rawValue ?? 0) + 1))
-        lock = LockAgent(transport: air.device(lockAddress)!, controller: controller, keys: keys, log: lockLog,
-                         events: lockEvents,
-                         configuration: LockAgentConfiguration(departureGrace: .seconds(5)), lockout: lockouts,
+        lock = LockAgent(transport: air.device(lockAddress)!, controller: controller, keys: durables ?? keys,
+                         log: lockLog, events: lockEvents,
+                         configuration: LockAgentConfiguration(departureGrace: .seconds(5), serviceDefinition: serviceDefinition),
+                         lockout: lockouts,
                          pairing: PairingResponder(identity: identity, registry: keys, loop: loop),
-                         restoration: lockRestoration)
+                         restoration: lockRestoration, operatingModes: operatingModes)
         lock.start(recovered: recovered)
     }
 
@@ -79,12 +96,27 @@ final class AgentWorld {
     }
 
     /// The lock agent's relaunch: the journal hands back the interrupted decision.
-    func restartLock() throws {
-        chip = SimulatedGPIOChip(label: "sim-lock", lineNames: ["latch", "door", "button"], loop: loop)
-        try startLock(recovered: journal.interrupted)
+    /// `serviceDefinition`: the relaunched version's service.
+    func restartLock(serviceDefinition: GATTService = LockServiceDefinition.service) throws {
+        chip = SimulatedGPIOChip(label: "sim-lock", lineNames: Self.lineNames, loop: loop)
+        try startLock(recovered: journal.interrupted, serviceDefinition: serviceDefinition)
     }
 
     var latchEnergised: Bool { chip.isHigh("latch") }
+
+    /// Runs until the phone's proxy has done its link's Service Changed chores (they follow
+    /// the agent's own requests): the lock knows the phone wants the indication, and the
+    /// answer has reached the phone.
+    @discardableResult
+    func linkSetUp() -> Bool {
+        guard advance(until: { lock.peripheral.centrals.first?.wantsServiceChanged == true }, limit: .seconds(5)) else {
+            return false
+        }
+        // The CCCD's Write Response crosses at a following connection event (the kernel's
+        // default interval, which the agents keep); three leave room for the phone to take it.
+        loop.advance(by: ConnectionParameters.kernelDefault.connectionInterval * 3)
+        return true
+    }
 
     func walkPhone(to position: Double) { air.setPosition(position, of: phoneAddress) }
 

@@ -91,7 +91,8 @@ struct RoleTests {
         let noRemote = OperatingMode.noRemoteLockUnlock.rawValue
         #expect(w.command(.setOperatingMode, mode: noRemote) == .rejected(.notAuthorized))
         #expect(w.lock.controller.operatingMode == .normal)
-        let refused = LockOperationRecord(operation: .unlock, source: .remote, who: KeyID(1))
+        // A mode change is no lock operation: logged without one, not as an unlock.
+        let refused = LockOperationRecord(operation: nil, source: .remote, who: KeyID(1))
         #expect(w.logged(.lockOperationError(refused, .restricted)) == 1)
 
         // The same phone once its key is an admin's (roles are read at every command).
@@ -120,7 +121,8 @@ struct BruteForceAndRevocationTests {
         #expect(w.advance(until: { attacker.results.count == 4 }, limit: .seconds(5)))
         #expect(attacker.results == [.authenticationFailed, .authenticationFailed, .authenticationFailed, .lockedOut])
 
-        let attempt = LockOperationRecord(operation: .unlock, source: .remote, who: KeyID(1))
+        // The forged frames were never opened: their operation is unknown, not "unlock".
+        let attempt = LockOperationRecord(operation: nil, source: .remote, who: KeyID(1))
         #expect(w.logged(.lockOperationError(attempt, .invalidCredential)) == 3, "each failure is logged")
         #expect(w.logged(.doorLockAlarm(.wrongCodeEntryLimit)) == 1, "reaching the limit raises the alarm")
         #expect(!w.latchEnergised)
@@ -146,8 +148,16 @@ struct BruteForceAndRevocationTests {
         #expect(w.command(.lock) == .rejected(.unknownKey))
         #expect(w.lock === agent, "no restart")
         #expect(w.latchEnergised, "the refused lock command moved nothing")
-        let attempt = LockOperationRecord(operation: .unlock, source: .remote, who: KeyID(1))
+        // The frame of a revoked key is refused before it is opened: what it asked for is
+        // unknown, and the log says so instead of calling it an unlock attempt.
+        let attempt = LockOperationRecord(operation: nil, source: .remote, who: KeyID(1))
         #expect(w.logged(.lockOperationError(attempt, .disabledUserDenied)) == 1)
+        #expect(w.lockLog.entries.allSatisfy {
+            if case .lockOperationError(let r, _) = $0.event.kind { r.operation == nil } else { true }
+        })
+        let logged = try #require(w.lockLog.entries.last { if case .lockOperationError = $0.event.kind { true } else { false } })
+        #expect(logged.event.summary.hasPrefix("rejected: revoked key (key 1); operation unknown"))
+        #expect(try LockEvent(decoding: logged.event.encoded) == logged.event, "the log's binary form keeps it unknown")
     }
 }
 

@@ -22,6 +22,15 @@ import Testing
                   lockStateBefore: .unlocking, lockStateAfter: .unlocking, doorState: .ajar),
         LockEvent(kind: .lockUserChange(KeyChangeRecord(.add, source: .remote, key: KeyID(0x0A0B_0C0D))),
                   time: Instant(nanoseconds: 9), lockStateBefore: .locked, lockStateAfter: .locked, doorState: .closed),
+        // A revoked key's frame, refused before it was opened: the operation is unknown.
+        LockEvent(kind: .lockOperationError(LockOperationRecord(operation: nil, source: .remote, who: KeyID(3)),
+                                            .disabledUserDenied),
+                  time: Instant(nanoseconds: 11), lockStateBefore: .locked, lockStateAfter: .locked, doorState: .closed),
+        LockEvent(kind: .operatingModeChange(OperatingModeChangeRecord(.passage, previous: .normal, source: .remote,
+                                                                       who: KeyID(2))),
+                  time: Instant(nanoseconds: 12), lockStateBefore: .locked, lockStateAfter: .locked, doorState: .closed),
+        LockEvent(kind: .operatingModeChange(OperatingModeChangeRecord(.normal, previous: .passage, source: .auto)),
+                  time: Instant(nanoseconds: 13), lockStateBefore: .locked, lockStateAfter: .locked, doorState: .unknown),
     ]
 
     @Test(arguments: samples) func roundTrips(_ event: LockEvent) throws {
@@ -40,6 +49,12 @@ import Testing
         #expect(Self.samples[4].encoded[0...8] == [0x01, 0x02, 0x01, 0x01, 0x03, 0xFF, 0xFF, 0x06, 0x00])
         #expect(Self.samples[6].encoded[0...12] == [0x01, 0x04, 0x01, 0x01, 0x01, 0x00, 0x07, 0xFF, 0x01,
                                                      0x0D, 0x0C, 0x0B, 0x0A])
+        // Unknown operation: 0xFF where the operation type goes.
+        #expect(Self.samples[7].encoded[0...12] == [0x01, 0x01, 0x01, 0x01, 0x01, 0xFF, 0x07, 0x02, 0x01,
+                                                     0x03, 0x00, 0x00, 0x00])
+        // OperatingModeChange: kind 5, the new mode, the source, the previous mode, who.
+        #expect(Self.samples[8].encoded[0...12] == [0x01, 0x05, 0x01, 0x01, 0x01, 0x04, 0x07, 0x00, 0x01,
+                                                     0x02, 0x00, 0x00, 0x00])
     }
 
     @Test func everyOtherLengthIsRejected() {
@@ -58,7 +73,8 @@ import Testing
     }
 
     @Test(arguments: [
-        (0, 1, UInt8(5)),     // unknown kind
+        (0, 1, UInt8(6)),     // unknown kind
+        (0, 5, UInt8(0xFF)),  // a completed operation is never unknown
         (0, 2, UInt8(3)),     // lock state value Matter reserves (Unlatched) that we never use
         (0, 4, UInt8(6)),     // door state out of range
         (0, 5, UInt8(2)),     // operation type
@@ -77,11 +93,25 @@ import Testing
         (6, 7, UInt8(0)),     // a key change carries no code
         (6, 8, UInt8(0)),     // a key change always names its key
         (6, 13, UInt8(1)),    // and never a decision
+        (8, 5, UInt8(1)),     // not an operating mode this lock has
+        (8, 7, UInt8(2)),     // nor is the previous one
+        (8, 8, UInt8(3)),     // a mode change has no decision
+        (9, 9, UInt8(1)),     // who bytes without the who flag
+        (8, 13, UInt8(1)),    // decision bytes
     ])
     func invalidFieldsAreRejectedAtTheirOffset(sample: Int, offset: Int, value: UInt8) {
         var bytes = Self.samples[sample].encoded
         bytes[offset] = value
         #expect(throws: LockEventDecodingError(.invalidField, offset: offset)) { _ = try LockEvent(decoding: bytes) }
+    }
+
+    /// What `latchkey log` prints for them.
+    @Test func summariesSayWhatHappenedInWords() {
+        #expect(Self.samples[7].summary == "rejected: revoked key (key 3); operation unknown  [lock locked, door closed]")
+        #expect(Self.samples[3].summary.hasPrefix("unlock by phone key 1 refused: not permitted"))
+        #expect(Self.samples[8].summary.hasPrefix("operating mode normal -> passage by phone key 2"))
+        #expect(Self.samples[9].summary.hasPrefix("operating mode passage -> normal by the lock itself (passage is not restored"))
+        #expect(Self.samples[0].summary == "unlocked by phone key 16909060  [lock unlocked, door closed]")
     }
 
     @Test func anySingleByteChangeDecodesCanonicallyOrNotAtAll() {

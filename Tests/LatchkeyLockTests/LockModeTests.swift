@@ -85,7 +85,38 @@ import Testing
         let rig = try LockRig(boltSensors: true)
         rig.start()
         rig.submit(.unlock)
+        #expect(!rig.controller.machine.acceptsOperatingMode(.noRemoteLockUnlock), "asked before any change")
         #expect(!rig.controller.setOperatingMode(.noRemoteLockUnlock, source: .remote))
         #expect(rig.controller.operatingMode == .normal)
+    }
+
+    /// Every change is in the audit log, with who asked; a mode restored before start (the
+    /// stored one) and a no-op are not changes.
+    @Test func aModeChangeIsAnEventWithWhoAsked() throws {
+        let rig = try LockRig()
+        #expect(rig.controller.setOperatingMode(.noRemoteLockUnlock, source: .auto), "restored before start")
+        rig.start()
+        #expect(rig.modeChanges.isEmpty)
+        #expect(rig.controller.setOperatingMode(.noRemoteLockUnlock, source: .remote, who: KeyID(3)))
+        #expect(rig.modeChanges.isEmpty, "no change, no event")
+        #expect(rig.controller.setOperatingMode(.passage, source: .remote, who: KeyID(3)))
+        rig.loop.run()
+        #expect(rig.modeChanges == [OperatingModeChangeRecord(.passage, previous: .noRemoteLockUnlock, source: .remote,
+                                                               who: KeyID(3))])
+        // The change comes before the unlock it causes.
+        let kinds = rig.events.map(\.kind)
+        let change = try #require(kinds.firstIndex { if case .operatingModeChange = $0 { true } else { false } })
+        let unlock = try #require(kinds.firstIndex { if case .lockOperation = $0 { true } else { false } })
+        #expect(change < unlock)
+    }
+
+    @Test func passageIsAcceptedOnlyByAnActuatorThatCanHoldTheDoor() throws {
+        let hold = try LockRig()
+        hold.start()
+        #expect(hold.controller.machine.acceptsOperatingMode(.passage))
+        let pulse = try LockRig(actuator: .pulse(.seconds(3)))
+        pulse.start()
+        #expect(!pulse.controller.machine.acceptsOperatingMode(.passage))
+        #expect(pulse.controller.machine.acceptsOperatingMode(.noRemoteLockUnlock))
     }
 }

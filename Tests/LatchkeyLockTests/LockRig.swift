@@ -18,7 +18,7 @@ final class LockRig {
 
     /// Sensors start at `bolt` and `doorOpen`; nothing runs until `start`.
     init(actuator: ActuatorKind = .hold, boltSensors: Bool = false, doorSensor: Bool = true, button: Bool = true,
-         activeLow: Bool = false, maximumEnergizeTime: Duration? = nil, behaviour: LockBehaviour = LockBehaviour(),
+         activeLow: Bool = false, statusLED: Bool = false, maximumEnergizeTime: Duration? = nil, behaviour: LockBehaviour = LockBehaviour(),
          mode: OperatingMode = .normal, journal: InMemoryDecisionJournal = InMemoryDecisionJournal(),
          bolt: BoltPosition = .locked, doorOpen: Bool = false, loop: ManualEventLoop = ManualEventLoop(),
          firstDecisionID: DecisionID = DecisionID(1),
@@ -37,6 +37,7 @@ final class LockRig {
             wiring.boltLocked = .init("BOLT_LOCKED")
             wiring.boltUnlocked = .init("BOLT_UNLOCKED")
         }
+        if statusLED { wiring.statusLED = .init("SPARE", activeLow: activeLow) }
         wiring.debounce = Self.debounce
         chip.pull("DOOR", high: doorOpen)
         Self.pullBolt(bolt, on: chip)
@@ -64,6 +65,8 @@ final class LockRig {
     /// Whether the unlock-direction output is energised, from its physical level.
     var unlockEnergized: Bool { chip.isHigh("ACTUATOR") != activeLow }
     var lockEnergized: Bool { chip.isHigh("MOTOR_LOCK") != activeLow }
+    /// Whether the status LED (on SPARE) is lit, from its physical level.
+    var ledLit: Bool { chip.isHigh("SPARE") != activeLow }
 
     func setDoor(open: Bool) {
         chip.pull("DOOR", high: open)
@@ -97,6 +100,10 @@ final class LockRig {
 
     var errors: [OperationError] {
         events.compactMap { if case .lockOperationError(_, let error) = $0.kind { error } else { nil } }
+    }
+
+    var modeChanges: [OperatingModeChangeRecord] {
+        events.compactMap { if case .operatingModeChange(let c) = $0.kind { c } else { nil } }
     }
 
     var alarms: [AlarmCode] {

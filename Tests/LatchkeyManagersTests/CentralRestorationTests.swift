@@ -46,6 +46,7 @@ import Testing
         let state = try #require(p.service(TestGATT.service)?.characteristic(TestGATT.state))
         p.setNotifyValue(true, for: state)
         #expect(home.loop.advance(until: { state.isNotifying }, limit: .seconds(5)))
+        #expect(home.linkSetUp())
         let mtu = p.mtu
         #expect(mtu > ATTLimits.minimumMTU, "an exchanged MTU, so that keeping it means something")
         home.phone.controller.detachApplication()
@@ -65,7 +66,8 @@ import Testing
         home.settle()
         #expect(second.app.values(of: TestGATT.state) == [[0x02]], "the subscription lives on the same link")
         #expect(second.sent.barriers == 1, "one barrier against an answer meant for the dead process")
-        #expect(second.sent.all.count == 1, "no discovery, no CCCD write, no second MTU exchange")
+        #expect(second.sent.databaseHashReads == 1, "the cache is checked against the Database Hash")
+        #expect(second.sent.all.count == 2, "no discovery, no CCCD write, no second MTU exchange")
     }
 
     @Test func discoveryInterruptedByDeathResumesWhereItStopped() throws {
@@ -75,6 +77,7 @@ import Testing
         let p = first!.lock
         try first!.manager.connect(p)
         #expect(home.loop.advance(until: { p.state == .connected }, limit: .seconds(5)))
+        #expect(home.linkSetUp(), "the link's own setup done, so that what the next life resumes is the app's")
         p.discoverServices()
         #expect(home.loop.advance(until: { p.services != nil }, limit: .seconds(5)))
         #expect(first!.sent.serviceDiscovery > 0)

@@ -154,7 +154,7 @@ extension RemoteService {
         let home = try Home()
         let p = try home.connected()
         p.discoverServices()
-        home.settle()
+        home.loop.advance(until: { p.services != nil }, limit: .seconds(5))
         let s = try #require(p.service(TestGATT.service))
         p.discoverCharacteristics([TestGATT.state], for: s)
         home.settle()

@@ -15,7 +15,7 @@ import Testing
     {
         let home = try Home()
         let lock = try home.replaceLockApplication(storage: storage)
-        let p = try home.connected()
+        let p = try home.connected(lockManager: lock.manager)
         try home.discoverAll(p)
         let state = try #require(p.service(TestGATT.service)?.characteristic(TestGATT.state))
         p.setNotifyValue(true, for: state)

@@ -22,6 +22,8 @@ enum CentralEvent: Equatable {
     case notifying(BluetoothUUID, Bool, BluetoothError?)
     case readyToWriteWithoutResponse
     case mtu(Int)
+    case modifiedServices([BluetoothUUID])
+    case invalidServiceChange([UInt8])
     // Restoration
     case restored([BluetoothAddress: Peripheral.State], scan: [BluetoothUUID]?)
     case preserveFailed
@@ -124,6 +126,14 @@ final class PhoneApp: CentralManagerDelegate, PeripheralDelegate {
     func peripheralIsReady(toSendWriteWithoutResponse peripheral: Peripheral) { record(.readyToWriteWithoutResponse) }
 
     func peripheral(_ peripheral: Peripheral, didUpdateMTU mtu: Int) { record(.mtu(mtu)) }
+
+    func peripheral(_ peripheral: Peripheral, didModifyServices invalidatedServices: [RemoteService]) {
+        record(.modifiedServices(invalidatedServices.map(\.uuid)))
+    }
+
+    func peripheral(_ peripheral: Peripheral, didReceiveInvalidServiceChange value: [UInt8]) {
+        record(.invalidServiceChange(value))
+    }
 }
 
 /// Everything a peripheral-side application can be told.
@@ -139,6 +149,7 @@ enum LockEvent: Equatable {
     case connected(BluetoothAddress)
     case disconnected(BluetoothAddress, DisconnectReason)
     case restored(services: [BluetoothUUID], centrals: [BluetoothAddress], advertising: Bool)
+    case servicesChanged(ClosedRange<UInt16>, centrals: [BluetoothAddress])
 }
 
 /// The lock application: answers reads from `readValues`, accepts writes unless
@@ -153,6 +164,9 @@ final class LockApp: PeripheralManagerDelegate {
     var onReady: (() -> Void)?
     /// `maximumUpdateValueLength` of each central at the moment it connected.
     private(set) var updateLengthAtConnect: [Int] = []
+    /// Runs inside `willRestoreState`, where a relaunched application of another version
+    /// replaces the services it finds restored.
+    var onWillRestore: ((PeripheralManager, RestoredPeripheralState) -> Void)?
 
     init(loop: ManualEventLoop) { self.loop = loop }
 
@@ -169,6 +183,12 @@ final class LockApp: PeripheralManagerDelegate {
     func peripheralManager(_ peripheral: PeripheralManager, willRestoreState state: RestoredPeripheralState) {
         record(.restored(services: state.services.map(\.uuid), centrals: state.centrals.map(\.identifier),
                          advertising: state.advertisement != nil))
+        onWillRestore?(peripheral, state)
+    }
+
+    func peripheralManager(_ peripheral: PeripheralManager, didChangeServicesIn range: ClosedRange<UInt16>,
+                           centrals: [Central]) {
+        record(.servicesChanged(range, centrals: centrals.map(\.identifier)))
     }
 
     func peripheralManager(_ peripheral: PeripheralManager, didAdd service: LocalService, error: BluetoothError?) {

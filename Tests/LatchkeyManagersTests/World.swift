@@ -125,14 +125,31 @@ struct Home {
     var lockApp: LockApp { lock.app }
     var lockPeripheral: Peripheral { phone.peripheral(Addresses.lock) }
 
-    /// Connects the phone to the lock and waits for the MTU exchange the proxy starts on connect.
+    /// Connects the phone to the lock and waits for the link's setup the proxy starts on
+    /// connect: the MTU exchange, and the Service Changed chores that follow it when the app
+    /// asks nothing (`lockManager`, the lock's manager, then knows the phone wants the indication).
     @discardableResult
-    func connected() throws -> Peripheral {
+    func connected(lockManager: PeripheralManager? = nil) throws -> Peripheral {
         let p = lockPeripheral
         try central.connect(p)
         guard loop.advance(until: { phoneApp.events.contains { if case .mtu = $0 { true } else { false } } },
-                           limit: .seconds(5)) else { throw NotLinked() }
+                           limit: .seconds(5)),
+              linkSetUp(lockManager)
+        else { throw NotLinked() }
         return p
+    }
+
+    /// Runs the loop until the phone's proxy has done its link's Service Changed chores,
+    /// which go once the app's requests have run out: `lockManager` (the Home's own lock's
+    /// by default) then knows the phone wants the indication, and its answer has reached the phone.
+    @discardableResult
+    func linkSetUp(_ lockManager: PeripheralManager? = nil) -> Bool {
+        let manager = lockManager ?? lock.manager
+        guard loop.advance(until: { manager.centrals.first?.wantsServiceChanged == true }, limit: .seconds(5)) else {
+            return false
+        }
+        settle()
+        return true
     }
 
     /// Connects and discovers the service, its characteristics and each one's descriptors.

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import LatchkeyPhone
 
@@ -79,5 +80,50 @@ struct PresenceMachineTests {
         _ = run(&m, [.linkUp, .linkDown, .linkUp])
         #expect(m.handle(.graceExpired) == [])
         #expect(m.presence == .home)
+    }
+}
+
+/// An arrival request that met a moving bolt (the lock answered "busy", deciding nothing).
+struct PresenceBusyArrivalTests {
+    func arriving() -> PresenceMachine {
+        var m = PresenceMachine()
+        for input in [PresenceMachine.Input.linkUp, .linkDown, .graceExpired, .linkUp] { _ = m.handle(input) }
+        return m
+    }
+
+    @Test func aBusyAnswerIsAskedAgainOnceAndDoesNotSpendTheCycle() {
+        var m = arriving()
+        #expect(m.handle(.arrivalBusy(cycle: 1)) == [.retryArrivalUnlockAfterMovement(cycle: 1)])
+        #expect(m.presence == .arriving && m.answeredCycle == 0, "still this cycle's arrival")
+        #expect(m.handle(.arrivalAnswered(cycle: 1, granted: true)) == [.persist, .arrived(cycle: 1, unlocked: true)])
+        #expect(m.answeredCycle == 1)
+    }
+
+    @Test func aSecondBusyAnswerSpendsTheCycle() {
+        var m = arriving()
+        _ = m.handle(.arrivalBusy(cycle: 1))
+        #expect(m.handle(.arrivalBusy(cycle: 1)) == [.persist, .arrived(cycle: 1, unlocked: false)])
+        #expect(m.presence == .home && m.answeredCycle == 1)
+        // Nothing more until the owner has been away again.
+        #expect(m.handle(.arrivalBusy(cycle: 1)) == [])
+        _ = m.handle(.linkDown)
+        #expect(m.handle(.linkUp) == [.cancelGraceTimer, .persist])
+    }
+
+    @Test func theNextCycleMayRetryAgainAndAStaleBusyChangesNothing() {
+        var m = arriving()
+        _ = m.handle(.arrivalBusy(cycle: 1))
+        _ = m.handle(.arrivalAnswered(cycle: 1, granted: true))
+        for input in [PresenceMachine.Input.linkDown, .graceExpired, .linkUp] { _ = m.handle(input) }
+        #expect(m.handle(.arrivalBusy(cycle: 1)) == [], "an answer about an earlier cycle")
+        #expect(m.handle(.arrivalBusy(cycle: 2)) == [.retryArrivalUnlockAfterMovement(cycle: 2)])
+    }
+
+    @Test func theRetryIsNotPersistedAPhoneRestartedMeanwhileResumesAsAway() throws {
+        var m = arriving()
+        _ = m.handle(.arrivalBusy(cycle: 1))
+        let saved = try JSONDecoder().decode(PresenceMachine.self, from: JSONEncoder().encode(m))
+        let restored = PresenceMachine(restoring: saved)
+        #expect(restored.presence == .away && !restored.arrivalRetried && restored.cycle == 1)
     }
 }

@@ -31,6 +31,13 @@ struct BoardTests {
         #expect(repositoryBoards.names() == ["pi3b", "pi4b", "pi5", "sim", "zero2w"])
     }
 
+    @Test func theBoardsStatusLEDIsWiredUnlessTheFileWiresItsOwn() throws {
+        #expect(try load(lockConfig(), board: "pi4b").wiring.statusLED == .init("GPIO22"))
+        let own = try load(lockConfig("gpio:\n  status_led_line: GPIO26\n  status_led_active_low: true"), board: "pi4b")
+        #expect(own.wiring.statusLED == .init("GPIO26", activeLow: true))
+        #expect(own.wiring.namedLines.contains { $0 == ("status_led_line", "GPIO26") })
+    }
+
     @Test(arguments: ["pi3b", "pi4b", "pi5", "zero2w", "sim"])
     func everyBoardLoadsIntoAValidWiring(name: String) throws {
         let s = try load(lockConfig(), board: name)

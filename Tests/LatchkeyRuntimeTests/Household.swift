@@ -12,13 +12,14 @@ import LatchkeyTransport
 
 /// A lock agent and a phone agent as the daemons build them — SQLite stores in their state
 /// directories (`StateStores`), restoration on — over an in-process simulated air, on one
-/// manual loop. The lock drives a motor without bolt sensors (2 s per movement) on a
+/// manual loop. The lock drives a motor without bolt sensors (2 s per movement unless told) on a
 /// simulated chip. A process's death is its controller's `detachApplication()`; the
 /// "system" (the air's controllers) keeps its pending list and links, the disk its stores.
 final class Household {
     static let lockAddress = BluetoothAddress(0xC0FFEE000001)
     static let phoneAddress = BluetoothAddress(0xC0FFEE000002)
     static let motorRun = Duration.seconds(2)
+    let motorRun: Duration
     let loop = ManualEventLoop()
     private(set) var air: SimulatedAir
     let directory: String
@@ -37,7 +38,8 @@ final class Household {
     var lockState: String { directory + "/lock" }
     var phoneState: String { directory + "/phone" }
 
-    init(phoneAt position: Double = 1) throws {
+    init(phoneAt position: Double = 1, motorRun: Duration = Household.motorRun) throws {
+        self.motorRun = motorRun
         var template = Array("/tmp/latchkey-household-XXXXXX".utf8CString)
         directory = String(cString: mkdtemp(&template)!)
         let loop = loop
@@ -65,7 +67,7 @@ final class Household {
     /// agent with its restoration storage, then `start(from:)`.
     func startLock() throws {
         let stores = try StateStores.openLock(lockState, loop: loop, wallClock: wallClock)
-        let wiring = LockWiring(chipLabel: "door", actuator: .motor(runTime: Self.motorRun),
+        let wiring = LockWiring(chipLabel: "door", actuator: .motor(runTime: motorRun),
                                 unlockOutput: .init("UNLOCK"), lockOutput: .init("LOCK"))
         let hardware = try LockHardware.open(wiring, chips: GPIOChipSet([chip]), loop: loop)
         var behaviour = LockBehaviour()

@@ -92,7 +92,7 @@ public struct Doctor {
         case .success(let chip):
             var out: [DoctorFinding] = [.ok("GPIO chip '\(wiring.chipLabel)' is /dev/\(chip.device) (\(chip.lines.count) lines)")]
             var wanted = wiring.namedLines
-            if let led = statusLEDLine { wanted.append(("status_led_line", led)) }
+            if let led = statusLEDLine, !wanted.contains(where: { $0.line == led }) { wanted.append(("status_led_line", led)) }
             let missing = wanted.filter { !chip.lines.contains($0.line) }
             for (field, line) in missing {
                 out.append(.fix("line '\(line)' (\(field)) is not on \(chip.device); its named lines: "

@@ -143,11 +143,13 @@ final class AgentStage {
     }
 
     /// Runs a short command of our own executable to completion and returns its output.
-    func runTool(_ arguments: [String]) throws(RuntimeError) -> (status: Int32, output: String) {
+    func runTool(_ arguments: [String], timeout: Duration = .seconds(30)) throws(RuntimeError)
+        -> (status: Int32, output: String)
+    {
         let p = try ChildProcess(name: arguments.first ?? "tool", executable: executable, arguments: arguments, loop: loop)
         var out: [String] = []
         p.onLine = { out.append($0) }
-        _ = try? loop.run(until: { !p.isRunning }, timeout: .seconds(30))
+        _ = try? loop.run(until: { !p.isRunning }, timeout: timeout)
         _ = try? loop.runOnce(timeout: .milliseconds(10))  // collect the last lines
         return (p.exitStatus ?? -1, out.joined(separator: "\n"))
     }

@@ -88,3 +88,19 @@ show_logs() {
         tail -n 25 "$f"
     done
 }
+
+# --- HCI traces -----------------------------------------------------------------------------
+
+# hci_scan_parameters SNOOP INDEX: the interval and window of every LE Set Scan Parameters
+# (or LE Set Extended Scan Parameters, one per PHY entry) a host sent to controller INDEX, in
+# order, one "0xIIII 0xWWWW" line each (0.625 ms units), from a `btmon -w` snoop file. These
+# are the kernel's own commands to its controller: a passive auto-connect scan starts with one.
+hci_scan_parameters() { # SNOOP INDEX
+    btmon -C 200 -r "$1" 2>/dev/null | awk -v want="[hci$2]" '
+        /^[<>@] / { cmd = (index($0, "< HCI Command: LE Set Scan Parameters") == 1 ||
+                           index($0, "< HCI Command: LE Set Extended Scan Parameters") == 1) && index($0, want) > 0
+                    interval = ""; next }
+        cmd && /Interval: .*\(0x[0-9a-f]*\)/ { interval = $0; sub(/.*\(/, "", interval); sub(/\).*/, "", interval) }
+        cmd && /Window: .*\(0x[0-9a-f]*\)/ && interval != "" { w = $0; sub(/.*\(/, "", w); sub(/\).*/, "", w)
+                                                               print interval, w; interval = "" }'
+}

@@ -87,6 +87,8 @@ func seeds() -> [[UInt8]] {
         .lockOperationError(LockOperationRecord(operation: .unlock, source: .remote, who: KeyID(1)), .invalidCredential),
         .doorLockAlarm(.wrongCodeEntryLimit), .doorStateChange(.open),
         .lockUserChange(KeyChangeRecord(.add, source: .remote, key: KeyID(3))),
+        .lockOperationError(LockOperationRecord(operation: nil, source: .remote, who: KeyID(2)), .disabledUserDenied),
+        .operatingModeChange(OperatingModeChangeRecord(.passage, previous: .normal, source: .remote, who: KeyID(1))),
     ]
     for kind in events {
         out.append([4] + LockEvent(kind: kind, time: Instant(nanoseconds: 1_000_000), lockStateBefore: .locked,

@@ -1,7 +1,10 @@
 // libFuzzer target: the GATT server's PDU handler (LatchkeyGATT) over the large fixture
-// database. The input is a sequence of PDUs, each prefixed by its length (one octet), fed
-// to one server in order, so state carried between PDUs (MTU, prepare queue, CCCDs) is
-// reached too. Invariants, per PDU (Vol 3, Part F, 3.3 and 3.4.1.1):
+// database, with the Generic Attribute service in its gap at 0x0006–0x000D. The input is a
+// sequence of PDUs, each prefixed by its length (one octet), fed to one server in order, so
+// state carried between PDUs (MTU, prepare queue, CCCDs, Client Supported Features) is
+// reached too; an input that starts with an empty PDU (octet 0) starts the client
+// change-unaware with Robust Caching, so the Database Out Of Sync gate is fuzzed as well.
+// Invariants, per PDU (Vol 3, Part F, 3.3 and 3.4.1.1):
 // - a command (opcode bit 6) is never answered;
 // - a request gets exactly one answer: its response, or an Error Response naming it;
 // - every answer decodes and fits the ATT_MTU in force.
@@ -12,8 +15,13 @@ import LatchkeyTestKit
 
 func serve(_ input: [UInt8]) {
     let fixture = Fixture.large()
+    _ = try? fixture.database.add(GenericAttributeService.definition, startHandle: 0x0006)
     let server = GATTServer(database: fixture.database, preferredMTU: 517)
     server.delegate = fixture.delegate
+    if input.first == 0 {
+        server.restoreClientFeatures(.robustCaching)
+        server.markChangeUnaware()
+    }
     var i = 0
     while i < input.count {
         let n = Int(input[i])
@@ -80,5 +88,13 @@ FuzzDriver.main(seeds: {
             Array(RandomPDU.make(requests.randomElement(using: &g)!, using: &g).bytes.prefix(255))
         }))
     }
+    // The Generic Attribute service at 0x0006: Client Supported Features (0x000B), Service
+    // Changed's CCCD (0x0009), the Database Hash by UUID; then, change-unaware (the leading
+    // empty PDU), Database Out Of Sync once and the hash read.
+    seeds += [
+        sequence([[0x12, 0x0B, 0x00, 0x01], [0x12, 0x09, 0x00, 0x02, 0x00], [0x08, 0x01, 0x00, 0xFF, 0xFF, 0x2A, 0x2B]]),
+        sequence([[], [0x0A] + le(L.batteryLevel), [0x0A] + le(L.batteryLevel)]),
+        sequence([[], [0x52] + le(L.eventLog) + [4, 5], [0x08, 0x01, 0x00, 0xFF, 0xFF, 0x2A, 0x2B]]),
+    ]
     return seeds
 }, testOneInput)

@@ -1,0 +1,58 @@
+import LatchkeyLock
+import LatchkeyLockProtocol
+
+/// The arrival request (M8): once per away→home cycle, and once more when the first met a
+/// moving bolt — the lock refuses a command during a movement as busy, having decided
+/// nothing, and an owner coming home while the door relocks should not find it locked.
+/// The wait for the movement is bounded (`arrivalRetryWait`) and runs on the loop's clock.
+extension PhoneAgent {
+    func requestArrival(_ cycle: UInt64) {
+        perform(.arrivalUnlock) { [weak self] result in
+            guard let self else { return }
+            switch result {
+            case .success:
+                feed(.arrivalAnswered(cycle: cycle, granted: true))
+            case .failure(.rejected(.busy)):
+                emit("phone.arrival_busy", ["cycle": "\(cycle)"])
+                feed(.arrivalBusy(cycle: cycle))
+            case .failure(.rejected(let why)):
+                emit("phone.arrival_refused", ["cycle": "\(cycle)", "reason": "\(why)"])
+                feed(.arrivalAnswered(cycle: cycle, granted: false))
+            case .failure(.notDelivered):
+                feed(.arrivalNotDelivered)
+            }
+        }
+    }
+
+    /// Asks again when the lock notifies a bolt at rest, or when the wait runs out.
+    func waitToRetryArrival(_ cycle: UInt64) {
+        cancelArrivalRetry()
+        let timer = loop.schedule(after: configuration.arrivalRetryWait) { [weak self] in
+            self?.retryArrival(reason: "wait over")
+        }
+        arrivalRetry = (cycle, timer)
+    }
+
+    /// A status notification: a bolt locked, unlocked or jammed is not moving any more.
+    func retryArrivalIfTheBoltRests(_ frame: LockStatusFrame) {
+        guard arrivalRetry != nil, let state = LockState(rawValue: frame.lockState),
+              [.locked, .unlocked, .notFullyLocked].contains(state) else { return }
+        retryArrival(reason: "bolt at rest")
+    }
+
+    private func retryArrival(reason: String) {
+        guard let retry = arrivalRetry else { return }
+        let cycle = retry.cycle
+        retry.timer.cancel()
+        arrivalRetry = nil
+        // Still arriving in that cycle (a lost link sends the owner back to away first).
+        guard state.presence.presence == .arriving, state.presence.cycle == cycle else { return }
+        emit("phone.arrival_retry", ["cycle": "\(cycle)", "reason": reason])
+        requestArrival(cycle)
+    }
+
+    func cancelArrivalRetry() {
+        arrivalRetry?.timer.cancel()
+        arrivalRetry = nil
+    }
+}

@@ -1,0 +1,89 @@
+// The audit log for a person (`latchkey log`, `latchkey status`): one sentence per event,
+// in words rather than enum cases. The binary form and `description` stay as they are.
+
+extension LockEvent {
+    /// What happened, who asked, and the states after it, on one line.
+    public var summary: String {
+        "\(what)  [lock \(lockStateAfter), door \(doorState)]"
+    }
+
+    private var what: String {
+        switch kind {
+        case .lockOperation(let r):
+            var text = (r.operation == .lock ? "locked" : "unlocked") + " by " + Self.words(r.source) + Self.by(r.who)
+            if r.recovered { text += " (resumed after a restart)" }
+            return text
+        case .lockOperationError(let r, let error):
+            guard let operation = r.operation else {
+                // Refused before the frame was opened (or not a lock operation at all).
+                return "rejected: \(Self.words(error))" + (r.who.map { " (key \($0.rawValue))" } ?? "")
+                    + "; operation unknown"
+            }
+            var text = "\(operation == .lock ? "lock" : "unlock") by \(Self.words(r.source))\(Self.by(r.who)) "
+                + "refused: \(Self.words(error))"
+            if r.recovered { text += " (after a restart)" }
+            return text
+        case .doorLockAlarm(let code):
+            return "alarm: \(Self.words(code))"
+        case .doorStateChange(let state):
+            return "door \(state)"
+        case .lockUserChange(let change):
+            let verb = switch change.change { case .add: "added"; case .clear: "revoked"; case .modify: "changed" }
+            return "key \(change.key.rawValue) \(verb) (\(Self.words(change.source)))"
+        case .operatingModeChange(let change):
+            var text = "operating mode \(Self.words(change.previous)) -> \(Self.words(change.mode)) by "
+                + Self.words(change.source) + Self.by(change.who)
+            if change.source == .auto && change.previous == .passage { text += " (passage is not restored at start)" }
+            return text
+        }
+    }
+
+    private static func by(_ who: KeyID?) -> String { who.map { " key \($0.rawValue)" } ?? "" }
+
+    private static func words(_ source: OperationSource) -> String {
+        switch source {
+        case .remote, .proprietaryRemote, .aliro: "phone"
+        case .manual: "hand"
+        case .button: "inside button"
+        case .auto: "the lock itself"
+        case .unspecified: "local command"
+        case .keypad, .schedule, .rfid, .biometric: "\(source)"
+        }
+    }
+
+    private static func words(_ error: OperationError) -> String {
+        switch error {
+        case .disabledUserDenied: "revoked key"
+        case .invalidCredential: "invalid credential"
+        case .restricted: "not permitted (key role or operating mode)"
+        case .jammed: "jammed"
+        case .doorOpen: "door open"
+        case .journalFailed: "decision could not be stored"
+        case .busy: "busy, the bolt was moving"
+        case .notReady: "not ready"
+        case .interrupted: "interrupted by a restart, past its window"
+        case .hardwareFault: "actuator fault"
+        case .unspecified, .insufficientBattery: "\(error)"
+        }
+    }
+
+    private static func words(_ code: AlarmCode) -> String {
+        switch code {
+        case .lockJammed: "lock jammed"
+        case .lockFactoryReset: "store reset (was corrupt)"
+        case .lockRadioPowerCycled: "radio power-cycled"
+        case .wrongCodeEntryLimit: "too many failed attempts, locked out"
+        case .doorForcedOpen: "door forced open"
+        case .doorAjar: "door left open"
+        case .frontEscutcheonRemoved, .forcedUser: "\(code)"
+        }
+    }
+
+    private static func words(_ mode: OperatingMode) -> String {
+        switch mode {
+        case .normal: "normal"
+        case .noRemoteLockUnlock: "no-remote"
+        case .passage: "passage"
+        }
+    }
+}

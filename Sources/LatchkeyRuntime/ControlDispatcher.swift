@@ -1,0 +1,37 @@
+import LatchkeyPosix
+
+/// What a daemon's control socket (`<state_directory>/control.sock`) answers, one command
+/// per message: `status`, then the application layer's commands (`ApplicationControl`:
+/// suspend, resume, execution), then the agent's own (`PhoneControlCommands`,
+/// `LockControlCommands`). A command nobody knows gets one error line naming every
+/// command; a known one with wrong arguments gets its usage. Neither changes anything.
+struct ControlDispatcher {
+    /// The agent's commands: false when the first word is not one of them.
+    typealias AgentCommands = (_ words: [String], _ reply: @escaping (String) -> Void) -> Bool
+
+    let application: ApplicationControl
+    /// The agent's part of `status` ("presence=home linked=true", "lock=locked ...").
+    let agentStatus: () -> String
+    let agentCommands: AgentCommands
+    /// The agent's commands, for the unknown-command line.
+    let agentUsage: String
+
+    func handle(_ words: [String], reply: @escaping (String) -> Void) {
+        if words.first == "status" {
+            guard words.count == 1 else { reply("error usage: status (no arguments)"); return }
+            reply("ok \(agentStatus()) \(application.status)")
+            return
+        }
+        if application.handle(words, reply: reply) || agentCommands(words, reply) { return }
+        let what = words.first.map { "\"\($0)\"" } ?? "(empty)"
+        reply("error unknown command \(what); use status, \(agentUsage), \(ApplicationControl.usage)")
+    }
+
+    /// Listens on `<stateDirectory>/control.sock` and answers there; returns the server and the path.
+    func serve(in stateDirectory: String, loop: PosixEventLoop) throws(RuntimeError) -> (LocalControlServer, String) {
+        let path = stateDirectory + "/control.sock"
+        do {
+            return (try LocalControlServer(path: path, loop: loop) { words, reply in handle(words, reply: reply) }, path)
+        } catch { throw RuntimeError("control socket in \(stateDirectory): \(error)") }
+    }
+}

@@ -1,0 +1,152 @@
+import LatchkeyAgents
+import LatchkeyLock
+import LatchkeyLockProtocol
+import LatchkeyManagers
+@testable import LatchkeyRuntime
+import LatchkeyTransport
+import Logging
+import Testing
+
+extension Logger {
+    /// A logger that drops everything (the tests read the timeline, not the diagnostics).
+    static let quiet = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
+}
+
+/// Sends one command line to `dispatcher` as the control socket would (words split on
+/// spaces) and returns the replies given before it returned.
+func ask(_ dispatcher: ControlDispatcher, _ line: String) -> [String] {
+    var replies: [String] = []
+    dispatcher.handle(line.split(separator: " ").map(String.init)) { replies.append($0) }
+    return replies
+}
+
+/// The control commands at unit level (M5): the dispatcher both daemons answer their
+/// control socket with, on the agents and gates the daemons build (AgentGates), on a
+/// manual loop. Wrong commands are answered with an error and change nothing; the right
+/// ones change what the managers do.
+@Suite struct PhoneControlCommandTests {
+    private func phone(_ h: Household, _ settings: ExecutionSettings = ExecutionSettings()) throws
+        -> (AgentGates, ControlDispatcher)
+    {
+        try h.settle()
+        let gates = try AgentGates.phone(h.phone!, lock: Household.lockAddress, settings: settings, loop: h.loop,
+                                         events: h.phoneEvents, logger: .quiet)
+        return (gates, PhoneControlCommands.dispatcher(h.phone!, application: gates.control))
+    }
+
+    @Test func aWrongCommandIsAnsweredWithAnErrorAndChangesNothing() throws {
+        let h = try Household()
+        let (gates, control) = try phone(h)
+        let sent = h.count("phone.command_sent", in: h.phoneEvents)
+        let unknown = "; use status, \(PhoneControlCommands.usage), \(ApplicationControl.usage)"
+        let cases: [(String, String)] = [
+            ("", "error unknown command (empty)" + unknown),
+            ("frobnicate", "error unknown command \"frobnicate\"" + unknown),
+            ("Suspend", "error unknown command \"Suspend\"" + unknown),
+            ("execution", "error usage: execution foreground|background"),
+            ("execution sideways", "error usage: execution foreground|background"),
+            ("execution background now", "error usage: execution foreground|background"),
+            ("suspend now", "error usage: suspend (no arguments)"),
+            ("resume please", "error usage: resume (no arguments)"),
+            ("status now", "error usage: status (no arguments)"),
+            ("unlock now", "error usage: unlock (no arguments)"),
+            ("mode sideways", "error usage: mode normal|no-remote|passage"),
+            ("probe 0", "error usage: probe N (1...10000)"),
+        ]
+        for (line, expected) in cases { #expect(ask(control, line) == [expected], "\(line)") }
+        h.loop.advance(by: .seconds(5))
+        #expect(h.count("phone.command_sent", in: h.phoneEvents) == sent, "nothing went to the lock")
+        #expect(h.phone!.central.executionMode == .foreground)
+        #expect(h.phoneController.connectionParameters == .kernelDefault)
+        #expect(!gates.control.gate.isSuspended)
+        #expect(ask(control, "status") == ["ok presence=home linked=true execution=foreground suspended=false queued=0"])
+    }
+
+    @Test func executionBackgroundSlowsTheSystemScanAndRefusesAnUnfilteredScan() throws {
+        let h = try Household()
+        let (_, control) = try phone(h)
+        let central = h.phone!.central
+        #expect(ask(control, "execution background") == ["ok mode=background"])
+        #expect(central.executionMode == .background)
+        #expect(h.phoneController.connectionParameters.scanInterval == BackgroundScanTiming.interval)
+        #expect(h.phoneController.connectionParameters.scanWindow == BackgroundScanTiming.window)
+        do {
+            try central.scanForPeripherals(withServices: nil)
+            Issue.record("an unfiltered scan in background mode")
+        } catch {
+            guard case .operationNotSupported = error else { Issue.record("\(error)"); return }
+        }
+        try central.scanForPeripherals(withServices: [LockServiceUUID.service])
+        #expect(h.phoneController.scanParameters?.interval == BackgroundScanTiming.interval)
+        #expect(ask(control, "status") == ["ok presence=home linked=true execution=background suspended=false queued=0"])
+
+        #expect(ask(control, "execution foreground") == ["ok mode=foreground"])
+        #expect(h.phoneController.connectionParameters == .kernelDefault)
+        #expect(h.phoneController.scanParameters?.interval == BackgroundScanTiming.foregroundInterval,
+                "the running scan is re-issued at the foreground timing")
+    }
+
+    @Test func suspendQueuesTheLocksReportsAndResumeDeliversThemInOrder() throws {
+        let h = try Household()
+        let (gates, control) = try phone(h)
+        #expect(ask(control, "suspend") == ["ok suspended mode=foreground"])
+        let mark = h.phoneEvents.events.count
+        // Someone turns the thumbturn twice: two reports the suspended phone cannot hear.
+        h.lock!.controller.submit(LockCommand(.unlock, source: .manual))
+        #expect(h.advance(until: { h.lock!.controller.lockState == .unlocked }))
+        h.lock!.controller.submit(LockCommand(.lock, source: .manual))
+        #expect(h.advance(until: { h.lock!.controller.lockState == .locked }))
+        h.loop.advance(by: .milliseconds(500))
+        #expect(!h.phoneEvents.events.dropFirst(mark).contains { $0.name == "phone.lock_status" })
+        #expect(gates.control.gate.queuedEvents.count == 2)
+        #expect(ask(control, "status") == ["ok presence=home linked=true execution=foreground suspended=true queued=2"])
+
+        #expect(ask(control, "resume") == ["ok resumed mode=foreground"])
+        let after = Array(h.phoneEvents.events.dropFirst(mark))
+        #expect(after.filter { $0.name == "phone.lock_status" }.map { $0.field("lock_state") } == ["2", "1"],
+                "Unlocked, then Locked: in the order they happened")
+        #expect(after.last { $0.name == "phone.app_resumed" }?.fields.map(\.1) == ["2", "0"])
+        #expect(ask(control, "status") == ["ok presence=home linked=true execution=foreground suspended=false queued=0"])
+    }
+}
+
+@Suite struct LockControlCommandTests {
+    private func lock(_ h: Household) throws -> (AgentGates, ControlDispatcher) {
+        try h.startLock()
+        #expect(h.advance(until: { h.lockController.isAdvertising && h.lock!.controller.lockState == .locked }))
+        let gates = AgentGates.lock(h.lock!, settings: ExecutionSettings(), loop: h.loop, events: h.lockEvents,
+                                    logger: .quiet)
+        return (gates, LockControlCommands.dispatcher(h.lock!, application: gates.control))
+    }
+
+    private func advertisedName(_ h: Household) -> String? { h.lockController.advertisement?.data.localName }
+
+    @Test func aWrongCommandIsAnsweredWithAnErrorAndChangesNothing() throws {
+        let h = try Household()
+        let (gates, control) = try lock(h)
+        let unknown = "; use status, \(LockControlCommands.usage), \(ApplicationControl.usage)"
+        #expect(ask(control, "frobnicate") == ["error unknown command \"frobnicate\"" + unknown])
+        #expect(ask(control, "execution upside-down") == ["error usage: execution foreground|background"])
+        #expect(ask(control, "suspend 10") == ["error usage: suspend (no arguments)"])
+        #expect(ask(control, "pair 0 admin yes") == ["error usage: pair SECONDS(1...600) admin|user yes|no [NAME]"])
+        h.loop.advance(by: .seconds(1))
+        #expect(!gates.control.gate.isSuspended && h.lock!.peripheral.executionMode == .foreground)
+        #expect(h.lockController.isAdvertising && advertisedName(h) == "Latchkey")
+        #expect(ask(control, "status")
+                == ["ok lock=locked door=\(h.lock!.controller.doorState) operating_mode=normal "
+                    + "execution=foreground suspended=false queued=0"])
+    }
+
+    @Test func suspendStopsAForegroundLocksAdvertisingAndBackgroundAdvertisesWithoutItsName() throws {
+        let h = try Household()
+        let (_, control) = try lock(h)
+        #expect(ask(control, "suspend") == ["ok suspended mode=foreground"])
+        #expect(!h.lockController.isAdvertising, "a suspended foreground-only lock is off the air")
+        #expect(ask(control, "execution background") == ["ok mode=background"])
+        #expect(h.lockController.isAdvertising && advertisedName(h) == nil, "woken for its events, nameless")
+        #expect(ask(control, "resume") == ["ok resumed mode=background"])
+        #expect(h.lockController.isAdvertising && advertisedName(h) == nil)
+        #expect(ask(control, "execution foreground") == ["ok mode=foreground"])
+        #expect(advertisedName(h) == "Latchkey")
+    }
+}
