@@ -1,5 +1,3 @@
-import Yams
-
 /// A YAML configuration file whose every value remembers its line, so that a bad value is
 /// reported as "file:line: field 'lock.auto_relock_seconds': ...". Unknown fields are
 /// errors too: a misspelt setting on a door lock must not be silently ignored.
@@ -10,22 +8,18 @@ public struct ConfigFile {
     /// Parses `text` as the contents of `path`. An empty document is an empty table.
     public init(path: String, text: String) throws(ConfigError) {
         self.path = path
-        let node: Node?
-        do {
-            node = try Yams.compose(yaml: text)
-        } catch let error as YamlError {
-            throw ConfigFile.locate(error, path: path)
-        } catch {
-            throw ConfigError(file: path, line: nil, field: nil, message: "\(error)")
+        let node: YAMLNode?
+        do { node = try YAMLComposer.compose(text) } catch {
+            throw ConfigError(file: path, line: error.line, field: nil, message: "YAML syntax: \(error.message)")
         }
         guard let node else {
-            root = ConfigTable(file: path, prefix: "", mapping: [:], line: 1)
+            root = ConfigTable(file: path, prefix: "", mapping: [], line: 1)
             return
         }
-        guard case .mapping(let m) = node else {
-            throw ConfigError(file: path, line: node.mark?.line, field: nil, message: "the top level must be a mapping of fields")
+        guard case .mapping(let m, let line) = node else {
+            throw ConfigError(file: path, line: node.line, field: nil, message: "the top level must be a mapping of fields")
         }
-        root = ConfigTable(file: path, prefix: "", mapping: m, line: node.mark?.line ?? 1)
+        root = ConfigTable(file: path, prefix: "", mapping: m, line: line)
     }
 
     /// Reads and parses a file; an unreadable file is a located error too.
@@ -36,15 +30,6 @@ public struct ConfigFile {
         }
         return try ConfigFile(path: path, text: text)
     }
-
-    static func locate(_ error: YamlError, path: String) -> ConfigError {
-        switch error {
-        case .scanner(_, let problem, let mark, _), .parser(_, let problem, let mark, _), .composer(_, let problem, let mark, _):
-            return ConfigError(file: path, line: mark.line, field: nil, message: "YAML syntax: \(problem)")
-        default:
-            return ConfigError(file: path, line: nil, field: nil, message: "YAML: \(error)")
-        }
-    }
 }
 
 /// One mapping in the file. Readers take fields by name and type; `finish()` rejects any
@@ -54,23 +39,21 @@ public final class ConfigTable {
     let prefix: String
     let line: Int
     /// Each field remembers its file: an overlay (`overlaying(_:)`) mixes two files.
-    private var entries: [(key: String, line: Int, value: Node, file: String)] = []
+    private var entries: [(key: String, line: Int, value: YAMLNode, file: String)] = []
     private var used: Set<String> = []
 
-    init(file: String, prefix: String, mapping: Node.Mapping, line: Int) {
+    init(file: String, prefix: String, mapping: [(key: YAMLNode, value: YAMLNode)], line: Int) {
         self.file = file
         self.prefix = prefix
         self.line = line
-        for (k, v) in mapping {
-            entries.append((k.string ?? "\(k)", k.mark?.line ?? v.mark?.line ?? line, v, file))
-        }
+        entries = mapping.map { ($0.key.keyText, $0.key.line, $0.value, file) }
     }
 
     /// This table's fields over `base`'s: a field given here wins, the others come from
     /// `base` (a board definition under a lock's `gpio:` section). Errors name the file each
     /// field came from; `finish()` rejects a stray field of either.
     public func overlaying(_ base: ConfigTable) -> ConfigTable {
-        let merged = ConfigTable(file: file, prefix: prefix, mapping: [:], line: line)
+        let merged = ConfigTable(file: file, prefix: prefix, mapping: [], line: line)
         let mine = Set(entries.map(\.key))
         merged.entries = entries + base.entries.filter { !mine.contains($0.key) }
         return merged
@@ -83,7 +66,7 @@ public final class ConfigTable {
         return ConfigError(file: origin, line: line ?? self.line, field: fieldName(key), message: message)
     }
 
-    private func entry(_ key: String) throws(ConfigError) -> (line: Int, value: Node)? {
+    private func entry(_ key: String) throws(ConfigError) -> (line: Int, value: YAMLNode)? {
         let matches = entries.filter { $0.key == key }
         if matches.count > 1 {
             throw ConfigError(file: matches[1].file, line: matches[1].line, field: fieldName(key), message: "given more than once")
@@ -94,8 +77,8 @@ public final class ConfigTable {
 
     private func scalar(_ key: String, _ kind: String) throws(ConfigError) -> (line: Int, text: String)? {
         guard let (line, node) = try entry(key) else { return nil }
-        guard case .scalar(let s) = node else { throw error(key, "expected \(kind), found a \(node.kindName)", line: line) }
-        return (line, s.string)
+        guard case .scalar(let text, _) = node else { throw error(key, "expected \(kind), found a \(node.kindName)", line: line) }
+        return (line, text)
     }
 
     // MARK: Typed readers
@@ -176,7 +159,7 @@ public final class ConfigTable {
     /// A nested mapping, or nil when absent.
     public func table(_ key: String) throws(ConfigError) -> ConfigTable? {
         guard let (line, node) = try entry(key) else { return nil }
-        guard case .mapping(let m) = node else { throw error(key, "expected a mapping of fields, found a \(node.kindName)", line: line) }
+        guard case .mapping(let m, _) = node else { throw error(key, "expected a mapping of fields, found a \(node.kindName)", line: line) }
         return ConfigTable(file: entries.first { $0.key == key }?.file ?? file, prefix: fieldName(key), mapping: m, line: line)
     }
 
@@ -184,17 +167,6 @@ public final class ConfigTable {
     public func finish() throws(ConfigError) {
         if let stray = entries.first(where: { !used.contains($0.key) }) {
             throw error(stray.key, "unknown field", line: stray.line)
-        }
-    }
-}
-
-extension Node {
-    var kindName: String {
-        switch self {
-        case .scalar: "single value"
-        case .mapping: "mapping"
-        case .sequence: "list"
-        case .alias: "alias"
         }
     }
 }

@@ -1,5 +1,5 @@
-import GRDB
-import GRDBSQLite  // sqlite3_file_control, for the persistent WAL
+import CSQLite  // sqlite3_file_control, for the persistent WAL
+import LatchkeySQLite
 import LatchkeyTransport
 
 /// The durable store behind an agent (M6, M7): one SQLite file in the agent's state
@@ -8,24 +8,23 @@ import LatchkeyTransport
 ///
 /// Durability: WAL journal with `synchronous=FULL`, so every write transaction is fsync'ed
 /// to the WAL before the call that made it returns — `record` of a decision, `recordCounter`,
-/// `save` of the phone state, an event append. The connection is a synchronous
-/// `DatabaseQueue` used from the one event loop: a write blocks the loop for one fsync
-/// (`StoreBenchmark` measures it), which is the point — nothing moves before it is written.
+/// `save` of the phone state, an event append. The connection is synchronous and used from
+/// the one event loop: a write blocks the loop for one fsync (`StoreBenchmark` measures it),
+/// which is the point — nothing moves before it is written.
 ///
 /// Opening checks the file: a file that is not a database, or fails `PRAGMA
 /// integrity_check`, throws `StoreError.corrupt` naming it; see `StoreCorruption` for what
 /// the caller does then (quarantine, start empty, stay locked).
 ///
-/// Only this module imports GRDB; agents see the protocols they define
-/// (`DecisionJournal`, `KeyStore`, `PhoneStateStore`) and the types below.
+/// Only this module speaks SQL (through `LatchkeySQLite`); agents see the protocols they
+/// define (`DecisionJournal`, `KeyStore`, `PhoneStateStore`) and the types below.
 public final class AgentStore {
     /// The state directory (mode 0700).
     public let directory: String
     /// The database file (mode 0600).
     public let path: String
     public let wallClock: WallClock
-    let queue: DatabaseQueue
-    /// GRDB does not guard a closed queue (SQLite would be handed a closed connection).
+    let connection: Database
     private var isClosed = false
 
     /// Opens (creating if needed) `<directory>/<fileName>`, checks its integrity and brings
@@ -37,45 +36,40 @@ public final class AgentStore {
         try StoreFiles.prepareDirectory(directory)
         try StoreFiles.prepareFile(path)
         let path = self.path
-        queue = try storeOperation(path: path) { try DatabaseQueue(path: path, configuration: Self.configuration) }
+        // Another process (a `latchkey keys` command) may hold the write lock for one small
+        // transaction; wait for it rather than fail a decision. 1 s: far above one fsync
+        // (~ms, `StoreBenchmark`) and far below M5's 10 s wake budget.
+        connection = try storeOperation(path: path) { try Database(path: path, busyTimeout: .seconds(1)) }
+        try storeOperation(path: path) { try Self.configure(connection) }
         try checkIntegrity()
         try migrate()
     }
 
-    private static var configuration: Configuration {
-        var configuration = Configuration()
-        configuration.label = "latchkey-store"
-        // Another process (a `latchkey keys` command) may hold the write lock for one small
-        // transaction; wait for it rather than fail a decision. 1 s: far above one fsync
-        // (~ms, `StoreBenchmark`) and far below M5's 10 s wake budget.
-        configuration.busyMode = .timeout(1)
-        configuration.prepareDatabase { db in
-            // Set here rather than with `journalMode = .wal`: GRDB's WAL setup lowers
-            // synchronous to NORMAL, which may lose the last commits on power loss.
-            let mode = try String.fetchOne(db, sql: "PRAGMA journal_mode=WAL")
-            guard mode == "wal" else { throw DatabaseError(message: "could not enable WAL (journal_mode is \(mode ?? "?"))") }
-            try db.execute(sql: "PRAGMA synchronous=FULL")
-            // Keep the WAL file across closes, cut to 4 MiB (SQLite's 1,000-page checkpoint
-            // interval at 4 KiB pages): commits then overwrite WAL blocks in place instead of
-            // growing the file, so the sync need not also commit a new file size. On the
-            // development VM under I/O load, growing commits took 4 ms (median) and in-place
-            // ones 0.45 ms in the same run; unloaded, both ~0.3 ms (`latchkey-bench`).
-            var persist: CInt = 1
-            let code = withUnsafeMutablePointer(to: &persist) {
-                sqlite3_file_control(db.sqliteConnection, nil, SQLITE_FCNTL_PERSIST_WAL, $0)
-            }
-            guard code == SQLITE_OK else { throw DatabaseError(resultCode: ResultCode(rawValue: code)) }
-            try db.execute(sql: "PRAGMA journal_size_limit=4194304")
+    /// WAL with synchronous=FULL, the WAL kept across closes. A file that is not a database
+    /// fails here, at its first read (SQLITE_NOTADB).
+    private static func configure(_ db: Database) throws {
+        let mode = try Row.fetchOne(db, sql: "PRAGMA journal_mode=WAL")?.values.first?.text
+        guard mode == "wal" else {
+            throw DatabaseError(extendedResultCode: SQLITE_ERROR, message: "could not enable WAL (journal_mode is \(mode ?? "?"))")
         }
-        return configuration
+        try db.execute(sql: "PRAGMA synchronous=FULL")
+        // Keep the WAL file across closes, cut to 4 MiB (SQLite's 1,000-page checkpoint
+        // interval at 4 KiB pages): commits then overwrite WAL blocks in place instead of
+        // growing the file, so the sync need not also commit a new file size. On the
+        // development VM under I/O load, growing commits took 4 ms (median) and in-place
+        // ones 0.45 ms in the same run; unloaded, both ~0.3 ms (`latchkey-bench`).
+        var persist: CInt = 1
+        let code = withUnsafeMutablePointer(to: &persist) {
+            sqlite3_file_control(db.sqliteConnection, nil, SQLITE_FCNTL_PERSIST_WAL, $0)
+        }
+        guard code == SQLITE_OK else { throw DatabaseError(extendedResultCode: code, message: "SQLITE_FCNTL_PERSIST_WAL failed") }
+        try db.execute(sql: "PRAGMA journal_size_limit=4194304")
     }
 
     /// `PRAGMA integrity_check` over the whole file: ~ms for a lock's store (10,000 log
     /// rows), so it runs at every open. Throws `.corrupt` with SQLite's first findings.
     public func checkIntegrity() throws(StoreError) {
-        let findings = try storeOperation(path: path) {
-            try queue.read { db in try String.fetchAll(db, sql: "PRAGMA integrity_check(10)") }
-        }
+        let findings = try read { db in try String.fetchAll(db, sql: "PRAGMA integrity_check(10)") }
         guard findings != ["ok"] else { return }
         throw .corrupt(StoreCorruption(path: path, reason: .integrityCheckFailed,
                                        detail: findings.prefix(3).joined(separator: "; ")))
@@ -83,22 +77,21 @@ public final class AgentStore {
 
     private func migrate() throws(StoreError) {
         let migrator = StoreSchema.migrator
-        let unknown = try storeOperation(path: path) {
-            try queue.read { db in try migrator.appliedIdentifiers(db).subtracting(migrator.migrations) }
-        }
+        let applied = try read { db in try migrator.appliedIdentifiers(db) }
+        let unknown = applied.subtracting(migrator.migrations)
         guard unknown.isEmpty else { throw .newerSchema(path: path, unknownMigrations: unknown.sorted()) }
-        try storeOperation(path: path) { try migrator.migrate(queue) }
+        try storeOperation(path: path) { try migrator.migrate(connection, applied: applied) }
     }
 
-    /// The SQLite pragma values in force, for diagnostics and tests.
+    /// The SQLite pragma values in force (as text), for diagnostics and tests.
     public func pragma(_ name: String) throws(StoreError) -> String? {
-        try read { db in try String.fetchOne(db, sql: "PRAGMA \(name)") }
+        try read { db in try Row.fetchOne(db, sql: "PRAGMA \(name)")?.values.first?.text }
     }
 
     /// Closes the connection; further calls fail. Dropping the store closes it too.
     public func close() throws(StoreError) {
         guard !isClosed else { return }
-        try storeOperation(path: path) { try queue.close() }
+        try storeOperation(path: path) { try connection.close() }
         isClosed = true
     }
 
@@ -128,13 +121,15 @@ public final class AgentStore {
 
     // MARK: Access for the views
 
+    /// `body` in an immediate transaction: committed (and fsync'ed) when it returns.
     func write<T>(_ body: (Database) throws -> T) throws(StoreError) -> T {
         guard !isClosed else { throw .database(path: path, message: "the store is closed") }
-        return try storeOperation(path: path) { try queue.write(body) }
+        return try storeOperation(path: path) { try connection.inTransaction(.immediate, body) }
     }
 
+    /// `body` in a deferred transaction: its reads see one state of the file.
     func read<T>(_ body: (Database) throws -> T) throws(StoreError) -> T {
         guard !isClosed else { throw .database(path: path, message: "the store is closed") }
-        return try storeOperation(path: path) { try queue.read(body) }
+        return try storeOperation(path: path) { try connection.inTransaction(.deferred, body) }
     }
 }

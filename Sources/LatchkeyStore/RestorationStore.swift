@@ -1,5 +1,5 @@
-import Foundation
-import GRDB
+import FoundationEssentials
+import LatchkeySQLite
 
 /// Which kind of manager a restoration entry belongs to (M6: a central manager preserves
 /// its scans, connections and subscriptions; a peripheral manager its advertising,

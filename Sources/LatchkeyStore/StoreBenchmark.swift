@@ -1,4 +1,7 @@
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+import FoundationEssentials
 import LatchkeyLock
 import LatchkeyTransport
 
@@ -119,5 +122,11 @@ public enum StoreBenchmark {
 }
 
 extension Double {
-    fileprivate var formatted2: String { String(format: "%.2f", self) }
+    /// Two decimals, rounded half up (no `String(format:)`: it needs full Foundation).
+    fileprivate var formatted2: String {
+        let hundredths = Int((self * 100).rounded())
+        let fraction = abs(hundredths % 100)
+        return (hundredths < 0 && hundredths > -100 ? "-" : "") + String(hundredths / 100) + "."
+            + (fraction < 10 ? "0" : "") + String(fraction)
+    }
 }

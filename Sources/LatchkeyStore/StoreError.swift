@@ -1,4 +1,5 @@
-import GRDB
+import CSQLite
+import LatchkeySQLite
 
 /// Why the store could not be opened or could not do what was asked. Every case names the
 /// file it concerns, so a log line is enough to find it.
@@ -35,7 +36,7 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
         }
     }
 
-    /// Maps whatever GRDB or the code around it threw to a `StoreError` naming `path`.
+    /// Maps whatever SQLite or the code around it threw to a `StoreError` naming `path`.
     /// SQLite's NOTADB and CORRUPT become `.corrupt`, so a database that goes bad while the
     /// agent runs is reported the same way as one found bad at start.
     static func wrapping(_ error: any Error, path: String) -> StoreError {
@@ -45,11 +46,10 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
             return .database(path: path, message: "\(error)")
         }
         switch error.resultCode {
-        case .SQLITE_NOTADB:
-            return .corrupt(StoreCorruption(path: path, reason: .notADatabase, detail: error.message ?? "\(error)"))
-        case .SQLITE_CORRUPT:
-            return .corrupt(StoreCorruption(path: path, reason: .integrityCheckFailed,
-                                            detail: error.message ?? "\(error)"))
+        case SQLITE_NOTADB:
+            return .corrupt(StoreCorruption(path: path, reason: .notADatabase, detail: error.message))
+        case SQLITE_CORRUPT:
+            return .corrupt(StoreCorruption(path: path, reason: .integrityCheckFailed, detail: error.message))
         default:
             return .database(path: path, message: "\(error)")
         }

@@ -1,4 +1,6 @@
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The few file-system calls the store makes itself, in one place (ANCHORS (b) 5): the
 /// state directory and the database file get their modes here, before SQLite sees them.
@@ -55,7 +57,7 @@ enum StoreFiles {
     }
 
     static func rename(_ source: String, to target: String) throws(StoreError) {
-        guard Foundation.rename(source, target) == 0 else {
+        guard Glibc.rename(source, target) == 0 else {
             throw .fileSystem(path: source, call: "rename", errno: errno)
         }
     }
@@ -63,11 +65,17 @@ enum StoreFiles {
     /// fsync of the directory holding `path`, so a rename survives a power cut (rename(2)
     /// is atomic but not durable on its own).
     static func syncDirectory(of path: String) throws(StoreError) {
-        let directory = (path as NSString).deletingLastPathComponent
-        let fd = open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        let directory = Self.directory(of: path)
+        let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else { throw .fileSystem(path: directory, call: "open", errno: errno) }
         defer { close(fd) }
         guard fsync(fd) == 0 else { throw .fileSystem(path: directory, call: "fsync", errno: errno) }
+    }
+
+    /// The directory part of `path`: "." for a bare name, "/" for a file in the root.
+    static func directory(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
     }
 
     private static func changeMode(_ path: String, to mode: mode_t) throws(StoreError) {

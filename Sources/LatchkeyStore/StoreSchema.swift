@@ -1,4 +1,4 @@
-import GRDB
+import LatchkeySQLite
 
 /// The schema, as an ordered list of migrations. A migration, once shipped, never changes:
 /// a new need is a new migration appended here. Integers that are UInt64 in Swift

@@ -1,4 +1,4 @@
-import GRDB
+import LatchkeySQLite
 import LatchkeyLock
 import LatchkeyTransport
 

@@ -1,5 +1,5 @@
-import Foundation
-import GRDB
+import FoundationEssentials
+import LatchkeySQLite
 import LatchkeyLock
 
 /// One entry of the stored audit log.

@@ -1,5 +1,5 @@
-import Foundation
-import GRDB
+import FoundationEssentials
+import LatchkeySQLite
 import LatchkeySecurity
 
 /// A phone key as the store holds it, with its bookkeeping.

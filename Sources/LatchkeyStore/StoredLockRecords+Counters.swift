@@ -1,4 +1,4 @@
-import GRDB
+import LatchkeySQLite
 import LatchkeySecurity
 
 // Issue 3 (command received → actuator line, p99 < 5 ms): the command's new counter and

@@ -1,4 +1,4 @@
-import GRDB
+import LatchkeySQLite
 import LatchkeyAgents
 import LatchkeyLock
 

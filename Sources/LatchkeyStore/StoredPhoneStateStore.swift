@@ -1,5 +1,5 @@
-import Foundation
-import GRDB
+import FoundationEssentials
+import LatchkeySQLite
 import LatchkeyAgents
 
 /// The phone agent's `PhoneState` (presence, answered cycle, command counter) as one row of

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import LatchkeyManagers
 
 /// The managers' `RestorationStorage` over the store's restoration table: each preserved

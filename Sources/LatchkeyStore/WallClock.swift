@@ -1,4 +1,6 @@
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The wall clock the store stamps rows with: nanoseconds since the Unix epoch
 /// (CLOCK_REALTIME). Injected so that tests move it by hand instead of sleeping.

@@ -8,6 +8,7 @@ import LatchkeySimAir
 extension Latchkey {
     struct Lock: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "lock",
             abstract: "Run the lock agent: the Bluetooth LE peripheral that drives the lock hardware.")
 
         @Option(name: .shortAndLong, help: "The lock's configuration file (YAML).")
@@ -23,6 +24,7 @@ extension Latchkey {
 
     struct Phone: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "phone",
             abstract: "Run the phone agent: the central that keeps a never-timing-out connect request to its lock.",
             subcommands: [Pair.self])
 
@@ -37,6 +39,7 @@ extension Latchkey {
 
     struct Air: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "air",
             abstract: "Run the simulated radio that lock and phone agents share (`transport: sim`).")
 
         @Option(help: "The Unix socket agents connect to.")

@@ -4,6 +4,7 @@ import LatchkeyRuntime
 extension Latchkey {
     struct Demo: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "demo",
             abstract: "Play the whole story on the simulated radio and GPIO: away, return and unlock, auto-relock, "
                 + "departure lock, and recovery after SIGKILL of either agent.",
             discussion: """

@@ -5,6 +5,7 @@ import LatchkeyRuntime
 extension Latchkey {
     struct Doctor: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "doctor",
             abstract: "Check this machine for the lock agent: kernel Bluetooth, adapters, bluetoothd, mgmt permission, "
                 + "the board's GPIO chip and lines, the state directory. Exits non-zero when something blocks the agent.")
 

@@ -26,6 +26,7 @@ extension Latchkey {
 
         struct Show: ParsableCommand {
             static let configuration = CommandConfiguration(
+                commandName: "show",
                 abstract: "Print each line: the level the lock drives, the level pulled from outside, who holds it.")
             @OptionGroup var options: ConfigOptions
 

@@ -2,6 +2,9 @@ import ArgumentParser
 import LatchkeyConfig
 import LatchkeyRuntime
 
+// Every command names itself (`commandName:`): otherwise ArgumentParser derives each name with
+// `String(describing: Self.self)`, whose dynamic casts scan all the protocol conformances in
+// the binary, for every command at every start — a third of an agent's start-up CPU (perf).
 @main
 struct Latchkey: ParsableCommand {
     static let configuration = CommandConfiguration(

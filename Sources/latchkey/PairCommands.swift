@@ -10,6 +10,7 @@ extension Latchkey {
     /// `latchkey pair`, run on the lock's machine: the secure side of pairing.
     struct Pair: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "pair",
             abstract: "Open a pairing window on the running lock agent: one phone may pair while it is open.",
             discussion: """
                 Talks to the lock agent over its control socket in the state directory (only the service \
@@ -40,6 +41,7 @@ extension Latchkey.Phone {
     /// `latchkey phone pair`: the phone's side, while a window is open on the lock.
     struct Pair: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "pair",
             abstract: "Pair this phone with its lock while `latchkey pair` has a window open there.",
             discussion: """
                 Stores the key in the phone's state directory (paired.key, mode 0600), where `latchkey phone` \

@@ -7,6 +7,7 @@ import LatchkeyStore
 extension Latchkey {
     struct Status: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "status",
             abstract: "Show the lock's last known state and its most recent events, from its state directory.")
 
         @Option(help: "The lock agent's state directory.")
@@ -26,7 +27,9 @@ extension Latchkey {
     }
 
     struct Log: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Print the lock's audit log (Matter-shaped events).")
+        static let configuration = CommandConfiguration(
+            commandName: "log",
+            abstract: "Print the lock's audit log (Matter-shaped events).")
 
         @Option(help: "The lock agent's state directory.")
         var stateDir: String = "/var/lib/latchkey/lock"
@@ -43,11 +46,13 @@ extension Latchkey {
 
     struct Keys: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "keys",
             abstract: "Manage the phone keys the lock accepts.",
             subcommands: [Add.self, List.self, Revoke.self])
 
         struct Add: ParsableCommand {
             static let configuration = CommandConfiguration(
+                commandName: "add",
                 abstract: "Create a key for a phone and write its secret to a file (mode 0600) for that phone.")
             @Option(help: "The lock agent's state directory.") var stateDir: String = "/var/lib/latchkey/lock"
             @Option(help: "Key id (default: the next free one).") var id: UInt32?
@@ -73,7 +78,9 @@ extension Latchkey {
         }
 
         struct List: ParsableCommand {
-            static let configuration = CommandConfiguration(abstract: "List keys.")
+            static let configuration = CommandConfiguration(
+                commandName: "list",
+                abstract: "List keys.")
             @Option(help: "The lock agent's state directory.") var stateDir: String = "/var/lib/latchkey/lock"
             func run() throws {
                 for k in try StateStores.openKeys(stateDir).list() {
@@ -85,6 +92,7 @@ extension Latchkey {
 
         struct Revoke: ParsableCommand {
             static let configuration = CommandConfiguration(
+                commandName: "revoke",
                 abstract: "Revoke a key; its next command fails, no restart needed.")
             @Option(help: "The lock agent's state directory.") var stateDir: String = "/var/lib/latchkey/lock"
             @Argument(help: "The key id.") var id: UInt32

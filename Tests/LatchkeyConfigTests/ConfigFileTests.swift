@@ -56,9 +56,10 @@ struct ConfigFileTests {
     }
 
     @Test func aDuplicateFieldIsAnError() throws {
-        // Yams refuses duplicate keys while parsing; the error still names the file and the key.
+        // The composer refuses a key given twice in one mapping; the error names the file, the line and the key.
         let e = #expect(throws: ConfigError.self) { try ConfigFile(path: "p.yaml", text: "name: x\nname: y\n") }
         #expect(e?.file == "p.yaml")
+        #expect(e?.line == 2)
         #expect(e?.message.contains("'name'") == true)
     }
 

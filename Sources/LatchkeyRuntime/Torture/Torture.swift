@@ -255,7 +255,7 @@ struct TortureRun {
             let line = events[eventsRead].0
             eventsRead += 1
             if let id = line.field("decision").flatMap(UInt64.init) { audit.announced.insert(id) }
-            if let kind = line.field("kind"), let range = kind.range(of: "decision#") {
+            if let kind = line.field("kind"), let range = kind.firstRange(of: "decision#") {
                 if let id = UInt64(kind[range.upperBound...].prefix { $0.isNumber }) { audit.announced.insert(id) }
             }
         }

@@ -1,0 +1,2 @@
+// libyaml (apt: libyaml-dev; at run time libyaml-0-2), for LatchkeyConfig only.
+#include <yaml.h>
