@@ -11,7 +11,7 @@ struct DoctorTests {
     /// A Pi that is ready: Bluetooth, hci0, no bluetoothd, CAP_NET_ADMIN, the chip, a 0700 state dir.
     func healthy() -> DoctorProbes {
         DoctorProbes(bluetoothSocketErrno: { nil }, adapters: { ["hci0"] }, processNames: { ["systemd", "sshd"] },
-                     effectiveCapabilities: { 1 << 12 | 1 << 13 }, userID: { 999 },
+                     effectiveCapabilities: { 1 << 12 | 1 << 13 }, userID: { 999 }, serviceUserID: { 999 },
                      gpioChip: { label in
                          label == "pinctrl-bcm2711" ? .success(("gpiochip0", ["ID_SDA", "GPIO5", "GPIO17", "GPIO22"]))
                              : .failure(GPIOError(.chipNotFound, chip: label, detail: "GPIO chips present: none"))
@@ -82,9 +82,25 @@ struct DoctorTests {
         p.fileStatus = { _ in (999, 0o755) }
         #expect(fixes(run(p)).count == 1 && fixes(run(p))[0].contains("mode 755"))
         p.fileStatus = { _ in (0, 0o700) }
-        #expect(fixes(run(p)).count == 1 && fixes(run(p))[0].contains("owned by uid 0"))
+        #expect(fixes(run(p)).count == 1 && fixes(run(p))[0].contains("owned by uid 0, not by the service user latchkey"))
         p.fileStatus = { _ in nil }
         #expect(fixes(run(p)).count == 1 && fixes(run(p))[0].contains("does not exist"))
+    }
+
+    /// Root runs the doctor to have the unit's CAP_NET_ADMIN: the state directory belongs
+    /// to the service user, not to root, and that is right, not a FIX.
+    @Test func asRootTheStateDirectoryIsTheServiceUsers() {
+        var p = healthy()
+        p.userID = { 0 }
+        let findings = run(p)
+        #expect(fixes(findings) == [])
+        #expect(findings.contains { $0.message.hasSuffix("owned by the service user latchkey (uid 999)") })
+    }
+
+    @Test func noServiceUserIsAFix() {
+        var p = healthy()
+        p.serviceUserID = { nil }
+        #expect(fixes(run(p)).count == 1 && fixes(run(p))[0].hasPrefix("no user latchkey"))
     }
 
     /// On the machine running the tests, the system probes answer for real: whatever they

@@ -29,6 +29,9 @@ public struct Doctor {
         self.stateDirectory = stateDirectory; self.adapter = adapter
     }
 
+    /// The units' `User=` (systemd/latchkey-*.service, systemd/latchkey.sysusers.conf).
+    public static let serviceUser = "latchkey"
+
     /// CAP_NET_ADMIN is capability 12 (linux/capability.h).
     static let capNetAdmin: UInt64 = 1 << 12
 
@@ -63,7 +66,7 @@ public struct Doctor {
         }
         if probes.processNames().contains("bluetoothd") {
             out.append(.fix("bluetoothd is running and owns the adapters; it clears the kernel's pending connects when it "
-                            + "starts: `systemctl disable --now bluetooth` (the units conflict with it), or give the lock "
+                            + "starts: `systemctl mask --now bluetooth` (the units conflict with it), or give the lock "
                             + "a second adapter"))
         } else {
             out.append(.ok("bluetoothd is not running: the agent can own the adapter"))
@@ -111,16 +114,25 @@ public struct Doctor {
                          + "(StateDirectory=, mode 0700); by hand: `install -d -m 0700 -o latchkey -g latchkey \(stateDirectory)`")]
         }
         var out: [DoctorFinding] = []
-        let uid = probes.userID()
-        if status.owner != uid {
-            out.append(.fix("state directory \(stateDirectory) is owned by uid \(status.owner), not by this user (uid \(uid)): "
-                            + "run doctor as the service user (`sudo -u latchkey latchkey doctor`) or `chown -R latchkey:latchkey \(stateDirectory)`"))
+        // The agent's user owns it, whoever runs the doctor (root, to have CAP_NET_ADMIN like the unit).
+        let (owner, who): (UInt32, String)
+        if let service = probes.serviceUserID() {
+            (owner, who) = (service, "the service user \(Self.serviceUser) (uid \(service))")
+        } else {
+            out.append(.fix("no user \(Self.serviceUser), the units' User=: install systemd/latchkey.sysusers.conf and run "
+                            + "`systemd-sysusers` (README, \"On a Raspberry Pi\")"))
+            let uid = probes.userID()
+            (owner, who) = (uid, "this user (uid \(uid))")
+        }
+        if status.owner != owner {
+            out.append(.fix("state directory \(stateDirectory) is owned by uid \(status.owner), not by \(who): "
+                            + "`chown -R \(Self.serviceUser):\(Self.serviceUser) \(stateDirectory)`"))
         }
         if status.mode & 0o777 != 0o700 {
             out.append(.fix("state directory \(stateDirectory) has mode \(String(status.mode & 0o777, radix: 8)), "
                             + "keys live there: `chmod 0700 \(stateDirectory)`"))
         }
-        if out.isEmpty { out.append(.ok("state directory \(stateDirectory): mode 0700, owned by uid \(uid)")) }
+        if out.isEmpty { out.append(.ok("state directory \(stateDirectory): mode 0700, owned by \(who)")) }
         return out
     }
 }

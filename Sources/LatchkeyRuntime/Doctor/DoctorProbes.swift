@@ -18,6 +18,8 @@ public struct DoctorProbes {
     /// The effective capability set (CapEff of /proc/self/status), nil when unreadable.
     public var effectiveCapabilities: () -> UInt64?
     public var userID: () -> UInt32
+    /// The uid of the user the units run the agent as (`Doctor.serviceUser`), nil when there is no such user.
+    public var serviceUserID: () -> UInt32?
     /// The GPIO chip with this label and its line names.
     public var gpioChip: (String) -> Result<(device: String, lines: [String]), GPIOError>
     /// Owner and permission bits of a path, nil when it does not exist.
@@ -25,11 +27,12 @@ public struct DoctorProbes {
 
     public init(bluetoothSocketErrno: @escaping () -> Int32?, adapters: @escaping () -> [String],
                 processNames: @escaping () -> [String], effectiveCapabilities: @escaping () -> UInt64?,
-                userID: @escaping () -> UInt32,
+                userID: @escaping () -> UInt32, serviceUserID: @escaping () -> UInt32? = { nil },
                 gpioChip: @escaping (String) -> Result<(device: String, lines: [String]), GPIOError>,
                 fileStatus: @escaping (String) -> (owner: UInt32, mode: UInt32)?) {
         self.bluetoothSocketErrno = bluetoothSocketErrno; self.adapters = adapters; self.processNames = processNames
-        self.effectiveCapabilities = effectiveCapabilities; self.userID = userID; self.gpioChip = gpioChip
+        self.effectiveCapabilities = effectiveCapabilities; self.userID = userID; self.serviceUserID = serviceUserID
+        self.gpioChip = gpioChip
         self.fileStatus = fileStatus
     }
 
@@ -54,6 +57,7 @@ public struct DoctorProbes {
             return line.flatMap { UInt64($0.dropFirst("CapEff:".count).trimmingPrefix(while: \.isWhitespace), radix: 16) }
         },
         userID: { geteuid() },
+        serviceUserID: { getpwnam(Doctor.serviceUser)?.pointee.pw_uid },
         gpioChip: { label in Result { () throws(GPIOError) in try GPIOInventory.lines(ofChipLabelled: label) } },
         fileStatus: { path in
             var s = stat()
