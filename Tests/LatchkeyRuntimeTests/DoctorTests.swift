@@ -16,7 +16,8 @@ struct DoctorTests {
                          label == "pinctrl-bcm2711" ? .success(("gpiochip0", ["ID_SDA", "GPIO5", "GPIO17", "GPIO22"]))
                              : .failure(GPIOError(.chipNotFound, chip: label, detail: "GPIO chips present: none"))
                      },
-                     fileStatus: { $0 == "/var/lib/latchkey/lock" ? (999, 0o700) : nil })
+                     fileStatus: { $0 == "/var/lib/latchkey/lock" ? (999, 0o700) : nil },
+                     deviceNode: { $0 == "/dev/gpiochip0" ? (0, 997, 0o660) : nil }, deviceGroupID: { 997 })
     }
 
     func run(_ probes: DoctorProbes, led: String? = "GPIO22") -> [DoctorFinding] {
@@ -29,7 +30,7 @@ struct DoctorTests {
         let findings = run(healthy())
         #expect(fixes(findings) == [])
         #expect(!Doctor.blocks(findings))
-        #expect(findings.count == 7)
+        #expect(findings.count == 8)
         #expect(findings.allSatisfy { "\($0)".hasPrefix("ok   ") })
     }
 
@@ -95,6 +96,19 @@ struct DoctorTests {
         let findings = run(p)
         #expect(fixes(findings) == [])
         #expect(findings.contains { $0.message.hasSuffix("owned by the service user latchkey (uid 999)") })
+    }
+
+    /// Root opens any device; the chip's node must let the unit's user or group in.
+    @Test func aChipOnlyRootCanOpenIsAFix() {
+        var p = healthy()
+        p.userID = { 0 }
+        p.deviceNode = { _ in (0, 0, 0o600) }
+        let f = fixes(run(p))
+        #expect(f.count == 1 && f[0].hasPrefix("/dev/gpiochip0 is uid 0 gid 0 mode 600") && f[0].contains("GROUP=\"gpio\""))
+        p.deviceNode = { _ in (999, 0, 0o600) }  // owned by latchkey itself
+        #expect(fixes(run(p)) == [])
+        p.deviceNode = { _ in (0, 997, 0o640) }  // the group may read only
+        #expect(fixes(run(p)).count == 1)
     }
 
     @Test func noServiceUserIsAFix() {

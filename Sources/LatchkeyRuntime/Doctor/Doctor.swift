@@ -31,6 +31,8 @@ public struct Doctor {
 
     /// The units' `User=` (systemd/latchkey-*.service, systemd/latchkey.sysusers.conf).
     public static let serviceUser = "latchkey"
+    /// The lock unit's `SupplementaryGroups=`: the group that owns /dev/gpiochip* on Raspberry Pi OS.
+    public static let deviceGroup = "gpio"
 
     /// CAP_NET_ADMIN is capability 12 (linux/capability.h).
     static let capNetAdmin: UInt64 = 1 << 12
@@ -94,6 +96,7 @@ public struct Doctor {
                          + "(`--board`), that this is that board, and `ls -l /dev/gpiochip*`")]
         case .success(let chip):
             var out: [DoctorFinding] = [.ok("GPIO chip '\(wiring.chipLabel)' is /dev/\(chip.device) (\(chip.lines.count) lines)")]
+            out.append(access(toChip: "/dev/" + chip.device))
             var wanted = wiring.namedLines
             if let led = statusLEDLine, !wanted.contains(where: { $0.line == led }) { wanted.append(("status_led_line", led)) }
             let missing = wanted.filter { !chip.lines.contains($0.line) }
@@ -106,6 +109,21 @@ public struct Doctor {
             }
             return out
         }
+    }
+
+    /// Whether the agent, as the unit runs it (user latchkey, group gpio), may open the chip:
+    /// root running the doctor opens any device, so the node's owner and mode are read instead.
+    /// Debian's own kernel leaves /dev/gpiochip* root:root 0600; Raspberry Pi OS root:gpio 0660.
+    func access(toChip path: String) -> DoctorFinding {
+        guard let node = probes.deviceNode(path) else { return .fix("cannot stat \(path)") }
+        let user = probes.serviceUserID(), group = probes.deviceGroupID()
+        let allowed = (node.owner == user && node.mode & 0o600 == 0o600)
+            || (node.group == group && node.mode & 0o060 == 0o060) || node.mode & 0o006 == 0o006
+        if allowed { return .ok("\(path) opens read-write for user \(Self.serviceUser) / group \(Self.deviceGroup)") }
+        return .fix("\(path) is uid \(node.owner) gid \(node.group) mode \(String(node.mode & 0o777, radix: 8)): the agent "
+                    + "(user \(Self.serviceUser), group \(Self.deviceGroup)) cannot open it; give it to the group, e.g. a udev rule "
+                    + "`SUBSYSTEM==\"gpio\", KERNEL==\"gpiochip*\", GROUP=\"\(Self.deviceGroup)\", MODE=\"0660\"`"
+                    + (group == nil ? " (and `groupadd --system \(Self.deviceGroup)`)" : ""))
     }
 
     func state() -> [DoctorFinding] {

@@ -22,6 +22,10 @@ public struct DoctorProbes {
     public var serviceUserID: () -> UInt32?
     /// The GPIO chip with this label and its line names.
     public var gpioChip: (String) -> Result<(device: String, lines: [String]), GPIOError>
+    /// Owner, group and permission bits of a device node, nil when it cannot be stat'ed.
+    public var deviceNode: (String) -> (owner: UInt32, group: UInt32, mode: UInt32)?
+    /// The gid of the group the lock unit adds (`SupplementaryGroups=`, `Doctor.deviceGroup`), nil when absent.
+    public var deviceGroupID: () -> UInt32?
     /// Owner and permission bits of a path, nil when it does not exist.
     public var fileStatus: (String) -> (owner: UInt32, mode: UInt32)?
 
@@ -29,10 +33,12 @@ public struct DoctorProbes {
                 processNames: @escaping () -> [String], effectiveCapabilities: @escaping () -> UInt64?,
                 userID: @escaping () -> UInt32, serviceUserID: @escaping () -> UInt32? = { nil },
                 gpioChip: @escaping (String) -> Result<(device: String, lines: [String]), GPIOError>,
-                fileStatus: @escaping (String) -> (owner: UInt32, mode: UInt32)?) {
+                fileStatus: @escaping (String) -> (owner: UInt32, mode: UInt32)?,
+                deviceNode: @escaping (String) -> (owner: UInt32, group: UInt32, mode: UInt32)? = { _ in nil },
+                deviceGroupID: @escaping () -> UInt32? = { nil }) {
         self.bluetoothSocketErrno = bluetoothSocketErrno; self.adapters = adapters; self.processNames = processNames
         self.effectiveCapabilities = effectiveCapabilities; self.userID = userID; self.serviceUserID = serviceUserID
-        self.gpioChip = gpioChip
+        self.gpioChip = gpioChip; self.deviceNode = deviceNode; self.deviceGroupID = deviceGroupID
         self.fileStatus = fileStatus
     }
 
@@ -63,6 +69,12 @@ public struct DoctorProbes {
             var s = stat()
             guard stat(path, &s) == 0 else { return nil }
             return (s.st_uid, s.st_mode & 0o7777)
-        })
+        },
+        deviceNode: { path in
+            var s = stat()
+            guard stat(path, &s) == 0 else { return nil }
+            return (s.st_uid, s.st_gid, s.st_mode & 0o7777)
+        },
+        deviceGroupID: { getgrnam(Doctor.deviceGroup)?.pointee.gr_gid })
     }
 }
