@@ -62,9 +62,14 @@ public final class ConfigTable {
     func fieldName(_ key: String) -> String { prefix.isEmpty ? key : prefix + "." + key }
 
     func error(_ key: String, _ message: String, line: Int? = nil) -> ConfigError {
-        let origin = entries.first { $0.key == key }?.file ?? file
-        return ConfigError(file: origin, line: line ?? self.line, field: fieldName(key), message: message)
+        let given = entries.first { $0.key == key }
+        return ConfigError(file: given?.file ?? file, line: line ?? given?.line ?? self.line, field: fieldName(key),
+                           message: message)
     }
+
+    /// A problem with `key` found after reading it (a check across fields), located at the
+    /// file and line that gave it (this table's own line when it is absent).
+    public func invalid(_ key: String, _ message: String) -> ConfigError { error(key, message) }
 
     private func entry(_ key: String) throws(ConfigError) -> (line: Int, value: YAMLNode)? {
         let matches = entries.filter { $0.key == key }

@@ -15,8 +15,8 @@ public struct BoardDefinition: Sendable {
     /// Every line name the board's header chip offers (the device tree's gpio-line-names):
     /// a wiring line outside this list is an error that lists them.
     public var lines: [String]
-    /// The status LED's line. Named for the installer and checked by `latchkey doctor`;
-    /// the agent does not drive it yet.
+    /// The status LED's line, driven by the agent (StatusLight) unless the lock file wires
+    /// its own (`gpio.status_led_line`); `latchkey doctor` checks it exists.
     public var statusLEDLine: String?
     public var jamTimeout: Duration?
     /// What each output does with the process dead or the Pi off, and the resistor that makes it so.

@@ -34,7 +34,7 @@ public struct LockSettings: Sendable {
         var agent = LockAgentConfiguration()
         agent.name = try root.string("name", default: agent.name)
         guard agent.name.utf8.count <= 29 else {
-            throw ConfigError(file: file.path, line: nil, field: "name", message: "at most 29 bytes fit in advertising data")
+            throw root.invalid("name", "at most 29 bytes fit in advertising data")
         }
         var behaviour = LockBehaviour()
         if let jam = board?.jamTimeout { behaviour.jamTimeout = jam }
@@ -66,7 +66,7 @@ public struct LockSettings: Sendable {
         if wiring.statusLED == nil, let led = board?.statusLEDLine { wiring.statusLED = LockWiring.Output(led) }
         let simRoot = try gpio.string("simulated_chip_root")
         try gpio.finish()
-        if let board { try checkLines(wiring, on: board, file: file.path) }
+        if let board { try checkLines(wiring, on: board, gpio: gpio) }
         let format = try root.choice("event_format", ["text", "json"]).flatMap(EventFormat.init(rawValue:)) ?? .text
         let execution = try ExecutionSettings.read(root)
         try root.finish()
@@ -75,13 +75,13 @@ public struct LockSettings: Sendable {
                             execution: execution, board: board)
     }
 
-    /// Every wired line must be one the board offers; the error lists them.
-    static func checkLines(_ wiring: LockWiring, on board: BoardDefinition, file: String) throws(ConfigError) {
+    /// Every wired line must be one the board offers; the error lists them, at the file and
+    /// line that wired it (the lock configuration or the board file).
+    static func checkLines(_ wiring: LockWiring, on board: BoardDefinition, gpio: ConfigTable) throws(ConfigError) {
         guard !board.lines.isEmpty else { return }
         for (field, line) in wiring.namedLines where !board.lines.contains(line) {
-            throw ConfigError(file: file, line: nil, field: "gpio." + field,
-                              message: "'\(line)' is not a line of board \(board.name); its lines: "
-                                  + board.lines.joined(separator: " "))
+            throw gpio.invalid(field, "'\(line)' is not a line of board \(board.name); its lines: "
+                                   + board.lines.joined(separator: " "))
         }
     }
 
@@ -107,11 +107,11 @@ public struct LockSettings: Sendable {
                                     bias: ["disabled": .disabled, "pull-up": .pullUp, "pull-down": .pullDown][bias] ?? .asIs)
         }
         guard let unlock = try output("unlock_line") else {
-            throw ConfigError(file: gpio.file, line: nil, field: "gpio.unlock_line", message: "is required")
+            throw gpio.invalid("unlock_line", "is required")
         }
         let lockLine = try output("lock_line")
         if kind == "motor" && lockLine == nil {
-            throw ConfigError(file: gpio.file, line: nil, field: "gpio.lock_line", message: "is required for a motor actuator")
+            throw gpio.invalid("lock_line", "is required for a motor actuator")
         }
         var wiring = LockWiring(chipLabel: chip, actuator: actuator, unlockOutput: unlock, lockOutput: lockLine,
                                 maximumEnergizeTime: try gpio.milliseconds("maximum_energize_ms", in: 10...600_000),

@@ -117,10 +117,39 @@ struct BoardTests {
                   button_line: GPIO99
                 """))
         } throws: { error in
+            // lock.yaml line 7 (`button_line: GPIO99`): file, line and field.
             let text = "\(error)"
-            return text.contains("gpio.button_line") && text.contains("'GPIO99' is not a line of board pi4b")
+            return text.hasPrefix("lock.yaml:7: field 'gpio.button_line': 'GPIO99' is not a line of board pi4b")
                 && text.contains("GPIO2 GPIO3")
         }
+    }
+
+    @Test func aLineTheBoardFileWiresButLacksNamesTheBoardFile() throws {
+        let (dir, path) = try writeBoard("bad", from: "pi4b") { $0.replacingOccurrences(of: "door_line: GPIO5", with: "door_line: GPIO50") }
+        defer { unlink(path); rmdir(dir) }
+        let wiredAt = try #require(try readTextFile(path).split(separator: "\n", omittingEmptySubsequences: false)
+            .firstIndex { $0.contains("door_line: GPIO50") }) + 1
+        #expect {
+            _ = try LockSettings.load(ConfigFile(path: "lock.yaml", text: lockConfig("board: bad")),
+                                      boards: BoardCatalog(directories: [dir]))
+        } throws: { error in
+            guard let e = error as? ConfigError else { return false }
+            return e.file == path && e.line == wiredAt && e.field == "gpio.door_line"
+                && e.message.hasPrefix("'GPIO50' is not a line of board bad")
+        }
+    }
+
+    /// A copy of a shipped board under another name, edited, in a new directory.
+    func writeBoard(_ name: String, from original: String, _ edit: (String) -> String) throws -> (dir: String, path: String) {
+        var template = Array("/tmp/latchkey-boards-XXXXXX".utf8CString)
+        let dir = String(cString: try #require(mkdtemp(&template)))
+        let text = edit(try readTextFile(repositoryBoards.directories[0] + "/\(original).yaml")
+            .replacingOccurrences(of: "board: \(original)", with: "board: \(name)"))
+        let path = dir + "/\(name).yaml"
+        let fd = open(path, O_WRONLY | O_CREAT, 0o600)
+        _ = text.utf8CString.withUnsafeBytes { write(fd, $0.baseAddress, $0.count - 1) }
+        close(fd)
+        return (dir, path)
     }
 
     @Test func aBadOverrideIsReportedInTheLockConfiguration() {
@@ -137,15 +166,8 @@ struct BoardTests {
     }
 
     @Test func aBadFieldInABoardFileNamesThatFile() throws {
-        var template = Array("/tmp/latchkey-boards-XXXXXX".utf8CString)
-        let dir = String(cString: try #require(mkdtemp(&template)))
-        defer { unlink(dir + "/bad.yaml"); rmdir(dir) }
-        let text = (try readTextFile(repositoryBoards.directories[0] + "/pi4b.yaml"))
-            .replacingOccurrences(of: "board: pi4b", with: "board: bad")
-            .replacingOccurrences(of: "door_bias: pull-up", with: "door_bias: sideways")
-        let fd = open(dir + "/bad.yaml", O_WRONLY | O_CREAT, 0o600)
-        _ = text.utf8CString.withUnsafeBytes { write(fd, $0.baseAddress, $0.count - 1) }
-        close(fd)
+        let (dir, path) = try writeBoard("bad", from: "pi4b") { $0.replacingOccurrences(of: "door_bias: pull-up", with: "door_bias: sideways") }
+        defer { unlink(path); rmdir(dir) }
         let catalog = BoardCatalog(directories: [dir])
         #expect {
             _ = try LockSettings.load(ConfigFile(path: "lock.yaml", text: lockConfig("board: bad")), boards: catalog)

@@ -11,12 +11,13 @@ struct DoctorTests {
     /// A Pi that is ready: Bluetooth, hci0, no bluetoothd, CAP_NET_ADMIN, the chip, a 0700 state dir.
     func healthy() -> DoctorProbes {
         DoctorProbes(bluetoothSocketErrno: { nil }, adapters: { ["hci0"] }, processNames: { ["systemd", "sshd"] },
-                     effectiveCapabilities: { 1 << 12 | 1 << 13 }, userID: { 999 },
+                     effectiveCapabilities: { 1 << 12 | 1 << 13 }, userID: { 999 }, serviceUserID: { 999 },
                      gpioChip: { label in
                          label == "pinctrl-bcm2711" ? .success(("gpiochip0", ["ID_SDA", "GPIO5", "GPIO17", "GPIO22"]))
                              : .failure(GPIOError(.chipNotFound, chip: label, detail: "GPIO chips present: none"))
                      },
-                     fileStatus: { $0 == "/var/lib/latchkey/lock" ? (999, 0o700) : nil })
+                     fileStatus: { $0 == "/var/lib/latchkey/lock" ? (999, 0o700) : nil },
+                     deviceNode: { $0 == "/dev/gpiochip0" ? (0, 997, 0o660) : nil }, deviceGroupID: { 997 })
     }
 
     func run(_ probes: DoctorProbes, led: String? = "GPIO22") -> [DoctorFinding] {
@@ -29,7 +30,7 @@ struct DoctorTests {
         let findings = run(healthy())
         #expect(fixes(findings) == [])
         #expect(!Doctor.blocks(findings))
-        #expect(findings.count == 7)
+        #expect(findings.count == 8)
         #expect(findings.allSatisfy { "\($0)".hasPrefix("ok   ") })
     }
 
@@ -82,9 +83,38 @@ struct DoctorTests {
         p.fileStatus = { _ in (999, 0o755) }
         #expect(fixes(run(p)).count == 1 && fixes(run(p))[0].contains("mode 755"))
         p.fileStatus = { _ in (0, 0o700) }
-        #expect(fixes(run(p)).count == 1 && fixes(run(p))[0].contains("owned by uid 0"))
+        #expect(fixes(run(p)).count == 1 && fixes(run(p))[0].contains("owned by uid 0, not by the service user latchkey"))
         p.fileStatus = { _ in nil }
         #expect(fixes(run(p)).count == 1 && fixes(run(p))[0].contains("does not exist"))
+    }
+
+    /// Root runs the doctor to have the unit's CAP_NET_ADMIN: the state directory belongs
+    /// to the service user, not to root, and that is right, not a FIX.
+    @Test func asRootTheStateDirectoryIsTheServiceUsers() {
+        var p = healthy()
+        p.userID = { 0 }
+        let findings = run(p)
+        #expect(fixes(findings) == [])
+        #expect(findings.contains { $0.message.hasSuffix("owned by the service user latchkey (uid 999)") })
+    }
+
+    /// Root opens any device; the chip's node must let the unit's user or group in.
+    @Test func aChipOnlyRootCanOpenIsAFix() {
+        var p = healthy()
+        p.userID = { 0 }
+        p.deviceNode = { _ in (0, 0, 0o600) }
+        let f = fixes(run(p))
+        #expect(f.count == 1 && f[0].hasPrefix("/dev/gpiochip0 is uid 0 gid 0 mode 600") && f[0].contains("GROUP=\"gpio\""))
+        p.deviceNode = { _ in (999, 0, 0o600) }  // owned by latchkey itself
+        #expect(fixes(run(p)) == [])
+        p.deviceNode = { _ in (0, 997, 0o640) }  // the group may read only
+        #expect(fixes(run(p)).count == 1)
+    }
+
+    @Test func noServiceUserIsAFix() {
+        var p = healthy()
+        p.serviceUserID = { nil }
+        #expect(fixes(run(p)).count == 1 && fixes(run(p))[0].hasPrefix("no user latchkey"))
     }
 
     /// On the machine running the tests, the system probes answer for real: whatever they

@@ -59,6 +59,16 @@ struct SettingsTests {
         #expect(e?.field == "gpio.lock_line")
     }
 
+    @Test func checksAcrossFieldsNameTheLineToo() throws {
+        let long = lockYAML.replacingOccurrences(of: "name: Front Door", with: "name: " + String(repeating: "x", count: 30))
+        let e = #expect(throws: ConfigError.self) { try LockSettings.load(ConfigFile(path: "lock.yaml", text: long)) }
+        #expect(e?.description == "lock.yaml:1: field 'name': at most 29 bytes fit in advertising data")
+        // A missing field points at the section that lacks it.
+        let motor = lockYAML.replacingOccurrences(of: "  lock_line: motor_lock\n", with: "")
+        let m = #expect(throws: ConfigError.self) { try LockSettings.load(ConfigFile(path: "lock.yaml", text: motor)) }
+        #expect(m?.line == 6)
+    }
+
     @Test func phoneSettingsRequireTheLockAndKey() throws {
         let e = #expect(throws: ConfigError.self) {
             try PhoneSettings.load(ConfigFile(path: "phone.yaml", text: "sim:\n  address: \"C0:FF:EE:00:00:02\"\n"))

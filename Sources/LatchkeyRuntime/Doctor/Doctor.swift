@@ -29,6 +29,11 @@ public struct Doctor {
         self.stateDirectory = stateDirectory; self.adapter = adapter
     }
 
+    /// The units' `User=` (systemd/latchkey-*.service, systemd/latchkey.sysusers.conf).
+    public static let serviceUser = "latchkey"
+    /// The lock unit's `SupplementaryGroups=`: the group that owns /dev/gpiochip* on Raspberry Pi OS.
+    public static let deviceGroup = "gpio"
+
     /// CAP_NET_ADMIN is capability 12 (linux/capability.h).
     static let capNetAdmin: UInt64 = 1 << 12
 
@@ -63,7 +68,7 @@ public struct Doctor {
         }
         if probes.processNames().contains("bluetoothd") {
             out.append(.fix("bluetoothd is running and owns the adapters; it clears the kernel's pending connects when it "
-                            + "starts: `systemctl disable --now bluetooth` (the units conflict with it), or give the lock "
+                            + "starts: `systemctl mask --now bluetooth` (the units conflict with it), or give the lock "
                             + "a second adapter"))
         } else {
             out.append(.ok("bluetoothd is not running: the agent can own the adapter"))
@@ -91,6 +96,7 @@ public struct Doctor {
                          + "(`--board`), that this is that board, and `ls -l /dev/gpiochip*`")]
         case .success(let chip):
             var out: [DoctorFinding] = [.ok("GPIO chip '\(wiring.chipLabel)' is /dev/\(chip.device) (\(chip.lines.count) lines)")]
+            out.append(access(toChip: "/dev/" + chip.device))
             var wanted = wiring.namedLines
             if let led = statusLEDLine, !wanted.contains(where: { $0.line == led }) { wanted.append(("status_led_line", led)) }
             let missing = wanted.filter { !chip.lines.contains($0.line) }
@@ -105,22 +111,46 @@ public struct Doctor {
         }
     }
 
+    /// Whether the agent, as the unit runs it (user latchkey, group gpio), may open the chip:
+    /// root running the doctor opens any device, so the node's owner and mode are read instead.
+    /// Debian's own kernel leaves /dev/gpiochip* root:root 0600; Raspberry Pi OS root:gpio 0660.
+    func access(toChip path: String) -> DoctorFinding {
+        guard let node = probes.deviceNode(path) else { return .fix("cannot stat \(path)") }
+        let user = probes.serviceUserID(), group = probes.deviceGroupID()
+        let allowed = (node.owner == user && node.mode & 0o600 == 0o600)
+            || (node.group == group && node.mode & 0o060 == 0o060) || node.mode & 0o006 == 0o006
+        if allowed { return .ok("\(path) opens read-write for user \(Self.serviceUser) / group \(Self.deviceGroup)") }
+        return .fix("\(path) is uid \(node.owner) gid \(node.group) mode \(String(node.mode & 0o777, radix: 8)): the agent "
+                    + "(user \(Self.serviceUser), group \(Self.deviceGroup)) cannot open it; give it to the group, e.g. a udev rule "
+                    + "`SUBSYSTEM==\"gpio\", KERNEL==\"gpiochip*\", GROUP=\"\(Self.deviceGroup)\", MODE=\"0660\"`"
+                    + (group == nil ? " (and `groupadd --system \(Self.deviceGroup)`)" : ""))
+    }
+
     func state() -> [DoctorFinding] {
         guard let status = probes.fileStatus(stateDirectory) else {
             return [.fix("state directory \(stateDirectory) does not exist: latchkey-lock.service creates it "
                          + "(StateDirectory=, mode 0700); by hand: `install -d -m 0700 -o latchkey -g latchkey \(stateDirectory)`")]
         }
         var out: [DoctorFinding] = []
-        let uid = probes.userID()
-        if status.owner != uid {
-            out.append(.fix("state directory \(stateDirectory) is owned by uid \(status.owner), not by this user (uid \(uid)): "
-                            + "run doctor as the service user (`sudo -u latchkey latchkey doctor`) or `chown -R latchkey:latchkey \(stateDirectory)`"))
+        // The agent's user owns it, whoever runs the doctor (root, to have CAP_NET_ADMIN like the unit).
+        let (owner, who): (UInt32, String)
+        if let service = probes.serviceUserID() {
+            (owner, who) = (service, "the service user \(Self.serviceUser) (uid \(service))")
+        } else {
+            out.append(.fix("no user \(Self.serviceUser), the units' User=: install systemd/latchkey.sysusers.conf and run "
+                            + "`systemd-sysusers` (README, \"On a Raspberry Pi\")"))
+            let uid = probes.userID()
+            (owner, who) = (uid, "this user (uid \(uid))")
+        }
+        if status.owner != owner {
+            out.append(.fix("state directory \(stateDirectory) is owned by uid \(status.owner), not by \(who): "
+                            + "`chown -R \(Self.serviceUser):\(Self.serviceUser) \(stateDirectory)`"))
         }
         if status.mode & 0o777 != 0o700 {
             out.append(.fix("state directory \(stateDirectory) has mode \(String(status.mode & 0o777, radix: 8)), "
                             + "keys live there: `chmod 0700 \(stateDirectory)`"))
         }
-        if out.isEmpty { out.append(.ok("state directory \(stateDirectory): mode 0700, owned by uid \(uid)")) }
+        if out.isEmpty { out.append(.ok("state directory \(stateDirectory): mode 0700, owned by \(who)")) }
         return out
     }
 }

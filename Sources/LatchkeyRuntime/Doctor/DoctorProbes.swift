@@ -18,18 +18,27 @@ public struct DoctorProbes {
     /// The effective capability set (CapEff of /proc/self/status), nil when unreadable.
     public var effectiveCapabilities: () -> UInt64?
     public var userID: () -> UInt32
+    /// The uid of the user the units run the agent as (`Doctor.serviceUser`), nil when there is no such user.
+    public var serviceUserID: () -> UInt32?
     /// The GPIO chip with this label and its line names.
     public var gpioChip: (String) -> Result<(device: String, lines: [String]), GPIOError>
+    /// Owner, group and permission bits of a device node, nil when it cannot be stat'ed.
+    public var deviceNode: (String) -> (owner: UInt32, group: UInt32, mode: UInt32)?
+    /// The gid of the group the lock unit adds (`SupplementaryGroups=`, `Doctor.deviceGroup`), nil when absent.
+    public var deviceGroupID: () -> UInt32?
     /// Owner and permission bits of a path, nil when it does not exist.
     public var fileStatus: (String) -> (owner: UInt32, mode: UInt32)?
 
     public init(bluetoothSocketErrno: @escaping () -> Int32?, adapters: @escaping () -> [String],
                 processNames: @escaping () -> [String], effectiveCapabilities: @escaping () -> UInt64?,
-                userID: @escaping () -> UInt32,
+                userID: @escaping () -> UInt32, serviceUserID: @escaping () -> UInt32? = { nil },
                 gpioChip: @escaping (String) -> Result<(device: String, lines: [String]), GPIOError>,
-                fileStatus: @escaping (String) -> (owner: UInt32, mode: UInt32)?) {
+                fileStatus: @escaping (String) -> (owner: UInt32, mode: UInt32)?,
+                deviceNode: @escaping (String) -> (owner: UInt32, group: UInt32, mode: UInt32)? = { _ in nil },
+                deviceGroupID: @escaping () -> UInt32? = { nil }) {
         self.bluetoothSocketErrno = bluetoothSocketErrno; self.adapters = adapters; self.processNames = processNames
-        self.effectiveCapabilities = effectiveCapabilities; self.userID = userID; self.gpioChip = gpioChip
+        self.effectiveCapabilities = effectiveCapabilities; self.userID = userID; self.serviceUserID = serviceUserID
+        self.gpioChip = gpioChip; self.deviceNode = deviceNode; self.deviceGroupID = deviceGroupID
         self.fileStatus = fileStatus
     }
 
@@ -54,11 +63,18 @@ public struct DoctorProbes {
             return line.flatMap { UInt64($0.dropFirst("CapEff:".count).trimmingPrefix(while: \.isWhitespace), radix: 16) }
         },
         userID: { geteuid() },
+        serviceUserID: { getpwnam(Doctor.serviceUser)?.pointee.pw_uid },
         gpioChip: { label in Result { () throws(GPIOError) in try GPIOInventory.lines(ofChipLabelled: label) } },
         fileStatus: { path in
             var s = stat()
             guard stat(path, &s) == 0 else { return nil }
             return (s.st_uid, s.st_mode & 0o7777)
-        })
+        },
+        deviceNode: { path in
+            var s = stat()
+            guard stat(path, &s) == 0 else { return nil }
+            return (s.st_uid, s.st_gid, s.st_mode & 0o7777)
+        },
+        deviceGroupID: { getgrnam(Doctor.deviceGroup)?.pointee.gr_gid })
     }
 }
