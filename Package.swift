@@ -69,7 +69,7 @@ let package = Package(
         .target(name: "LatchkeyATT", swiftSettings: strictness),
         .target(name: "LatchkeyGATT", dependencies: ["LatchkeyATT"], swiftSettings: strictness),
         // Test support, imported by tests, the benchmark and fuzz targets, never by production modules.
-        .target(name: "LatchkeyTestKit", dependencies: ["LatchkeyGATT", "LatchkeyATT"], swiftSettings: strictness),
+        .target(name: "LatchkeyTestKit", dependencies: ["LatchkeyGATT", "LatchkeyATT", "LatchkeySim"], swiftSettings: strictness),
         .target(name: "LatchkeyTransport", dependencies: ["LatchkeyATT"], swiftSettings: strictness),
         .target(name: "LatchkeySim", dependencies: ["LatchkeyTransport", "LatchkeyATT"], swiftSettings: strictness),
         // epoll-era calls Glibc does not import (ppoll, accept4, pipe2), sockaddr_un, signal self-pipe.

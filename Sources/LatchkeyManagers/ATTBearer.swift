@@ -9,7 +9,8 @@ import LatchkeyTransport
 /// produce in order, and applies the link's back-pressure: when the link says `.full`, the
 /// PDU waits here and nothing is dropped; `linkIsWritable` resumes. It runs the ATT
 /// transaction timeout (30 s, Vol 3 Part F 3.3.3) on the injected loop. Flow control lives
-/// in this data structure, as in BlueZ's att.c.
+/// in this data structure, as in BlueZ's att.c. An indication and its confirmation are a
+/// transaction too (3.3.3), so the same 30 s runs for the server's indication in flight.
 final class ATTBearer: ATTLinkDelegate {
     let link: any ATTLink
     let loop: any EventLoop
@@ -19,6 +20,8 @@ final class ATTBearer: ATTLinkDelegate {
     /// Server output waiting for link room (responses first; they must never be dropped).
     private var serverOutbox: [[UInt8]] = []
     private var transactionTimer: Scheduled?
+    /// Runs while the server half's indication awaits its confirmation.
+    private var indicationTimer: Scheduled?
     private var blocked = false
 
     /// Called when the link has room again after a `.full` (ready to update subscribers).
@@ -51,6 +54,10 @@ final class ATTBearer: ATTLinkDelegate {
             client?.receive(pdu[...])
         } else if let server {
             if let response = server.handle(pdu[...]) { serverOutbox.append(response) }
+            if !server.indicationPending {
+                indicationTimer?.cancel()
+                indicationTimer = nil
+            }
         } else if !op.isCommand && op != .handleValueConfirmation {
             // No GATT server on this side: every request still gets an answer (3.4.9).
             serverOutbox.append(ATTPDU.errorResponse(request: op, handle: 0, error: .requestNotSupported).bytes)
@@ -67,6 +74,8 @@ final class ATTBearer: ATTLinkDelegate {
     func link(_ link: any ATTLink, didDisconnect reason: DisconnectReason) {
         transactionTimer?.cancel()
         transactionTimer = nil
+        indicationTimer?.cancel()
+        indicationTimer = nil
         serverOutbox.removeAll()
         client?.disconnected()
         onDisconnect?(reason)
@@ -97,7 +106,9 @@ final class ATTBearer: ATTLinkDelegate {
     /// full (or other output waits first): Core Bluetooth's `updateValue` returning false.
     func sendServerInitiated(_ pdu: [UInt8]) -> Bool {
         guard serverOutbox.isEmpty, !blocked else { return false }
-        return transmit(pdu)
+        guard transmit(pdu) else { return false }
+        if pdu.first == ATTOpcode.handleValueIndication.rawValue { startIndicationTimer() }
+        return true
     }
 
     var isBlocked: Bool { blocked }
@@ -123,6 +134,18 @@ final class ATTBearer: ATTLinkDelegate {
             self.transactionTimer = nil
             client.transactionTimedOut()
             // 3.3.3: after a timeout no more ATT PDUs may be sent on this bearer.
+            self.link.disconnect()
+        }
+    }
+
+    /// A client that never confirms would otherwise hold every later indication on this
+    /// bearer for as long as the link lasts (only one may be outstanding, 3.4.7.2).
+    private func startIndicationTimer() {
+        indicationTimer?.cancel()
+        indicationTimer = loop.schedule(after: ATTLimits.transactionTimeout) { [weak self] in
+            guard let self, self.server?.indicationPending == true else { return }
+            self.indicationTimer = nil
+            // 3.3.3: the transaction has failed; no more ATT PDUs on this bearer.
             self.link.disconnect()
         }
     }

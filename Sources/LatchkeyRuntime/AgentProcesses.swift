@@ -9,7 +9,11 @@ public enum AgentProcesses {
     /// `latchkey lock --config <path>`.
     public static func runLock(configPath: String, board: String? = nil, logger: Logger) throws(RuntimeError) {
         let settings: LockSettings
-        do { settings = try LockSettings.load(try loadConfig(configPath), board: board) } catch { throw RuntimeError("\(error)") }
+        do {
+            // A wrong --board is the first thing to say, before whatever the file lacks.
+            if let board { _ = try BoardCatalog.standard().load(board) }
+            settings = try LockSettings.load(try loadConfig(configPath), board: board)
+        } catch { throw RuntimeError("\(error)") }
         try LockDaemon.run(settings, logger: logger)
     }
 

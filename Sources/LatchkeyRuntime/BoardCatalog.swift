@@ -84,7 +84,9 @@ public struct BoardCatalog: Sendable {
         return found.sorted()
     }
 
-    /// The first `<name>.yaml` along the directories; an unknown name lists the known ones.
+    /// The first `<name>.yaml` along the directories, or the one board whose name starts
+    /// with `name` (`pi4` is `pi4b`, as people say it); an unknown or ambiguous name lists
+    /// the known ones.
     public func load(_ name: String, read: (String) throws -> String = readTextFile) throws(ConfigError)
         -> (BoardDefinition, gpio: ConfigTable)
     {
@@ -97,8 +99,10 @@ public struct BoardCatalog: Sendable {
             return try BoardDefinition.parse(try ConfigFile.load(path, read: read), name: name)
         }
         let known = names()
+        let starting = known.filter { $0.hasPrefix(name) }
+        if starting.count == 1 { return try load(starting[0], read: read) }
         throw ConfigError(file: "board", line: nil, field: nil,
-                          message: "unknown board '\(name)'; known boards: "
+                          message: (starting.isEmpty ? "unknown" : "ambiguous") + " board '\(name)'; known boards: "
                               + (known.isEmpty ? "none" : known.joined(separator: ", "))
                               + " (looked in \(directories.joined(separator: ", ")))")
     }

@@ -114,6 +114,13 @@ public enum LockDaemon {
             logger.notice("resuming after an interrupted decision", metadata: ["decision": "\(recovered.id)",
                                                                               "operation": "\(recovered.operation)"])
         }
+        // READY: the kernel has taken the advertising, and the bolt is at rest (a fresh lock
+        // drives it to locked first; the outputs are then inactive again).
+        service.afterRequestsAnswered = transport.afterRequestsAnswered
+        service.isSettled = { [weak agent] in
+            guard let agent else { return false }
+            return transport.isAdvertising && !agent.controller.machine.isMoving
+        }
         let gates = AgentGates.lock(agent, settings: settings.execution, loop: loop, events: printer, logger: logger)
         try gates.installSignals(on: loop)
         agent.start(from: stores)
@@ -121,12 +128,13 @@ public enum LockDaemon {
         // what `latchkey pair` sends (docs/SECURITY.md, "Pairing").
         let dispatcher = LockControlCommands.dispatcher(agent, application: gates.control)
         let (control, path) = try dispatcher.serve(in: settings.stateDirectory, loop: loop)
-        return RunningAgent(agent: agent, gates: gates, control: control, controlPath: path, stopping: {
+        return RunningAgent(agent: agent, gates: gates, control: control, controlPath: path,
+                            readiness: service, stopping: {
             logger.info("lock agent stopping")
             service.stopping()
             printer.emit(AgentEvent("lock.stopping", time: loop.now))
             agent.stop()
-        }, retained: [watcher, transport, service], closing: {
+        }, retained: [watcher, transport], closing: {
             // Withdraws the advertising now, not whenever the last reference goes: a stopped
             // lock must not stay connectable (docs/HIL.md, scenario d).
             (transport as? KernelTransport)?.close()

@@ -49,17 +49,21 @@ public enum PhoneDaemon {
                                    store: store, events: printer, restoration: restoration)
         } catch { throw RuntimeError("phone state in \(settings.stateDirectory): \(error)") }
         agent.central.trace = { peer, direction, pdu in logger.trace("ATT \(direction) \(peer): \(hex(pdu))") }
+        // READY: the kernel has taken the pending connect (mgmt Add Device answered).
+        service.afterRequestsAnswered = transport.afterRequestsAnswered
+        service.isSettled = { [lock = settings.lockAddress] in transport.pendingConnections.contains(lock) }
         let gates = try AgentGates.phone(agent, lock: settings.lockAddress, settings: settings.execution, loop: loop,
                                          events: printer, logger: logger)
         try gates.installSignals(on: loop)
         let dispatcher = PhoneControlCommands.dispatcher(agent, application: gates.control)
         let (control, path) = try dispatcher.serve(in: settings.stateDirectory, loop: loop)
-        return RunningAgent(agent: agent, gates: gates, control: control, controlPath: path, stopping: {
+        return RunningAgent(agent: agent, gates: gates, control: control, controlPath: path,
+                            readiness: service, stopping: {
             logger.info("phone agent stopping")
             service.stopping()
             printer.emit(AgentEvent("phone.stopping", time: loop.now))
             agent.stop()
-        }, retained: [transport, service])
+        }, retained: [transport])
     }
 
     /// Reads a key file: 64 hex digits (whitespace ignored).

@@ -8,6 +8,8 @@ final class RunningAgent<Agent: AnyObject> {
     let gates: AgentGates
     let control: LocalControlServer
     let controlPath: String
+    /// Its `Type=notify` side (READY=1, the watchdog).
+    let readiness: ServiceReadiness?
     /// The agent's side of shutting down (its `stop()`, the `*.stopping` event).
     let stopping: () -> Void
     /// What else must live as long as the daemon (transport, GPIO watcher, readiness).
@@ -16,8 +18,10 @@ final class RunningAgent<Agent: AnyObject> {
     private var closed = false
 
     init(agent: Agent, gates: AgentGates, control: LocalControlServer, controlPath: String,
+         readiness: ServiceReadiness? = nil,
          stopping: @escaping () -> Void, retained: [AnyObject?], closing: @escaping () -> Void = {}) {
         self.agent = agent; self.gates = gates; self.control = control; self.controlPath = controlPath
+        self.readiness = readiness
         self.stopping = stopping; self.retained = retained; self.closing = closing
     }
 

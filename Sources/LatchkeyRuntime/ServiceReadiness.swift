@@ -7,6 +7,11 @@ import Logging
 /// ready, not when the process merely started. The lock is ready at `lock.advertising`
 /// (outputs were requested inactive and sensors read before `lock.started`, which comes
 /// first); the phone at `phone.connect_pending` (the never-timing-out connect is queued).
+/// Asked for is not enough: READY waits until the transport has had every request answered
+/// and `isSettled` holds (the daemons: advertising or the pending connect registered, the
+/// bolt at rest), re-checking after each later event until it does. Until then systemd
+/// holds back what is ordered after the unit, and its start timeout restarts an agent that
+/// never gets there.
 /// Feeds `WatchdogSec=` from the event loop, so a wedged loop is what systemd notices.
 public final class ServiceReadiness {
     let notifier: SystemdNotifier
@@ -14,6 +19,12 @@ public final class ServiceReadiness {
     let logger: Logger
     public private(set) var isReady = false
     public private(set) var watchdog: WatchdogFeeder?
+    /// Runs its argument once the transport has answered every request made so far
+    /// (`BluetoothTransport.afterRequestsAnswered`); at once by default.
+    public var afterRequestsAnswered: (@escaping () -> Void) -> Void = { $0() }
+    /// What must hold, once the transport's answers are in, for READY to go.
+    public var isSettled: () -> Bool = { true }
+    private var sawReadyEvent = false
 
     public init(notifier: SystemdNotifier, readyEvent: String, loop: any EventLoop, logger: Logger) {
         self.notifier = notifier
@@ -33,9 +44,15 @@ public final class ServiceReadiness {
     }
 
     public func observe(_ event: AgentEvent) {
-        guard !isReady, event.name == readyEvent, event.field("error") == nil else { return }
-        isReady = true
-        if notifier.notify(["READY=1", "STATUS=\(event.name)"]) { logger.info("told systemd: ready") }
+        guard !isReady else { return }
+        if event.name == readyEvent, event.field("error") == nil { sawReadyEvent = true }
+        guard sawReadyEvent else { return }
+        let confirm = { [weak self] in
+            guard let self, !self.isReady, self.isSettled() else { return }
+            self.isReady = true
+            if self.notifier.notify(["READY=1", "STATUS=\(self.readyEvent)"]) { self.logger.info("told systemd: ready") }
+        }
+        afterRequestsAnswered(confirm)
     }
 
     public func stopping() {

@@ -4,7 +4,7 @@
 ///
 /// The simulation must replay the same world from the same seed, so it never touches
 /// `SystemRandomNumberGenerator`. Every draw happens on the loop, in event order.
-public struct SplitMix64: RandomNumberGenerator {
+public struct SplitMix64: RandomNumberGenerator, Sendable {
     private var state: UInt64
 
     public init(seed: UInt64) { state = seed }

@@ -48,6 +48,18 @@ public protocol BluetoothTransport: AnyObject {
     /// Connection and scan timing for the pending-connection machinery (mgmt Set Default
     /// System Configuration on Linux).
     func setConnectionParameters(_ parameters: ConnectionParameters) throws(TransportError)
+
+    // MARK: Confirmation
+    /// Runs `body` on the loop once the system has answered every request made so far (the
+    /// kernel answers each mgmt command; a refusal has corrected `isAdvertising` and
+    /// `pendingConnections` by then). What a service manager is told is ready must be
+    /// registered, not just asked for.
+    func afterRequestsAnswered(_ body: @escaping () -> Void)
+}
+
+extension BluetoothTransport {
+    /// A transport that takes every request at once (the simulated radio): the next turn.
+    public func afterRequestsAnswered(_ body: @escaping () -> Void) { loop.execute(body) }
 }
 
 /// Callbacks from a transport, always on its loop.

@@ -109,6 +109,17 @@ struct BoardTests {
         }
     }
 
+    @Test func aBoardIsFoundByTheOneNameItStarts() throws {
+        #expect(try load(lockConfig(), board: "pi4").board?.name == "pi4b")
+        #expect(try load(lockConfig(), board: "zero").board?.name == "zero2w")
+        #expect(try load(lockConfig(), board: "pi5").board?.name == "pi5", "an exact name wins")
+        #expect {
+            _ = try load(lockConfig(), board: "pi")
+        } throws: { error in
+            "\(error)".contains("ambiguous board 'pi'") && "\(error)".contains("pi3b, pi4b, pi5, sim, zero2w")
+        }
+    }
+
     @Test func aLineTheBoardLacksListsTheLinesItHas() {
         #expect {
             _ = try load(lockConfig("""

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import LatchkeyLock
 import LatchkeyManagers
 import LatchkeyPosix
 @testable import LatchkeyRuntime
@@ -35,6 +36,42 @@ import Testing
 
         #expect(try rig.send("execution foreground", to: rig.phone) == ["ok mode=foreground"])
         #expect(rig.wait(until: { rig.phoneController.connectionParameters == .kernelDefault }))
+    }
+
+    /// systemd's READY=1 only once the bolt is at rest and the advertising taken: a lock with
+    /// no known state drives the bolt to locked at start, and `lock.advertising` comes first.
+    @Test func theLockIsReadyOnlyOnceItsBoltIsAtRest() throws {
+        let rig = try DaemonRig()
+        defer { rig.close() }
+        try rig.startLock()
+        let lock = try #require(rig.lock)
+        let readiness = try #require(lock.readiness)
+        var movingWhenAdvertising: Bool?
+        var atReady: (state: LockState, moving: Bool)?
+        #expect(rig.wait(until: {
+            if movingWhenAdvertising == nil, !rig.lockEvents("lock.advertising").isEmpty {
+                movingWhenAdvertising = lock.agent.controller.machine.isMoving
+            }
+            if atReady == nil, readiness.isReady {
+                atReady = (lock.agent.controller.lockState, lock.agent.controller.machine.isMoving)
+            }
+            return readiness.isReady
+        }))
+        #expect(movingWhenAdvertising == true, "the ready event came while the bolt moved")
+        #expect(atReady?.state == .locked)
+        #expect(atReady?.moving == false)
+        #expect(rig.lockController.isAdvertising)
+    }
+
+    @Test func thePhoneIsReadyOnceItsPendingConnectIsAskedFor() throws {
+        let rig = try DaemonRig()
+        defer { rig.close() }
+        try rig.startPhone()
+        let readiness = try #require(rig.phone?.readiness)
+        #expect(!readiness.isReady, "not before the loop ran")
+        #expect(rig.wait(until: { readiness.isReady }))
+        // The simulated air takes every request (no answers to wait for): it has it soon after.
+        #expect(rig.wait(until: { rig.phoneController.pendingConnections.contains(DaemonRig.lockAddress) }))
     }
 
     @Test func theLocksControlSocketSuspendsItsAdvertisingAndDropsItsNameInBackground() throws {
