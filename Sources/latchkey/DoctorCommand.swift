@@ -6,29 +6,59 @@ extension Latchkey {
     struct Doctor: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "doctor",
-            abstract: "Check this machine for the lock agent: kernel Bluetooth, adapters, bluetoothd, mgmt permission, "
-                + "the board's GPIO chip and lines, the state directory. Exits non-zero when something blocks the agent.")
+            abstract: "Check this machine for the lock agent (or, with --phone, the phone agent): kernel Bluetooth, "
+                + "adapters, bluetoothd, mgmt permission, the board's GPIO chip and lines (lock) or the key (phone), "
+                + "the state directory. Exits non-zero when something blocks the agent.")
 
-        @Option(name: .shortAndLong, help: "The lock's configuration file (YAML); skipped when absent and --board is given.")
-        var config: String = "/etc/latchkey/lock.yaml"
+        @Flag(help: "Check for the phone agent instead of the lock agent.")
+        var phone = false
+        @Option(name: .shortAndLong, help: ArgumentHelp(
+            "The agent's configuration file (YAML; default /etc/latchkey/lock.yaml, or phone.yaml with --phone); "
+                + "for the lock, skipped when absent and --board is given."))
+        var config: String?
         @Option(help: "A board definition to check (pi3b, pi4b, pi5, zero2w, sim); overrides the file's `board:`.")
         var board: String?
 
+        func validate() throws {
+            if phone, board != nil { throw ValidationError("--board is for the lock; the phone agent drives no GPIO") }
+        }
+
         func run() throws {
             var findings: [DoctorFinding] = []
-            let settings = loadSettings(&findings)
-            var adapter = "hci0"
-            if case .kernel(let a)? = settings?.transport { adapter = a }
-            let doctor = LatchkeyRuntime.Doctor(
-                probes: .system, wiring: settings?.wiring, statusLEDLine: settings?.board?.statusLEDLine,
-                stateDirectory: settings?.stateDirectory ?? "/var/lib/latchkey/lock", adapter: adapter)
+            let doctor = phone ? phoneDoctor(&findings) : lockDoctor(&findings)
             findings += doctor.run()
             for finding in findings { printLine("\(finding)") }
             if LatchkeyRuntime.Doctor.blocks(findings) { throw ExitCode(1) }
         }
 
+        func lockDoctor(_ findings: inout [DoctorFinding]) -> LatchkeyRuntime.Doctor {
+            let settings = loadLockSettings(config ?? "/etc/latchkey/lock.yaml", &findings)
+            var adapter = "hci0"
+            if case .kernel(let a)? = settings?.transport { adapter = a }
+            return LatchkeyRuntime.Doctor(
+                probes: .system, wiring: settings?.wiring, statusLEDLine: settings?.board?.statusLEDLine,
+                stateDirectory: settings?.stateDirectory ?? "/var/lib/latchkey/lock", adapter: adapter)
+        }
+
+        func phoneDoctor(_ findings: inout [DoctorFinding]) -> LatchkeyRuntime.Doctor {
+            let path = config ?? "/etc/latchkey/phone.yaml"
+            var settings: PhoneSettings?
+            do {
+                settings = try PhoneSettings.load(try ConfigFile.load(path) { try readTextFile($0) })
+                findings.append(.ok("configuration: \(path)"))
+            } catch {
+                findings.append(.fix("configuration: \(error)"))
+            }
+            var adapter = "hci0"
+            if case .kernel(let a)? = settings?.transport { adapter = a }
+            let state = settings?.stateDirectory ?? "/var/lib/latchkey/phone"
+            var doctor = LatchkeyRuntime.Doctor(probes: .system, wiring: nil, stateDirectory: state, adapter: adapter)
+            doctor.agent = .phone(keyFile: settings?.keySecretFile ?? state + "/" + PairedKeyFile.fileName)
+            return doctor
+        }
+
         /// The configuration (with --board), or the board alone when there is no file.
-        func loadSettings(_ findings: inout [DoctorFinding]) -> LockSettings? {
+        func loadLockSettings(_ config: String, _ findings: inout [DoctorFinding]) -> LockSettings? {
             let file: ConfigFile
             do {
                 if let board, (try? readTextFile(config)) == nil {

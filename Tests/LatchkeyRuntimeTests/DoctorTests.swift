@@ -117,6 +117,35 @@ struct DoctorTests {
         #expect(fixes(run(p)).count == 1 && fixes(run(p))[0].hasPrefix("no user latchkey"))
     }
 
+    /// The phone agent: Bluetooth and its state directory as for the lock, no GPIO, and its
+    /// key, a secret only the agent may read.
+    @Test func thePhoneIsCheckedForItsKeyAndNotForGPIO() {
+        let key = "/var/lib/latchkey/phone/paired.key"
+        var p = healthy()
+        p.gpioChip = { label in Issue.record("the phone drives no GPIO"); return .failure(GPIOError(.chipNotFound, chip: label)) }
+        p.fileStatus = { [key] path in
+            path == "/var/lib/latchkey/phone" ? (999, 0o700) : path == key ? (999, 0o600) : nil
+        }
+        func phone(_ p: DoctorProbes) -> [DoctorFinding] {
+            var doctor = Doctor(probes: p, wiring: nil, stateDirectory: "/var/lib/latchkey/phone")
+            doctor.agent = .phone(keyFile: key)
+            return doctor.run()
+        }
+        let findings = phone(p)
+        #expect(fixes(findings) == [])
+        #expect(findings.map(\.message).last == "key \(key): mode 600, the agent's own")
+
+        let healthyStatus = p.fileStatus
+        p.fileStatus = { path in path == key ? (999, 0o644) : healthyStatus(path) }
+        #expect(fixes(phone(p)) == ["key \(key) has mode 644; it is a secret: `chmod 0600 \(key)`"])
+        p.fileStatus = { path in path == key ? (0, 0o600) : healthyStatus(path) }
+        #expect(fixes(phone(p)).count == 1 && fixes(phone(p))[0].contains("owned by uid 0, not by the service user"))
+        p.fileStatus = { path in path == key ? nil : healthyStatus(path) }
+        #expect(fixes(phone(p)).count == 1 && fixes(phone(p))[0].hasPrefix("no key at \(key): pair this phone"))
+        p.fileStatus = { _ in nil }
+        #expect(fixes(phone(p)).contains { $0.contains("latchkey-phone.service creates it") })
+    }
+
     /// On the machine running the tests, the system probes answer for real: whatever they
     /// find, every line is ok or FIX, and a FIX means the exit status says so.
     @Test func theSystemProbesAnswer() {

@@ -15,6 +15,18 @@ public struct DoctorFinding: Equatable, Sendable, CustomStringConvertible {
 /// `latchkey doctor`: checks what the lock agent needs on this machine, each check a
 /// question to `DoctorProbes`, and says what to fix. Every "ok" is the answer of a probe.
 public struct Doctor {
+    /// Which agent the machine is checked for.
+    public enum Agent: Equatable, Sendable {
+        /// Bluetooth, the board's chip and lines, the state directory.
+        case lock
+        /// Bluetooth, the state directory and the phone's key (no GPIO).
+        case phone(keyFile: String)
+
+        var name: String { if case .lock = self { "lock" } else { "phone" } }
+        var unit: String { "latchkey-\(name).service" }
+    }
+
+    public var agent: Agent = .lock
     public var probes: DoctorProbes
     /// The lock's wiring (from the configuration and/or board), nil when none could be read.
     public var wiring: LockWiring?
@@ -38,7 +50,10 @@ public struct Doctor {
     static let capNetAdmin: UInt64 = 1 << 12
 
     public func run() -> [DoctorFinding] {
-        bluetooth() + gpio() + state()
+        switch agent {
+        case .lock: bluetooth() + gpio() + state()
+        case .phone(let keyFile): bluetooth() + state() + key(keyFile)
+        }
     }
 
     /// True when a finding blocks the agent (the command's exit status).
@@ -78,7 +93,7 @@ public struct Doctor {
                 out.append(.ok("mgmt permission: CAP_NET_ADMIN is effective"))
             } else {
                 out.append(.fix("no CAP_NET_ADMIN for the Bluetooth management socket (uid \(probes.userID())): run under "
-                                + "latchkey-lock.service (AmbientCapabilities=CAP_NET_ADMIN CAP_NET_RAW) or as root to check"))
+                                + "\(agent.unit) (AmbientCapabilities=CAP_NET_ADMIN CAP_NET_RAW) or as root to check"))
             }
         } else {
             out.append(.fix("cannot read this process's capabilities (/proc/self/status)"))
@@ -128,7 +143,7 @@ public struct Doctor {
 
     func state() -> [DoctorFinding] {
         guard let status = probes.fileStatus(stateDirectory) else {
-            return [.fix("state directory \(stateDirectory) does not exist: latchkey-lock.service creates it "
+            return [.fix("state directory \(stateDirectory) does not exist: \(agent.unit) creates it "
                          + "(StateDirectory=, mode 0700); by hand: `install -d -m 0700 -o latchkey -g latchkey \(stateDirectory)`")]
         }
         var out: [DoctorFinding] = []
@@ -151,6 +166,25 @@ public struct Doctor {
                             + "keys live there: `chmod 0700 \(stateDirectory)`"))
         }
         if out.isEmpty { out.append(.ok("state directory \(stateDirectory): mode 0700, owned by \(who)")) }
+        return out
+    }
+
+    /// The phone's key: the secret every command is sealed with, readable by the agent and
+    /// by nobody else.
+    func key(_ path: String) -> [DoctorFinding] {
+        guard let status = probes.fileStatus(path) else {
+            return [.fix("no key at \(path): pair this phone with the lock (`latchkey pair` on the lock, then "
+                         + "`latchkey phone pair --config <phone.yaml> --name <name>` here), or set `key_secret_file:`")]
+        }
+        var out: [DoctorFinding] = []
+        if let service = probes.serviceUserID(), status.owner != service {
+            out.append(.fix("key \(path) is owned by uid \(status.owner), not by the service user \(Self.serviceUser): "
+                            + "`chown \(Self.serviceUser):\(Self.serviceUser) \(path)`"))
+        }
+        if status.mode & 0o077 != 0 {
+            out.append(.fix("key \(path) has mode \(String(status.mode & 0o777, radix: 8)); it is a secret: `chmod 0600 \(path)`"))
+        }
+        if out.isEmpty { out.append(.ok("key \(path): mode \(String(status.mode & 0o777, radix: 8)), the agent's own")) }
         return out
     }
 }
