@@ -13,17 +13,19 @@ extension KernelTransport {
     /// `startupTimeout`), then powers it on with LE, connectable and not bondable, on the loop.
     /// On a kernel without Bluetooth this throws `.noBluetooth`.
     public static func open(adapter: String, loop: PosixEventLoop) throws(KernelError) -> KernelTransport {
-        try open(adapter: adapter, mgmt: try MgmtClient.openDefault(loop: loop), sockets: L2CAPSockets())
+        try open(adapter: adapter, mgmt: try MgmtClient.openDefault(loop: loop), sockets: L2CAPSockets(),
+                 hciEvents: RawHCIEvents())
     }
 
-    static func open(adapter: String, mgmt: MgmtClient, sockets: any LinkSocketProvider) throws(KernelError)
-        -> KernelTransport
+    static func open(adapter: String, mgmt: MgmtClient, sockets: any LinkSocketProvider,
+                     hciEvents: any HCIEventSourceProvider) throws(KernelError) -> KernelTransport
     {
         do throws(KernelError) {
             let parameters = try reply(to: .readControllerIndexList, on: .none, mgmt)
             let list = try decoded { () throws(MgmtError) in try ControllerIndexList(decoding: parameters) }
             let (index, info) = try resolve(adapter, among: list.indices, mgmt)
-            return KernelTransport(mgmt: mgmt, index: index, info: info, loop: mgmt.loop, sockets: sockets)
+            return KernelTransport(mgmt: mgmt, index: index, info: info, loop: mgmt.loop, sockets: sockets,
+                                   hciEvents: hciEvents)
         } catch {
             mgmt.close()
             throw error

@@ -122,6 +122,7 @@ extension KernelTransport {
         isAttached = false
         closeListener()
         cancelClaims()
+        closeConnectFailureWatch()
         connectedDevices = []
         updateState()
     }
@@ -135,6 +136,7 @@ extension KernelTransport {
             self.index = newIndex
             self.isAttached = true
             self.settings = info.currentSettings
+            self.forgetConnectFailureWatchRefusal()
             self.configureController()
             self.updateState()
         }

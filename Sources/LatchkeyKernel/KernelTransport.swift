@@ -71,29 +71,49 @@ public final class KernelTransport: BluetoothTransport {
     /// New Settings that cancels the re-add; the kernel itself re-enables advertising after
     /// a disconnection, so this is only the fallback.
     var readvertiseDelay: Duration = .seconds(2)
-    /// Re-sends Add Device for entries with no link (KernelTransport+PendingRefresh.swift).
+    /// Re-sends Add Device for entries with no link (KernelTransport+PendingRefresh.swift),
+    /// where the HCI event watch cannot be opened.
     var pendingRefreshTimer: Scheduled?
-    /// How long an entry may stay without a link before it is sent again. The 6.12 kernel
-    /// stops its auto-connect scan for good when an LE Create Connection ends in an LE
-    /// Connection Complete with an error, such as 0x3E "Connection Failed to be Established":
-    /// the command's wait completes without error (hci_le_meta_evt), so the half-made
-    /// connection is only cancelled later (LE Create Connection Cancel, from its
-    /// disconnect timer); the scan update the event queued runs while that attempt is still
-    /// pending and does nothing, and the cancel's cleanup (`hci_connect_le_scan_cleanup`)
-    /// skips the update for auto-connect entries. The entry stays in the kernel's list with
-    /// nothing scanning for it until the next passive-scan update, and Add Device is one
-    /// (add_device_sync). The HIL suite hit it in c and g (hci1 cancels, then never scans
-    /// again) whenever the lock paused its advertising as the phone connected; btvirt fails
-    /// such a connect at once, a radio does so on interference. Our choice: 5 s, above the
-    /// kernel's own 4 s connection attempt (HCI_LE_AUTOCONN_TIMEOUT; the update also skips a
-    /// running attempt), for one mgmt command and a scan restart per interval while away.
-    /// A timer, not a reaction, because nothing reports the failure: the same cleanup returns
-    /// before `mgmt_connect_failed` for an Add Device entry (it sends it for explicit
-    /// connects only), and in the HIL VM, with this refresh disabled, the phone's mgmt socket
-    /// got no event at all from the failure until the agent stopped 38 s later (btmon; the
-    /// kernel log's "Opcode 0x200e failed" is the only trace). HIL scenario i provokes the
-    /// failure and sees the re-link one interval later (docs/HIL.md, "What the suite found").
+    /// The 6.12 kernel stops its auto-connect scan for good when an LE Create Connection ends
+    /// in an LE Connection Complete with an error, such as 0x3E "Connection Failed to be
+    /// Established": the command's wait completes without error (hci_le_meta_evt), so the
+    /// half-made connection is only cancelled later (LE Create Connection Cancel, from its
+    /// disconnect work, answered "Command Disallowed"); the scan update the event queued runs
+    /// while that attempt is still pending and does nothing, and the cancel's cleanup
+    /// (`hci_connect_le_scan_cleanup`) skips the update for auto-connect entries. The entry
+    /// stays in the kernel's list with nothing scanning for it until the next passive-scan
+    /// update, and Add Device is one (add_device_sync). The HIL suite hit it in c and g
+    /// whenever the lock paused its advertising as the phone connected; btvirt fails such a
+    /// connect at once, a radio does so on interference.
+    ///
+    /// No mgmt event reports the failure: the same cleanup returns before
+    /// `mgmt_connect_failed` for an Add Device entry (it sends it for explicit connects only),
+    /// and in the HIL VM the phone's mgmt socket got no event at all from it (btmon; the
+    /// kernel log's "Opcode 0x200e failed" is the only trace). So the transport reads copies
+    /// of the controller's HCI events (`HCIEventSource`, a raw HCI socket filtered to LE Meta
+    /// and the cancel's Command Complete) and re-sends when it sees the failure
+    /// (KernelTransport+ConnectFailureWatch.swift): no timer while the lock is away.
+    ///
+    /// This interval is only the fallback where that socket cannot be opened (no CAP_NET_RAW:
+    /// the kernel then filters LE Meta out), reported once through `onFailure`: each entry is
+    /// re-sent once it has been without a link this long. Our choice: 5 s, above the kernel's
+    /// own 4 s connection attempt (HCI_LE_AUTOCONN_TIMEOUT; the update also skips a running
+    /// attempt), for one mgmt command and a scan restart per interval while away. HIL
+    /// scenario i provokes the failure and sees the re-link (docs/HIL.md, "What the suite found").
     var pendingRefreshInterval: Duration = .seconds(5)
+    /// Where the controller's HCI events come from (the raw HCI socket, or a fake in tests).
+    let hciEvents: any HCIEventSourceProvider
+    /// The open HCI event watch, and why it could not be opened (then the timer re-sends).
+    var connectFailureWatch: ConnectFailureWatch?
+    var connectFailureWatchRefusal: KernelError?
+    /// A re-send waiting after a failed LE Connection Complete that no refused cancel followed.
+    var connectFailureResend: Scheduled?
+    /// How long after a failed LE Connection Complete the entries are re-sent if no refused
+    /// LE Create Connection Cancel came first (on 6.12 one does, within a millisecond, and
+    /// re-sends at once). Our choice: above the 2 s within which the kernel's cancel is
+    /// answered or given up (HCI_CMD_TIMEOUT), so a re-send does not meet the attempt still
+    /// pending, when the scan update does nothing.
+    var connectFailureSettleDelay: Duration = .seconds(3)
 
     /// What was sent for an advertising request, re-sent on power-on.
     struct AdvertisingSet: Equatable {
@@ -102,8 +122,10 @@ public final class KernelTransport: BluetoothTransport {
         var timing: [SystemParameter]
     }
 
-    init(mgmt: MgmtClient, index: MgmtIndex, info: ControllerInfo, loop: PosixEventLoop, sockets: any LinkSocketProvider) {
+    init(mgmt: MgmtClient, index: MgmtIndex, info: ControllerInfo, loop: PosixEventLoop, sockets: any LinkSocketProvider,
+         hciEvents: any HCIEventSourceProvider) {
         self.mgmt = mgmt
+        self.hciEvents = hciEvents
         self.index = index
         self.address = info.address
         self.settings = info.currentSettings
@@ -239,7 +261,8 @@ public final class KernelTransport: BluetoothTransport {
     /// Idempotent: an entry the mirror holds is in the kernel (it is re-asserted on power-on,
     /// on the index's return, and when another client removes it), and entries survive link
     /// loss, so the application asking again sends nothing. While an entry has no link the
-    /// transport re-sends it on its own, every `pendingRefreshInterval` (why: see there).
+    /// transport re-sends it on its own after a failed connection attempt (why and how: see
+    /// `pendingRefreshInterval`).
     public func addPendingConnection(to peer: BluetoothAddress) throws(TransportError) {
         guard peer != address else { throw TransportError(.invalidParameters, "cannot connect to ourselves") }
         guard pendingConnections.insert(peer).inserted else { return claimIfWanted(peer) }

@@ -33,7 +33,7 @@ import Testing
         kernel.expect(bytes("03 00 ff ff 00 00"), reply: FakeKernel.complete(0x0003, .none, [2, 0, 1, 0, 3, 0]))
         let mgmt = MgmtClient(fileDescriptor: kernel.clientDescriptor, loop: loop)
         let error = #expect(throws: KernelError.self) {
-            _ = try KernelTransport.open(adapter: "hci0", mgmt: mgmt, sockets: FakeLinkSockets())
+            _ = try KernelTransport.open(adapter: "hci0", mgmt: mgmt, sockets: FakeLinkSockets(), hciEvents: FakeHCIEvents())
         }
         #expect(error?.code == .adapterNotFound)
         #expect(error?.message == "no Bluetooth adapter hci0; adapters present: hci1, hci3")
@@ -50,7 +50,7 @@ import Testing
         kernel.expect(bytes("04 00 01 00 00 00"), reply: FakeKernel.complete(0x0004, MgmtIndex(1), ours.encoded()))
         let transport = try KernelTransport.open(adapter: "C0:FF:EE:00:00:01",
                                                  mgmt: MgmtClient(fileDescriptor: kernel.clientDescriptor, loop: loop),
-                                                 sockets: FakeLinkSockets())
+                                                 sockets: FakeLinkSockets(), hciEvents: FakeHCIEvents())
         #expect(transport.index == MgmtIndex(1))
         #expect(transport.state == .poweredOn)
     }
@@ -267,7 +267,7 @@ import Testing
         kernel.expect(bytes("04 00 00 00 00 00"), reply: FakeKernel.complete(0x0004, MgmtIndex(0), info.encoded()))
         kernel.respond = { model.answer($0) }
         let transport = try KernelTransport.open(adapter: "hci0", mgmt: MgmtClient(fileDescriptor: kernel.clientDescriptor, loop: loop),
-                                                 sockets: FakeLinkSockets())
+                                                 sockets: FakeLinkSockets(), hciEvents: FakeHCIEvents())
         var failures: [KernelError] = []
         transport.onFailure = { failures.append($0) }
         #expect(try loop.run(until: { transport.state == .unsupported }, timeout: .seconds(2)))

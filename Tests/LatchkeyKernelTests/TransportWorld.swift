@@ -50,12 +50,20 @@ final class TransportWorld {
     let kernel: FakeKernel
     let model: KernelModel
     let sockets = FakeLinkSockets()
+    let hciEvents: FakeHCIEvents
     let delegate = RecordingDelegate()
     let transport: KernelTransport
     var failures: [KernelError] = []
 
-    init(address: BluetoothAddress = TransportWorld.phone, settings: MgmtSettings = [.lowEnergy]) throws {
+    /// `hciEventWatch: false`: the HCI event watch cannot be opened (the timer fallback).
+    init(address: BluetoothAddress = TransportWorld.phone, settings: MgmtSettings = [.lowEnergy],
+         hciEventWatch: Bool = true) throws {
         kernel = FakeKernel(loop: loop)
+        hciEvents = FakeHCIEvents()
+        if !hciEventWatch {
+            hciEvents.openFailure = KernelError(.permissionDenied, "setsockopt(HCI_FILTER) on hci0: the kernel dropped "
+                                                + "event(s) 0x3e from the filter (LE Meta events need CAP_NET_RAW)")
+        }
         model = KernelModel(settings: settings)
         let info = ControllerInfo(address: address, supportedSettings: [.powered, .connectable, .bondable, .lowEnergy],
                                   currentSettings: settings)
@@ -63,7 +71,7 @@ final class TransportWorld {
         kernel.expect(bytes("04 00 00 00 00 00"), reply: FakeKernel.complete(0x0004, Self.hci0, info.encoded()))
         kernel.respond = { [model] in model.answer($0) }
         let mgmt = MgmtClient(fileDescriptor: kernel.clientDescriptor, loop: loop)
-        transport = try KernelTransport.open(adapter: "hci0", mgmt: mgmt, sockets: sockets)
+        transport = try KernelTransport.open(adapter: "hci0", mgmt: mgmt, sockets: sockets, hciEvents: hciEvents)
         transport.delegate = delegate
         transport.onFailure = { [unowned self] in self.failures.append($0) }
     }

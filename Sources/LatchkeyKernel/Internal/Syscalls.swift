@@ -99,15 +99,53 @@ enum Syscalls {
     /// The mgmt socket: raw HCI, bound to no device (HCI_DEV_NONE) on HCI_CHANNEL_CONTROL
     /// (mgmt-api.txt, "Example"). EAFNOSUPPORT here means the kernel has no Bluetooth.
     static func mgmtSocket() throws(SystemError) -> CInt {
+        try hciSocket(device: UInt16(HCI_DEV_NONE), channel: UInt16(HCI_CHANNEL_CONTROL), "HCI_CHANNEL_CONTROL")
+    }
+
+    /// A raw HCI socket bound to controller `device` on HCI_CHANNEL_RAW, receiving copies of
+    /// that controller's HCI events: only those of `events` (event codes), and of Command
+    /// Complete/Status only those for `opcode` (the kernel's `hci_sock_setsockopt_old`,
+    /// HCI_FILTER). Nothing is ever sent on it. Without CAP_NET_RAW the kernel silently
+    /// narrows the filter to its "security filter" (no LE Meta): read it back with `hciFilter`.
+    static func hciEventSocket(device: UInt16, events: [UInt8], opcode: UInt16) throws(SystemError) -> CInt {
+        let fd = try hciSocket(device: device, channel: UInt16(HCI_CHANNEL_RAW), "HCI_CHANNEL_RAW hci\(device)")
+        var filter = hci_filter()
+        filter.type_mask = 1 << UInt32(HCI_EVENT_PKT)
+        var mask: [UInt32] = [0, 0]
+        for event in events { mask[Int(event >> 5)] |= 1 << UInt32(event & 31) }
+        filter.event_mask = (mask[0], mask[1])
+        filter.opcode = opcode
+        do throws(SystemError) {
+            _ = try blocking("setsockopt", "(HCI_FILTER)") {
+                Int(setsockopt(fd, SOL_HCI, HCI_FILTER, &filter, socklen_t(MemoryLayout<hci_filter>.size)))
+            }
+        } catch {
+            close(fd)
+            throw error
+        }
+        return fd
+    }
+
+    /// The event filter the kernel holds for `fd`: packet types and event codes it passes.
+    static func hciFilter(_ fd: CInt) throws(SystemError) -> (types: UInt32, events: [UInt8]) {
+        var filter = hci_filter()
+        var length = socklen_t(MemoryLayout<hci_filter>.size)
+        _ = try blocking("getsockopt", "(HCI_FILTER)") { Int(getsockopt(fd, SOL_HCI, HCI_FILTER, &filter, &length)) }
+        let mask = UInt64(filter.event_mask.0) | UInt64(filter.event_mask.1) << 32
+        return (filter.type_mask, (0..<64).filter { mask & (1 << UInt64($0)) != 0 }.map(UInt8.init))
+    }
+
+    /// socket(AF_BLUETOOTH, SOCK_RAW, BTPROTO_HCI), non-blocking, bound to `device` on `channel`.
+    private static func hciSocket(device: UInt16, channel: UInt16, _ name: String) throws(SystemError) -> CInt {
         let fd = CInt(try blocking("socket", "(AF_BLUETOOTH, SOCK_RAW, BTPROTO_HCI)") {
             Int(socket(AF_BLUETOOTH, Int32(SOCK_RAW.rawValue) | nonBlocking, BTPROTO_HCI))
         })
         var address = sockaddr_hci()
         address.hci_family = sa_family_t(AF_BLUETOOTH)
-        address.hci_dev = UInt16(HCI_DEV_NONE)
-        address.hci_channel = UInt16(HCI_CHANNEL_CONTROL)
+        address.hci_dev = device
+        address.hci_channel = channel
         do throws(SystemError) {
-            _ = try blocking("bind", "(HCI_CHANNEL_CONTROL)") {
+            _ = try blocking("bind", "(\(name))") {
                 Int(withUnsafePointer(to: &address) {
                     $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                         Glibc.bind(fd, $0, socklen_t(MemoryLayout<sockaddr_hci>.size))

@@ -1,0 +1,86 @@
+import LatchkeyMgmt
+import LatchkeyPosix
+
+/// Copies of one controller's HCI events, read-only: the kernel's raw HCI socket
+/// (`RawHCIEvents`), or a socketpair in tests. The transport reads them to learn of a failed
+/// connection attempt, which no mgmt event reports (`KernelTransport.pendingRefreshInterval`).
+protocol HCIEventSource: AnyObject {
+    /// Readable when an event is waiting.
+    var fileDescriptor: CInt { get }
+    /// The next event packet (packet type octet first, as `ConnectAttemptEvent` reads it), or
+    /// nil when none is waiting.
+    func next() throws(KernelError) -> [UInt8]?
+    func close()
+}
+
+/// Opens an `HCIEventSource` on a controller.
+protocol HCIEventSourceProvider: AnyObject {
+    /// Events of controller `index` that `ConnectAttemptEvent` reads, and as few others as
+    /// the kernel's filter allows. Throws when it cannot (no CAP_NET_RAW, no such index).
+    func open(index: MgmtIndex) throws(KernelError) -> any HCIEventSource
+}
+
+/// Raw HCI sockets (HCI_CHANNEL_RAW) bound to one controller. The filter passes LE Meta
+/// events, and Command Complete/Status of LE Create Connection Cancel only; the kernel's
+/// own other commands wake nothing. LE Meta cannot be narrowed by subevent: advertising
+/// reports arrive too, but during the kernel's auto-connect scan only from the devices it
+/// scans for (its passive scan uses the controller's accept list), and during a discovery,
+/// when mgmt Device Found wakes the loop for each of them anyway.
+final class RawHCIEvents: HCIEventSourceProvider {
+    func open(index: MgmtIndex) throws(KernelError) -> any HCIEventSource {
+        let wanted = ConnectAttemptEvent.watchedEvents
+        let fd: CInt
+        do {
+            fd = try Syscalls.hciEventSocket(device: index.rawValue, events: wanted,
+                                             opcode: ConnectAttemptEvent.createConnectionCancel)
+        } catch {
+            let denied = error.errno == .operationNotPermitted || error.errno == .permissionDenied
+            throw KernelError(denied ? .permissionDenied : .system, "\(error) (raw HCI socket on \(index))",
+                              errno: error.errno)
+        }
+        // Without CAP_NET_RAW the kernel keeps only the events of its security filter
+        // (hci_sec_filter: no LE Meta) and says nothing: read back what it kept.
+        let kept: (types: UInt32, events: [UInt8])
+        do { kept = try Syscalls.hciFilter(fd) } catch {
+            Syscalls.close(fd)
+            throw KernelError(.system, "\(error) (raw HCI socket on \(index))", errno: error.errno)
+        }
+        let missing = wanted.filter { !kept.events.contains($0) }
+        guard missing.isEmpty else {
+            Syscalls.close(fd)
+            throw KernelError(.permissionDenied, "setsockopt(HCI_FILTER) on \(index): the kernel dropped event(s) "
+                              + missing.map { "0x" + String($0, radix: 16) }.joined(separator: ", ")
+                              + " from the filter (LE Meta events need CAP_NET_RAW)")
+        }
+        return RawHCIEventSocket(fd)
+    }
+}
+
+final class RawHCIEventSocket: HCIEventSource {
+    private(set) var fileDescriptor: CInt
+    /// An HCI event: type octet, code, length octet, up to 255 parameter octets.
+    static let maximumPacketLength = 3 + 255
+
+    init(_ fd: CInt) { fileDescriptor = fd }
+
+    deinit { close() }
+
+    func next() throws(KernelError) -> [UInt8]? {
+        do throws(SystemError) {
+            guard case .done(let packet) = try Syscalls.receive(fileDescriptor, capacity: Self.maximumPacketLength) else {
+                return nil
+            }
+            // A raw HCI socket never reads 0 bytes; an empty read is the device gone.
+            guard !packet.isEmpty else { throw SystemError(.brokenPipe, call: "recv(raw HCI socket)") }
+            return packet
+        } catch {
+            throw KernelError(.system, "\(error)", errno: error.errno)
+        }
+    }
+
+    func close() {
+        guard fileDescriptor >= 0 else { return }
+        Syscalls.close(fileDescriptor)
+        fileDescriptor = -1
+    }
+}
