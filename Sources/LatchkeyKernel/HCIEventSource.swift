@@ -20,12 +20,12 @@ protocol HCIEventSourceProvider: AnyObject {
     func open(index: MgmtIndex) throws(KernelError) -> any HCIEventSource
 }
 
-/// Raw HCI sockets (HCI_CHANNEL_RAW) bound to one controller. The filter passes LE Meta
+/// Raw HCI sockets (HCI_CHANNEL_RAW) bound to one controller. The HCI filter passes LE Meta
 /// events, and Command Complete/Status of LE Create Connection Cancel only; the kernel's
-/// own other commands wake nothing. LE Meta cannot be narrowed by subevent: advertising
-/// reports arrive too, but during the kernel's auto-connect scan only from the devices it
-/// scans for (its passive scan uses the controller's accept list), and during a discovery,
-/// when mgmt Device Found wakes the loop for each of them anyway.
+/// own other commands wake nothing. It cannot narrow LE Meta by subevent, so a socket filter
+/// (classic BPF, `ConnectAttemptEvent.socketFilter`) drops all but the connection completes:
+/// advertising reports of any device around never wake the loop, whether or not the
+/// controller keeps to the accept list the kernel's auto-connect scan asks for.
 final class RawHCIEvents: HCIEventSourceProvider {
     func open(index: MgmtIndex) throws(KernelError) -> any HCIEventSource {
         let wanted = ConnectAttemptEvent.watchedEvents
@@ -51,6 +51,10 @@ final class RawHCIEvents: HCIEventSourceProvider {
             throw KernelError(.permissionDenied, "setsockopt(HCI_FILTER) on \(index): the kernel dropped event(s) "
                               + missing.map { "0x" + String($0, radix: 16) }.joined(separator: ", ")
                               + " from the filter (LE Meta events need CAP_NET_RAW)")
+        }
+        do { try Syscalls.attachSocketFilter(fd, ConnectAttemptEvent.socketFilter) } catch {
+            Syscalls.close(fd)
+            throw KernelError(.system, "\(error) (raw HCI socket on \(index))", errno: error.errno)
         }
         return RawHCIEventSocket(fd)
     }

@@ -5,6 +5,7 @@
 #ifndef LATCHKEY_CLINUXSHIMS_H
 #define LATCHKEY_CLINUXSHIMS_H
 
+#include <linux/filter.h>   /* struct sock_filter, sock_fprog: classic BPF socket filters */
 #include <poll.h>
 #include <stdint.h>
 

@@ -126,6 +126,19 @@ enum Syscalls {
         return fd
     }
 
+    /// Attaches a classic BPF program to `fd` (SO_ATTACH_FILTER, socket(7)): the kernel runs it
+    /// on each packet before queueing it, and drops those it returns 0 for, so they never wake a
+    /// reader. Any socket type; no privilege needed.
+    static func attachSocketFilter(_ fd: CInt, _ program: [SocketFilterInstruction]) throws(SystemError) {
+        var filters = program.map { sock_filter(code: $0.code, jt: $0.jumpIfTrue, jf: $0.jumpIfFalse, k: $0.k) }
+        _ = try filters.withUnsafeMutableBufferPointer { (buffer) throws(SystemError) in
+            var fprog = sock_fprog(len: UInt16(buffer.count), filter: buffer.baseAddress)
+            return try blocking("setsockopt", "(SO_ATTACH_FILTER)") {
+                Int(setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &fprog, socklen_t(MemoryLayout<sock_fprog>.size)))
+            }
+        }
+    }
+
     /// The event filter the kernel holds for `fd`: packet types and event codes it passes.
     static func hciFilter(_ fd: CInt) throws(SystemError) -> (types: UInt32, events: [UInt8]) {
         var filter = hci_filter()

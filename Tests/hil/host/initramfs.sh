@@ -48,7 +48,7 @@ make_initramfs() {
 
     # Programs, each with the libraries ldd lists.
     local prog
-    for prog in btvirt btmgmt btmon gpioset gpioget gpioinfo gpiomon gpiodetect; do
+    for prog in btvirt btmgmt btmon hcitool gpioset gpioget gpioinfo gpiomon gpiodetect; do
         copy_with_libraries "$root" "$(command -v "$prog")" "/usr/bin/$prog"
     done
     copy_with_libraries "$root" "$LATCHKEY_BIN" /usr/bin/latchkey

@@ -104,3 +104,23 @@ hci_scan_parameters() { # SNOOP INDEX
         cmd && /Window: .*\(0x[0-9a-f]*\)/ && interval != "" { w = $0; sub(/.*\(/, "", w); sub(/\).*/, "", w)
                                                                print interval, w; interval = "" }'
 }
+
+# hci_scan_filter_policies SNOOP INDEX: the Scanning_Filter_Policy of every LE Set (Extended)
+# Scan Parameters the host sent to controller INDEX, in order, one hex octet a line: 0x00
+# accepts every advertiser, 0x01 only those on the controller's filter accept list.
+hci_scan_filter_policies() { # SNOOP INDEX
+    btmon -C 200 -r "$1" 2>/dev/null | awk -v want="[hci$2]" '
+        /^[<>@] / { cmd = (index($0, "< HCI Command: LE Set Scan Parameters") == 1 ||
+                           index($0, "< HCI Command: LE Set Extended Scan Parameters") == 1) && index($0, want) > 0; next }
+        cmd && /Filter policy: .*\(0x[0-9a-f]*\)/ { p = $0; sub(/.*\(/, "", p); sub(/\).*/, "", p); print p }'
+}
+
+# hci_adv_reports_from SNOOP INDEX ADDRESS: how many LE Meta events carrying an advertising
+# report (legacy or extended) of ADDRESS controller INDEX delivered to its host.
+hci_adv_reports_from() { # SNOOP INDEX ADDRESS
+    btmon -C 200 -r "$1" 2>/dev/null | awk -v want="[hci$2]" -v addr="$(echo "$3" | tr a-f A-F)" '
+        /^[<>@] / { meta = index($0, "> HCI Event: LE Meta Event") == 1 && index($0, want) > 0; report = 0; next }
+        meta && /Advertising Report/ { report = 1 }
+        meta && report && index(toupper($0), "ADDRESS: " addr) > 0 { n++; meta = 0 }
+        END { print n + 0 }'
+}

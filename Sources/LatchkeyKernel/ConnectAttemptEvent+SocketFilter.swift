@@ -1,0 +1,44 @@
+/// One classic BPF instruction (`struct sock_filter`, linux/filter.h): what
+/// `Syscalls.attachSocketFilter` hands the kernel.
+struct SocketFilterInstruction: Equatable {
+    var code: UInt16
+    var jumpIfTrue: UInt8 = 0
+    var jumpIfFalse: UInt8 = 0
+    var k: UInt32
+
+    // Opcodes (linux/bpf_common.h): BPF_LD|BPF_B|BPF_ABS, BPF_JMP|BPF_JEQ|BPF_K, BPF_RET|BPF_K.
+    static func loadByte(at offset: UInt32) -> Self { Self(code: 0x30, k: offset) }
+    static func jumpIfEqual(_ value: UInt32, true jt: UInt8, false jf: UInt8) -> Self {
+        Self(code: 0x15, jumpIfTrue: jt, jumpIfFalse: jf, k: value)
+    }
+    static func accept() -> Self { Self(code: 0x06, k: UInt32(UInt16.max)) }   // keep up to 64 KiB
+    static func drop() -> Self { Self(code: 0x06, k: 0) }
+}
+
+extension ConnectAttemptEvent {
+    /// The LE Meta half of the watch's filter, which the raw socket's own filter (HCI_FILTER,
+    /// event codes only) cannot express: of the LE Meta events only the connection completes
+    /// (`connectionCompleteSubevents`) pass; advertising reports and every other subevent are
+    /// dropped by the kernel before they are queued, so they never wake the phone. Measured in
+    /// the HIL VM (docs/HIL.md, scenario b2): the kernel programs its auto-connect scan with
+    /// filter policy 0x01 (accept list only), but a controller that reports other advertisers
+    /// anyway (btvirt does) woke the phone once per advertisement without this. Events that
+    /// are not LE Meta pass: HCI_FILTER already narrowed them to LE Create Connection Cancel's.
+    ///
+    /// Packets as the raw socket queues them: packet type octet, event code, length,
+    /// parameters; the subevent code is octet 3.
+    static var socketFilter: [SocketFilterInstruction] {
+        let subevents = connectionCompleteSubevents.sorted()
+        let acceptIndex = 3 + subevents.count + 1   // after the loads, the tests and the drop
+        var program: [SocketFilterInstruction] = [
+            .loadByte(at: 1),
+            .jumpIfEqual(UInt32(leMeta), true: 0, false: UInt8(acceptIndex - 2)),
+            .loadByte(at: 3),
+        ]
+        for subevent in subevents {
+            program.append(.jumpIfEqual(UInt32(subevent), true: UInt8(acceptIndex - program.count - 1), false: 0))
+        }
+        program += [.drop(), .accept()]
+        return program
+    }
+}
