@@ -44,9 +44,6 @@ public final class KernelTransport: BluetoothTransport {
     var connectionTiming: [SystemParameter]?
     /// Start/Stop Discovery commands not yet answered (a Discovering event meanwhile is ours).
     var discoveryCommandsInFlight = 0
-    /// Commands sent and not yet answered, and what waits for them all (`afterRequestsAnswered`).
-    var commandsInFlight = 0
-    var waitingForAnswers: [() -> Void] = []
 
     // Links.
     let sockets: any LinkSocketProvider
@@ -307,25 +304,10 @@ public final class KernelTransport: BluetoothTransport {
     @discardableResult
     func send(_ command: MgmtCommand, _ completion: @escaping MgmtClient.Completion) -> Bool {
         guard isAttached else { return false }
-        commandsInFlight += 1
-        mgmt.send(command, to: index) { [weak self] result in
-            completion(result)
-            self?.commandAnswered()
-        }
+        mgmt.send(command, to: index, completion)
         return true
     }
 
-    /// The kernel answers every command, and a closed socket fails the rest (MgmtClient), so
-    /// what waits here runs.
-    public func afterRequestsAnswered(_ body: @escaping () -> Void) {
-        if commandsInFlight == 0 { loop.execute(body) } else { waitingForAnswers.append(body) }
-    }
-
-    private func commandAnswered() {
-        commandsInFlight -= 1
-        guard commandsInFlight == 0, !waitingForAnswers.isEmpty else { return }
-        let waiting = waitingForAnswers
-        waitingForAnswers = []
-        for body in waiting { body() }
-    }
+    /// The mgmt queue answers in order, so what waits follows the last command sent.
+    public func afterRequestsAnswered(_ body: @escaping () -> Void) { mgmt.afterAnswers(on: index, body) }
 }

@@ -20,6 +20,13 @@ public final class MgmtClient {
         let index: MgmtIndex
         let completion: Completion
         var sent = false
+        /// What waits for this answer (`afterAnswers`), run after `completion`.
+        var followers: [() -> Void] = []
+
+        func answer(_ result: Result<[UInt8], MgmtError>) {
+            completion(result)
+            for body in followers { body() }
+        }
     }
 
     public let loop: PosixEventLoop
@@ -74,6 +81,14 @@ public final class MgmtClient {
         }
         queues[index, default: []].append(Request(command: command, index: index, completion: completion))
         startNext(on: index)
+    }
+
+    /// Runs `body` once every command queued so far for `index` has been answered (after the
+    /// last one's completion), or on the next turn when none is. The kernel answers every
+    /// command and `close` fails the rest, so it always runs.
+    public func afterAnswers(on index: MgmtIndex, _ body: @escaping () -> Void) {
+        guard let last = queues[index]?.indices.last else { return loop.execute(body) }
+        queues[index]![last].followers.append(body)
     }
 
     /// Reads and dispatches whatever the socket holds now. A link socket that saw its
@@ -172,9 +187,9 @@ public final class MgmtClient {
         if queues[index]!.isEmpty { queues[index] = nil }
         startNext(on: index)
         if status == .success {
-            head.completion(.success(parameters))
+            head.answer(.success(parameters))
         } else {
-            head.completion(.failure(MgmtError(.commandFailed, command: opcode, index: index, status: status)))
+            head.answer(.failure(MgmtError(.commandFailed, command: opcode, index: index, status: status)))
         }
     }
 
@@ -191,7 +206,7 @@ public final class MgmtClient {
         queues = [:]
         loop.execute {
             for request in failed {
-                request.completion(.failure(MgmtError(.closed, command: request.command.opcode, index: request.index)))
+                request.answer(.failure(MgmtError(.closed, command: request.command.opcode, index: request.index)))
             }
         }
         let callback = onClose

@@ -10,9 +10,13 @@ public enum AgentProcesses {
     public static func runLock(configPath: String, board: String? = nil, logger: Logger) throws(RuntimeError) {
         let settings: LockSettings
         do {
-            // A wrong --board is the first thing to say, before whatever the file lacks.
-            if let board { _ = try BoardCatalog.standard().load(board) }
-            settings = try LockSettings.load(try loadConfig(configPath), board: board)
+            let file: ConfigFile
+            do { file = try loadConfig(configPath) } catch {
+                // A wrong --board is the first thing to say, before a file that cannot be read.
+                if let board { _ = try BoardCatalog.standard().load(board) }
+                throw error
+            }
+            settings = try LockSettings.load(file, board: board)
         } catch { throw RuntimeError("\(error)") }
         try LockDaemon.run(settings, logger: logger)
     }
