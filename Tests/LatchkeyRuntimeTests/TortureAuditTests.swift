@@ -141,14 +141,16 @@ import Testing
     }
 
     @Test func anUnlockResumedAfterAKillExplainsOneRiseInEachProcess() throws {
-        let found = try unexplained { bench in
-            let id = try bench.decide(.unlock)
-            try bench.pulse()       // killed while the motor ran
-            try bench.restart()     // found open inside its window: driven again
-            try bench.pulse()
-            try bench.complete(id, .succeeded)
-        }
-        #expect(found.isEmpty, "\(found)")
+        let bench = try Bench()
+        defer { bench.tearDown() }
+        let id = try bench.decide(.unlock)
+        try bench.pulse()       // killed while the motor ran
+        try bench.restart()     // found open inside its window: driven again
+        try bench.pulse()
+        try bench.complete(id, .succeeded)
+        let verdict = try bench.verdict()
+        #expect(verdict.unexplained.isEmpty, "\(verdict.unexplained)")
+        #expect(verdict.explainedByResume == 1)
     }
 
     @Test func aRiseInALaterProcessThatDidNotTakeTheDecisionUpIsUnintended() throws {

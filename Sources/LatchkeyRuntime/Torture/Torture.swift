@@ -193,7 +193,9 @@ struct TortureRun {
         readAnnouncements()
         let disk = try TortureAudit.read(lockState: stage.lockState)
         audit.check(disk, final: true)
-        let unexplained = audit.unexplainedRises(unlockRises(), disk)
+        let rises = unlockRises()
+        let verdict = audit.judgeRises(rises, disk)
+        let unexplained = verdict.unexplained
         result.unintendedUnlocks = unexplained.count
         result.lostDecisions = audit.lostDecisions.count
         for problem in audit.lostDecisions.prefix(20) { say("lost: \(problem)") }
@@ -208,8 +210,9 @@ struct TortureRun {
             say("will-restore-state after lock process start (\(options.logRows) log rows): median \(format1(p50)) ms, "
                 + "p99 \(format1(p99)) ms over \(samples.count) restarts")
         }
-        say("journal: \(disk.entries.count) decisions; unlock line rises: \(unlockRises().count); lock kills with the "
-            + "motor running: \(result.killsWhileMoving), with a decision open: \(result.killsWithOpenDecision)")
+        say("journal: \(disk.entries.count) decisions; unlock line rises: \(rises.count) (\(verdict.explainedByResume) by "
+            + "a decision resumed after a kill); lock kills with the motor running: \(result.killsWhileMoving), "
+            + "with a decision open: \(result.killsWithOpenDecision)")
     }
 
     // MARK: Helpers

@@ -116,9 +116,14 @@ struct TortureAudit {
         }
     }
 
-    /// The rises of the unlock line (CLOCK_MONOTONIC, any order) that no decision explains.
+    /// Judges the rises of the unlock line (CLOCK_MONOTONIC, any order) against the journal.
+    func judgeRises(_ rises: [Instant], _ disk: Disk) -> UnlockRiseAudit.Verdict {
+        UnlockRiseAudit.judge(rises, entries: disk.entries, starts: starts)
+    }
+
+    /// The rises of the unlock line that no decision explains.
     func unexplainedRises(_ rises: [Instant], _ disk: Disk) -> [UnlockRiseAudit.Unexplained] {
-        UnlockRiseAudit.unexplained(rises, entries: disk.entries, starts: starts)
+        judgeRises(rises, disk).unexplained
     }
 
     static func matches(_ outcome: DecisionOutcome, _ kind: LockEvent.Kind) -> Bool {

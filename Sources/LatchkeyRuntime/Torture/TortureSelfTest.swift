@@ -160,11 +160,13 @@ public enum TortureSelfTest {
         }
 
         /// What the torture would report: one read of the line (a late, coalesced wake-up), then the audit.
-        func unexplained() throws -> [UnlockRiseAudit.Unexplained] {
+        func unexplained() throws -> [UnlockRiseAudit.Unexplained] { try verdict().unexplained }
+
+        func verdict() throws -> UnlockRiseAudit.Verdict {
             observer.sample()
             if let failure = observer.readFailure { throw failure }
             let rises = observer.changes.filter { $0.line == Self.line && $0.high }.map(\.at)
-            return audit.unexplainedRises(rises, try TortureAudit.read(lockState: directory))
+            return audit.judgeRises(rises, try TortureAudit.read(lockState: directory))
         }
     }
 }

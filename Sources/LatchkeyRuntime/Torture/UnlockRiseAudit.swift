@@ -46,16 +46,24 @@ struct UnlockRiseAudit {
         var description: String { "unlock line rose at \(at): \(reason)" }
     }
 
+    /// What the audit found: the rises nothing explains, and how many a resumed decision did.
+    struct Verdict {
+        var unexplained: [Unexplained]
+        /// Rises explained by a decision a later start found open (a kill mid-unlock).
+        var explainedByResume: Int
+    }
+
     /// One process's right to drive the line once for one decision, between `from` and `until`.
     private struct Token {
         var decision: UInt64
         var from: Instant
         var until: Instant
+        var resumed: Bool
         var usedAt: Instant?
     }
 
-    /// The rises (any order) that no decision in `entries` explains, with the reason.
-    static func unexplained(_ rises: [Instant], entries: [JournalEntry], starts: [Start]) -> [Unexplained] {
+    /// Judges the rises (any order) against the decisions in `entries`.
+    static func judge(_ rises: [Instant], entries: [JournalEntry], starts: [Start]) -> Verdict {
         let unlocks = entries.filter { $0.decision.operation == .unlock }
         // Before the first start noted (or with none), one process: the one that recorded.
         let lifetimes = [Start(at: Instant(nanoseconds: .min), foundOpen: nil)] + starts.sorted { $0.at < $1.at }
@@ -68,7 +76,7 @@ struct UnlockRiseAudit {
                 let recordedHere = life.at <= recorded && recorded < lifeEnd
                 guard recordedHere || (life.at > recorded && life.foundOpen == entry.decision.id.rawValue) else { continue }
                 tokens.append(Token(decision: entry.decision.id.rawValue, from: max(recorded, life.at),
-                                    until: min(entry.decision.deadline, end, lifeEnd)))
+                                    until: min(entry.decision.deadline, end, lifeEnd), resumed: !recordedHere))
             }
         }
         var unexplained: [Unexplained] = []
@@ -82,7 +90,7 @@ struct UnlockRiseAudit {
                 unexplained.append(Unexplained(at: rise, reason: reason(rise, unlocks, tokens)))
             }
         }
-        return unexplained
+        return Verdict(unexplained: unexplained, explainedByResume: tokens.filter { $0.resumed && $0.usedAt != nil }.count)
     }
 
     /// The latest unlock decision recorded before the rise, and what kept it from explaining it.
