@@ -50,6 +50,7 @@ final class LineObserver {
             throw RuntimeError("inotify_add_watch \(dir): errno \(errno)")
         }
         // The levels before the observer began: the value files, then anything already logged.
+        // A value file that cannot be read leaves its line unknown (nil) until its log says.
         for line in lines { levels[line] = try? simulator.isHigh(line) }
         sample(recording: false)
         watch = loop.watch(fd: fd, events: .readable) { [weak self] _ in
