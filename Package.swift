@@ -188,7 +188,7 @@ let package = Package(
 )
 
 // libFuzzer targets (`Tests/fuzz/run`): added only when LATCHKEY_FUZZ=1, because they call
-// libFuzzer's driver and link only with `-sanitize=fuzzer` (shared/notes/swift-build.md).
+// libFuzzer's driver and link only with `-sanitize=fuzzer` (docs/BUILDING.md, "Fuzzing").
 if Context.environment["LATCHKEY_FUZZ"] == "1" {
     package.targets.append(.target(name: "FuzzSupport", path: "Tests/fuzz/targets/FuzzSupport", swiftSettings: strictness))
     let fuzzTargets: [(String, [Target.Dependency])] = [

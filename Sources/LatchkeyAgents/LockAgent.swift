@@ -84,7 +84,7 @@ public final class LockAgent: PeripheralManagerDelegate {
     static let commandTask = "command"
 
     /// `lockout` keeps the failed-attempt counts: the daemon passes the SQLite store (the
-    /// in-memory default is for tests; lock-domain.md rule 5 wants them to survive restarts).
+    /// in-memory default is for tests; docs/LOCK-RULES.md rule 5 wants them to survive restarts).
     public init(transport: any BluetoothTransport, controller: LockController, keys: any KeyStore,
                 log: any LockEventLog, events: any AgentEventSink, configuration: LockAgentConfiguration = .init(),
                 outputClock: OutputChangeClock? = nil, lockout: any LockoutStore = InMemoryLockoutStore(),
