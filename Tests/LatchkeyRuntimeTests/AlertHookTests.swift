@@ -59,7 +59,7 @@ import Testing
 
 @Suite struct ExecutionSettingsTests {
     @Test func theExecutionTableIsReadWithDefaults() throws {
-        let none = try ExecutionSettings.read(try ConfigFile(path: "x.yaml", text: "name: x\n").root)
+        let none = try ExecutionSettings.read(try ConfigFile(path: "x.yaml", text: "name: x\n").root, role: .phone)
         #expect(none == ExecutionSettings())
         let file = try ConfigFile(path: "x.yaml", text: """
             execution:
@@ -69,11 +69,39 @@ import Testing
               alert_hook: /usr/local/bin/notify
               fast_advertising: false
             """)
-        let s = try ExecutionSettings.read(file.root)
+        let s = try ExecutionSettings.read(file.root, role: .phone)
         #expect(s.mode == .background && s.queueCapacity == 16 && s.wakeBudget == .seconds(5))
         #expect(s.alertHook == "/usr/local/bin/notify" && !s.fastAdvertising)
         #expect(throws: ConfigError.self) {
-            try ExecutionSettings.read(try ConfigFile(path: "x.yaml", text: "execution:\n  mode: sleepy\n").root)
+            try ExecutionSettings.read(try ConfigFile(path: "x.yaml", text: "execution:\n  mode: sleepy\n").root, role: .phone)
         }
+    }
+
+    /// The lock has no alert hook to run: a hook in lock.yaml is an error at its line, never
+    /// accepted and ignored (issue 18).
+    @Test func aLockConfigurationWithAnAlertHookIsRefusedAtItsLine() throws {
+        let text = """
+            transport: sim
+            sim:
+              address: "C0:FF:EE:00:00:01"
+            board: sim
+            execution:
+              mode: foreground
+              alert_hook: /usr/local/bin/notify
+            """
+        let error = #expect(throws: ConfigError.self) {
+            try LockSettings.load(ConfigFile(path: "lock.yaml", text: text), boards: repositoryBoards)
+        }
+        #expect(error?.file == "lock.yaml" && error?.line == 7 && error?.field == "execution.alert_hook")
+        #expect(error?.description.hasPrefix("lock.yaml:7: field 'execution.alert_hook': the lock runs no alert hook") == true)
+        // The phone's own hook stays.
+        let phone = try PhoneSettings.load(ConfigFile(path: "phone.yaml", text: """
+            lock_address: "C0:FF:EE:00:00:01"
+            sim:
+              address: "C0:FF:EE:00:00:02"
+            execution:
+              alert_hook: /usr/local/bin/notify
+            """))
+        #expect(phone.execution.alertHook == "/usr/local/bin/notify")
     }
 }
