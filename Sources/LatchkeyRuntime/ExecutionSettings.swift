@@ -9,7 +9,8 @@ public struct ExecutionSettings: Sendable, Equatable {
     /// Events a suspension can hold before the overflow is reported.
     public var queueCapacity = ApplicationGate.defaultCapacity
     public var wakeBudget = ApplicationGate.defaultWakeBudget
-    /// Phone only: command run (via /bin/sh -c) for each connection alert; nil logs them only.
+    /// Command run (via /bin/sh -c) for each connection alert (phone) or each jam, lockout
+    /// and forced door (lock); nil: logged only.
     public var alertHook: String?
     /// Lock only: Apple's fast-then-slow advertising schedule (20 ms for 30 s after a
     /// start or a disconnection, then the configured interval). false: the interval only.
@@ -17,23 +18,13 @@ public struct ExecutionSettings: Sendable, Equatable {
 
     public init() {}
 
-    /// Which agent reads the table: only the phone raises connection alerts.
-    enum Role { case lock, phone }
-
-    static func read(_ root: ConfigTable, role: Role) throws(ConfigError) -> ExecutionSettings {
+    static func read(_ root: ConfigTable) throws(ConfigError) -> ExecutionSettings {
         var s = ExecutionSettings()
         guard let t = try root.table("execution") else { return s }
         if let m = try t.choice("mode", ExecutionMode.allCases.map(\.rawValue)) { s.mode = ExecutionMode(rawValue: m)! }
         if let n = try t.integer("queue_capacity", in: 1...1_000_000) { s.queueCapacity = n }
         if let b = try t.seconds("wake_budget_seconds", in: 0.1...3_600) { s.wakeBudget = b }
         s.alertHook = try t.string("alert_hook")
-        // The lock raises no connection alerts; accepting a hook it would never run would
-        // leave its owner believing jams and forced doors reach them.
-        if role == .lock, s.alertHook != nil {
-            throw t.invalid("alert_hook", "the lock runs no alert hook (it is the phone's, for connection alerts); "
-                            + "the lock's alarms (jam, lockout, forced door) are in its event output "
-                            + "(`event_format: json`) and `latchkey log`")
-        }
         if let f = try t.bool("fast_advertising") { s.fastAdvertising = f }
         try t.finish()
         return s

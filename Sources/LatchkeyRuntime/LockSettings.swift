@@ -68,7 +68,7 @@ public struct LockSettings: Sendable {
         try gpio.finish()
         if let board { try checkLines(wiring, on: board, gpio: gpio) }
         let format = try root.choice("event_format", ["text", "json"]).flatMap(EventFormat.init(rawValue:)) ?? .text
-        let execution = try ExecutionSettings.read(root, role: .lock)
+        let execution = try ExecutionSettings.read(root)
         try root.finish()
         return LockSettings(transport: transport, stateDirectory: state, agent: agent, behaviour: behaviour,
                             wiring: wiring, simulatedGPIORoot: simRoot, eventFormat: format,

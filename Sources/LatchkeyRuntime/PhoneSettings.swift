@@ -42,7 +42,7 @@ public struct PhoneSettings: Sendable {
             try alerts.finish()
         }
         let format = try root.choice("event_format", ["text", "json"]).flatMap(EventFormat.init(rawValue:)) ?? .text
-        let execution = try ExecutionSettings.read(root, role: .phone)
+        let execution = try ExecutionSettings.read(root)
         try root.finish()
         return PhoneSettings(transport: transport, stateDirectory: state, lockAddress: lock, keyID: keyID.map(UInt32.init),
                              keySecretFile: secretFile ?? state + "/" + PairedKeyFile.fileName, gracePeriod: grace,
