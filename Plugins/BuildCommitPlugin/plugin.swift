@@ -5,28 +5,52 @@ import PackagePlugin
 /// `latchkey --version` names the exact sources a lock runs, in every kind of build:
 /// a plain `swift build` of a clone, CI's static release build, a Debian package build.
 ///
-/// A prebuild command runs before every build (a build command would run only when its
-/// declared inputs change, and git's HEAD, refs and packed-refs are too many moving files
-/// to declare). It runs `scripts/build-commit`, which needs no network: `$LATCHKEY_COMMIT`
-/// when set (a source tarball has no .git: the packaging sets it), else
-/// `git rev-parse` of the package directory, else "unknown". The script rewrites the
-/// generated file only when the commit changed, so an unchanged tree recompiles nothing.
+/// A build command that runs `scripts/build-commit`, which needs no network:
+/// `$LATCHKEY_COMMIT` when set (a source tarball has no .git: the packaging sets it), else
+/// `git rev-parse` of the package directory (`-dirty` when tracked files changed), else
+/// "unknown". Its inputs are what moves when either answer can change: git's HEAD, index
+/// and HEAD reflog (a commit, an amend, a checkout, a reset) and every source file of the
+/// package and the manifest (an edit that makes the tree dirty). SwiftPM re-plans — and
+/// so re-reads this list — whenever files are added or removed. (A prebuild command is not
+/// enough: SwiftPM runs those only when it re-plans, so a commit that adds no file left
+/// the old commit in the binary.) The script rewrites the generated file only when the
+/// text changes, so a build with nothing new compiles nothing.
 @main
 struct BuildCommitPlugin: BuildToolPlugin {
     func createBuildCommands(context: PluginContext, target: Target) throws -> [Command] {
-        let output = context.pluginWorkDirectoryURL.appending(path: "generated")
+        let package = context.package.directoryURL
+        let output = context.pluginWorkDirectoryURL.appending(path: "BuildCommit.swift")
         var environment: [String: String] = [:]
-        // Passed on explicitly: a prebuild command does not inherit SwiftPM's environment.
+        // Passed on explicitly: the command does not inherit SwiftPM's environment.
         for name in ["LATCHKEY_COMMIT", "PATH", "HOME"] {
             if let value = ProcessInfo.processInfo.environment[name] { environment[name] = value }
         }
-        return [.prebuildCommand(
+        var inputs = gitFiles(package)
+        inputs.append(package.appending(path: "Package.swift"))
+        inputs.append(package.appending(path: "scripts/build-commit"))
+        for case let source as SourceModuleTarget in context.package.targets {
+            inputs += source.sourceFiles.map(\.url)
+        }
+        return [.buildCommand(
             displayName: "Baking the git commit into \(target.name)",
             executable: URL(filePath: "/bin/sh"),
-            arguments: [context.package.directoryURL.appending(path: "scripts/build-commit").path(percentEncoded: false),
-                        context.package.directoryURL.path(percentEncoded: false),
-                        output.appending(path: "BuildCommit.swift").path(percentEncoded: false)],
+            arguments: [package.appending(path: "scripts/build-commit").path(percentEncoded: false),
+                        package.path(percentEncoded: false), output.path(percentEncoded: false)],
             environment: environment,
-            outputFilesDirectory: output)]
+            inputFiles: inputs,
+            outputFiles: [output])]
+    }
+
+    /// HEAD, index and the HEAD reflog of the package's git directory: `.git` itself, or
+    /// the directory a worktree's `.git` file names (`gitdir: ...`). None in a tarball.
+    private func gitFiles(_ package: URL) -> [URL] {
+        let dotGit = package.appending(path: ".git")
+        var gitDirectory = dotGit
+        if let text = try? String(contentsOf: dotGit, encoding: .utf8), text.hasPrefix("gitdir: ") {
+            let path = text.dropFirst("gitdir: ".count).trimmingCharacters(in: .whitespacesAndNewlines)
+            gitDirectory = path.hasPrefix("/") ? URL(filePath: path) : package.appending(path: path)
+        }
+        return ["HEAD", "index", "logs/HEAD"].map { gitDirectory.appending(path: $0) }
+            .filter { FileManager.default.fileExists(atPath: $0.path(percentEncoded: false)) }
     }
 }
