@@ -21,6 +21,7 @@
 //   LatchkeySQLite     a small typed wrapper over the system SQLite's C API (connection, statements, migrations)
 //   LatchkeyStore      the durable store behind the agents: SQLite, journal, log, keys, restoration
 //   LatchkeyRuntime    config files → agents on the real-time loop: the daemons behind the CLI
+//   LatchkeyBuildInfo  the version and the git commit `latchkey --version` prints (BuildCommitPlugin)
 //   latchkey           the CLI (the only module that picks a transport)
 //   latchkey-torture   the agents as processes, SIGKILLed at random moments; checks what survives
 import PackageDescription
@@ -124,9 +125,12 @@ let package = Package(
                            "LatchkeyLockProtocol", "LatchkeyPhone", "LatchkeyStore", "LatchkeyKernel",
                            .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictness),
+        // The commit is baked in before every build (Plugins/BuildCommitPlugin: git, or $LATCHKEY_COMMIT).
+        .plugin(name: "BuildCommitPlugin", capability: .buildTool()),
+        .target(name: "LatchkeyBuildInfo", swiftSettings: strictness, plugins: ["BuildCommitPlugin"]),
         .executableTarget(
             name: "latchkey",
-            dependencies: ["LatchkeyRuntime", "LatchkeyAgents", "LatchkeyConfig", "LatchkeySimAir", "LatchkeyPosix", "LatchkeyStore",
+            dependencies: ["LatchkeyRuntime", "LatchkeyBuildInfo", "LatchkeyAgents", "LatchkeyConfig", "LatchkeySimAir", "LatchkeyPosix", "LatchkeyStore",
                            "LatchkeyLock", "LatchkeySecurity", "LatchkeyTransport",
                            .product(name: "ArgumentParser", package: "swift-argument-parser"),
                            .product(name: "Logging", package: "swift-log")],
@@ -162,6 +166,7 @@ let package = Package(
         .testTarget(name: "LatchkeySecurityTests", dependencies: ["LatchkeySecurity", "LatchkeyLockProtocol", "LatchkeySim"]),
         .testTarget(name: "LatchkeyPhoneTests", dependencies: ["LatchkeyPhone"]),
         .testTarget(name: "LatchkeyConfigTests", dependencies: ["LatchkeyConfig"]),
+        .testTarget(name: "LatchkeyBuildInfoTests", dependencies: ["LatchkeyBuildInfo"]),
         .testTarget(
             name: "LatchkeyAgentsTests",
             dependencies: ["LatchkeyAgents", "LatchkeySim", "LatchkeyLock", "LatchkeyPhone", "LatchkeySecurity",
@@ -183,7 +188,7 @@ let package = Package(
 )
 
 // libFuzzer targets (`Tests/fuzz/run`): added only when LATCHKEY_FUZZ=1, because they call
-// libFuzzer's driver and link only with `-sanitize=fuzzer` (shared/notes/swift-build.md).
+// libFuzzer's driver and link only with `-sanitize=fuzzer` (docs/BUILDING.md, "Fuzzing").
 if Context.environment["LATCHKEY_FUZZ"] == "1" {
     package.targets.append(.target(name: "FuzzSupport", path: "Tests/fuzz/targets/FuzzSupport", swiftSettings: strictness))
     let fuzzTargets: [(String, [Target.Dependency])] = [

@@ -1,7 +1,7 @@
 import LatchkeyLock
 import LatchkeyTransport
 
-/// The lock's own filters on an arrival unlock (lock-domain.md, security rule 4). A
+/// The lock's own filters on an arrival unlock (docs/LOCK-RULES.md rule 4). A
 /// re-formed link proves nothing about distance (a relay adds ~8 ms), so even an
 /// authenticated arrival request is refused when the situation says it is not needed.
 public struct ArrivalPolicy: Sendable {

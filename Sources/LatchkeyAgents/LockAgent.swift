@@ -84,7 +84,7 @@ public final class LockAgent: PeripheralManagerDelegate {
     static let commandTask = "command"
 
     /// `lockout` keeps the failed-attempt counts: the daemon passes the SQLite store (the
-    /// in-memory default is for tests; lock-domain.md rule 5 wants them to survive restarts).
+    /// in-memory default is for tests; docs/LOCK-RULES.md rule 5 wants them to survive restarts).
     public init(transport: any BluetoothTransport, controller: LockController, keys: any KeyStore,
                 log: any LockEventLog, events: any AgentEventSink, configuration: LockAgentConfiguration = .init(),
                 outputClock: OutputChangeClock? = nil, lockout: any LockoutStore = InMemoryLockoutStore(),
@@ -120,6 +120,9 @@ public final class LockAgent: PeripheralManagerDelegate {
         emit("lock.started", ["state": "\(controller.lockState)", "door": "\(controller.doorState)"])
     }
 
+    /// Called with each lock event once it is in the audit log (the runtime's alarm hook).
+    public var onLogged: ((LockEvent) -> Void)?
+
     public var statusFrame: LockStatusFrame {
         LockStatusFrame(lockState: controller.lockState.rawValue, doorState: controller.doorState.rawValue,
                         operatingMode: controller.operatingMode.rawValue, actuatorEnabled: controller.actuatorEnabled,
@@ -131,6 +134,7 @@ public final class LockAgent: PeripheralManagerDelegate {
     func lockEvent(_ event: LockEvent) {
         capture?.append(event)
         do { try log.append(event) } catch { emit("lock.log_failed", ["error": "\(error)"]) }
+        onLogged?(event)
         if case .lockOperation(let r) = event.kind, r.operation == .unlock, r.source == .manual || r.source == .button {
             lastManualUnlock = event.time
         }

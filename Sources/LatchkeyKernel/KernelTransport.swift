@@ -97,7 +97,9 @@ public final class KernelTransport: BluetoothTransport {
     /// own 4 s connection attempt (HCI_LE_AUTOCONN_TIMEOUT; the update also skips a running
     /// attempt), for one mgmt command and a scan restart per interval while away. HIL
     /// scenario i provokes the failure and sees the re-link (docs/HIL.md, "What the suite found").
-    var pendingRefreshInterval: Duration = .seconds(5)
+    var pendingRefreshInterval = KernelTransport.defaultPendingRefreshInterval
+    /// `pendingRefreshInterval`'s value unless a test sets it (`latchkey doctor --phone` names it).
+    public static let defaultPendingRefreshInterval: Duration = .seconds(5)
     /// Where the controller's HCI events come from (the raw HCI socket, or a fake in tests).
     let hciEvents: any HCIEventSourceProvider
     /// The open HCI event watch, and why it could not be opened (then the timer re-sends).

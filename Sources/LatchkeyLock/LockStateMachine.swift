@@ -4,7 +4,7 @@ import LatchkeyTransport
 /// (swift-nio HappyEyeballs' `processInput` shape): no I/O, no clock of its own. The
 /// shell (`LockController`) performs the returned actions and feeds back what they report.
 ///
-/// Rules, each from lock-domain.md:
+/// Rules, each from docs/LOCK-RULES.md:
 /// - nothing is known until the sensors are read at start (LockState unknown);
 /// - a decision is recorded in the journal BEFORE the actuator moves; a failed record
 ///   leaves the lock where it is;

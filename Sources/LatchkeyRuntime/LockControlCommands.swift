@@ -3,7 +3,7 @@ import LatchkeySecurity
 
 /// The lock agent's local control socket (`<state_directory>/control.sock`, reachable only
 /// by the service user and root through the 0700 state directory): the "secure side" that
-/// opens pairing windows (lock-domain.md rule 3).
+/// opens pairing windows (docs/LOCK-RULES.md rule 3).
 ///
 ///     pair SECONDS ROLE ARRIVAL [NAME...]   open a window; ROLE admin|user, ARRIVAL yes|no
 ///     fingerprint                            the lock's identity fingerprint

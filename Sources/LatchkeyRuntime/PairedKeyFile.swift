@@ -4,7 +4,7 @@ import Glibc
 import LatchkeySecurity
 
 /// The phone's key as `latchkey phone pair` stores it: `<state_directory>/paired.key`, mode
-/// 0600 in the 0700 state directory (lock-domain.md rule 7). One `name: value` per line:
+/// 0600 in the 0700 state directory (docs/LOCK-RULES.md rule 7). One `name: value` per line:
 ///
 ///     key_id: 4
 ///     secret: <64 hex digits>

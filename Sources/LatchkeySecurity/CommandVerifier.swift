@@ -30,7 +30,7 @@ extension Result where Success == VerifiedCommand, Failure == CommandFailure {
     }
 }
 
-/// The lock's gate for control writes. The order is fixed (lock-domain.md rules 5 and 6):
+/// The lock's gate for control writes. The order is fixed (docs/LOCK-RULES.md rules 5 and 6):
 /// the overall lockout, lengths, the key's lockout, then key, then challenge (consumed
 /// either way), then the tag, then meaning (body, counter, role). Only after all of them
 /// does a command reach the lock, its new counter staged (`KeyStore.stageCounter`): durable

@@ -1,7 +1,7 @@
 import LatchkeyTransport
 
 /// Counts failed attempts per key and overall and disables them for escalating times
-/// (lock-domain.md rule 5; the pitfalls of lock-anchors §1.6 are the design):
+/// (docs/LOCK-RULES.md rule 5; its "Lockout pitfalls" are the design):
 ///
 /// - a failure counts against the overall principal always, and against a key when the
 ///   frame named a key the lock holds;

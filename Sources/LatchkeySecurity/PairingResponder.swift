@@ -3,7 +3,7 @@ import LatchkeyLockProtocol
 import LatchkeyTransport
 
 /// What the lock's owner decided when opening a pairing window: the phone does not choose
-/// its own role (lock-domain.md rule 2).
+/// its own role (docs/LOCK-RULES.md rule 2).
 public struct PairingOffer: Equatable, Sendable {
     public var role: KeyRole
     public var mayRequestArrivalUnlock: Bool
@@ -21,7 +21,7 @@ public enum PairingOutcome: Equatable, Sendable {
     case closedUnused
 }
 
-/// The lock's side of pairing (lock-domain.md rule 3): pairing writes are refused unless a
+/// The lock's side of pairing (docs/LOCK-RULES.md rule 3): pairing writes are refused unless a
 /// window opened on the lock's side — `latchkey pair --window N` over the local control
 /// socket — is open. A window admits ONE phone and then closes, so a stranger who pairs
 /// first is seen (the owner's own phone is then refused, and `latchkey pair` names the key

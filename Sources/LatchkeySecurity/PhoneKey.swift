@@ -1,6 +1,6 @@
 import LatchkeyLockProtocol
 
-/// What a key may do (lock-domain.md, security rule 2: per-command authorization).
+/// What a key may do (docs/LOCK-RULES.md rule 2: per-command authorization).
 public enum KeyRole: String, Sendable, Codable, CaseIterable {
     /// May also manage keys and configuration.
     case admin

@@ -12,7 +12,7 @@ public struct StoredKey: Equatable, Sendable {
     public var lastCounter: UInt64
 }
 
-/// The lock's phone keys and their counters (lock-domain.md rules 1–3, 7).
+/// The lock's phone keys and their counters (docs/LOCK-RULES.md rules 1–3, 7).
 ///
 /// `recordCounter` is durable before it returns (a counter lost in a crash would let the
 /// last command be replayed) and only moves forward. The `KeyStore` reads cannot throw, so

@@ -74,7 +74,7 @@ extension Latchkey.Phone {
 }
 
 /// Appends a LockUserChange for a key managed from the command line, so that every key
-/// added or revoked is in the lock's audit log (lock-domain.md rule 3).
+/// added or revoked is in the lock's audit log (docs/LOCK-RULES.md rule 3).
 func logKeyChange(_ change: DataOperationType, key: UInt32, stateDir: String) throws {
     let log = try StateStores.openEventLog(stateDir)
     let last = try log.tail(1).last?.event

@@ -35,7 +35,7 @@ extension AgentWorld {
     }
 }
 
-/// Pairing over the simulated radio (lock-domain.md rule 3).
+/// Pairing over the simulated radio (docs/LOCK-RULES.md rule 3).
 struct PairingOverTheAirTests {
     @Test func aPhonePairsInsideTheWindowAndItsKeyOpensTheLock() throws {
         let w = try AgentWorld(autoRelock: nil, phoneStartsAt: 100)
@@ -83,7 +83,7 @@ struct PairingOverTheAirTests {
     }
 }
 
-/// Per-command authorization (lock-domain.md rule 2).
+/// Per-command authorization (docs/LOCK-RULES.md rule 2).
 struct RoleTests {
     @Test func aUserKeyCannotChangeTheOperatingModeAnAdminKeyCan() throws {
         let w = try AgentWorld(autoRelock: nil, phoneStartsAt: 1)
@@ -104,7 +104,7 @@ struct RoleTests {
     }
 }
 
-/// Brute force and revocation against a running lock agent (lock-domain.md rules 3, 5).
+/// Brute force and revocation against a running lock agent (docs/LOCK-RULES.md rules 3, 5).
 struct BruteForceAndRevocationTests {
     static func forged(_ challenge: [UInt8]) -> [UInt8] {
         (try? CommandSealing.seal(CommandBody(operation: .unlock, commandID: 1), keyID: 1,
@@ -161,7 +161,7 @@ struct BruteForceAndRevocationTests {
     }
 }
 
-/// A link is not a request (lock-domain.md rule 4), at the agent level.
+/// A link is not a request (docs/LOCK-RULES.md rule 4), at the agent level.
 struct RelinkTests {
     @Test func aCentralThatRelinksAgainAndAgainMovesNothing() throws {
         let w = try AgentWorld(autoRelock: nil, phoneStartsAt: 100)

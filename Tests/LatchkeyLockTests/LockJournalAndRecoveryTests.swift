@@ -4,7 +4,7 @@ import LatchkeyTransport
 import Testing
 
 /// The decision journal comes before the actuator, and crash recovery follows
-/// lock-domain.md: unlocks past their window resolve to locked, lock intents are resumed.
+/// docs/LOCK-RULES.md: unlocks past their window resolve to locked, lock intents are resumed.
 @Suite struct LockJournalAndRecoveryTests {
     @Test func decisionIsRecordedBeforeTheLineMoves() throws {
         var probe: ProbeJournal?

@@ -4,7 +4,7 @@ import LatchkeyTransport
 import Testing
 @testable import LatchkeySecurity
 
-/// Brute force against the verifier (lock-domain.md rule 5). Each test fails if the rule
+/// Brute force against the verifier (docs/LOCK-RULES.md rule 5). Each test fails if the rule
 /// it names is taken out of `LockoutGuard` or `CommandVerifier`.
 struct LockoutTests {
     let loop = ManualEventLoop()

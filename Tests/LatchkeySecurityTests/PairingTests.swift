@@ -4,7 +4,7 @@ import LatchkeyTransport
 import Testing
 @testable import LatchkeySecurity
 
-/// Pairing's key agreement and window, without a radio (lock-domain.md rules 1–3).
+/// Pairing's key agreement and window, without a radio (docs/LOCK-RULES.md rules 1–3).
 struct PairingTests {
     let loop = ManualEventLoop()
     let link = LinkID(5)

@@ -28,6 +28,8 @@ public struct DoctorProbes {
     public var deviceGroupID: () -> UInt32?
     /// Owner and permission bits of a path, nil when it does not exist.
     public var fileStatus: (String) -> (owner: UInt32, mode: UInt32)?
+    /// The running kernel's `uname -r` and `uname -v`, nil when uname fails.
+    public var kernel: () -> (release: String, version: String)?
 
     public init(bluetoothSocketErrno: @escaping () -> Int32?, adapters: @escaping () -> [String],
                 processNames: @escaping () -> [String], effectiveCapabilities: @escaping () -> UInt64?,
@@ -35,11 +37,12 @@ public struct DoctorProbes {
                 gpioChip: @escaping (String) -> Result<(device: String, lines: [String]), GPIOError>,
                 fileStatus: @escaping (String) -> (owner: UInt32, mode: UInt32)?,
                 deviceNode: @escaping (String) -> (owner: UInt32, group: UInt32, mode: UInt32)? = { _ in nil },
-                deviceGroupID: @escaping () -> UInt32? = { nil }) {
+                deviceGroupID: @escaping () -> UInt32? = { nil },
+                kernel: @escaping () -> (release: String, version: String)? = { nil }) {
         self.bluetoothSocketErrno = bluetoothSocketErrno; self.adapters = adapters; self.processNames = processNames
         self.effectiveCapabilities = effectiveCapabilities; self.userID = userID; self.serviceUserID = serviceUserID
         self.gpioChip = gpioChip; self.deviceNode = deviceNode; self.deviceGroupID = deviceGroupID
-        self.fileStatus = fileStatus
+        self.fileStatus = fileStatus; self.kernel = kernel
     }
 
     /// The running system.
@@ -75,6 +78,14 @@ public struct DoctorProbes {
             guard stat(path, &s) == 0 else { return nil }
             return (s.st_uid, s.st_gid, s.st_mode & 0o7777)
         },
-        deviceGroupID: { getgrnam(Doctor.deviceGroup)?.pointee.gr_gid })
+        deviceGroupID: { getgrnam(Doctor.deviceGroup)?.pointee.gr_gid },
+        kernel: {
+            var names = utsname()
+            guard uname(&names) == 0 else { return nil }
+            func text<T>(_ field: T) -> String {
+                withUnsafeBytes(of: field) { String(decoding: $0.prefix(while: { $0 != 0 }), as: UTF8.self) }
+            }
+            return (text(names.release), text(names.version))
+        })
     }
 }
