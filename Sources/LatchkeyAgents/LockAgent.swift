@@ -62,6 +62,8 @@ public final class LockAgent: PeripheralManagerDelegate {
     var transferCharacteristic: LocalCharacteristic?
     /// The radio was on and went off: the next power-on is a power cycle (an alarm).
     var radioWentDown = false
+    /// Requests the system refused since start (each asked again by the transport).
+    public internal(set) var transportRefusals = 0
     private var statusDirty = false
     private var transfers: [LinkID: ChunkedSender] = [:]
 

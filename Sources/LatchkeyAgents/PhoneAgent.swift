@@ -60,6 +60,8 @@ public struct PhoneAgentConfiguration: Sendable {
 /// its GATT setup where it stopped (`PhoneAgent+Restoration.swift`) — it never discovers
 /// the lock's services again while its cache holds them.
 public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
+    /// Requests the system refused since start (each asked again by the transport).
+    public internal(set) var transportRefusals = 0
     public let configuration: PhoneAgentConfiguration
     public let central: CentralManager
     let store: any PhoneStateStore

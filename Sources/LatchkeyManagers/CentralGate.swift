@@ -78,6 +78,10 @@ public final class CentralGate: CentralManagerDelegate, PeripheralDelegate {
         gate.deliver("preservation failed") { [weak self] in self?.app?.centralManager(central, didFailToPreserveState: error) }
     }
 
+    public func centralManager(_ central: CentralManager, didRefuse refusal: TransportRefusal) {
+        gate.deliver("refused \(refusal.request)") { [weak self] in self?.app?.centralManager(central, didRefuse: refusal) }
+    }
+
     public func centralManagerDidUpdateState(_ central: CentralManager) {
         let state = central.state
         gate.deliver("state \(state.rawValue)") { [weak self] in

@@ -127,7 +127,7 @@ public enum LockDaemon {
         // One control socket: status, suspend/resume/execution (the application gate), and
         // what `latchkey pair` sends (docs/SECURITY.md, "Pairing").
         let dispatcher = LockControlCommands.dispatcher(agent, application: gates.control)
-        let (control, path) = try dispatcher.serve(in: settings.stateDirectory, loop: loop)
+        let (control, path) = try dispatcher.serve(in: settings.stateDirectory, loop: loop, logger: logger)
         return RunningAgent(agent: agent, gates: gates, control: control, controlPath: path,
                             readiness: service, stopping: {
             logger.info("lock agent stopping")

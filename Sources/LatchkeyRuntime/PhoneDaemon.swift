@@ -56,7 +56,7 @@ public enum PhoneDaemon {
                                          events: printer, logger: logger)
         try gates.installSignals(on: loop)
         let dispatcher = PhoneControlCommands.dispatcher(agent, application: gates.control)
-        let (control, path) = try dispatcher.serve(in: settings.stateDirectory, loop: loop)
+        let (control, path) = try dispatcher.serve(in: settings.stateDirectory, loop: loop, logger: logger)
         return RunningAgent(agent: agent, gates: gates, control: control, controlPath: path,
                             readiness: service, stopping: {
             logger.info("phone agent stopping")
