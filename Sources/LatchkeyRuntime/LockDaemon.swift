@@ -96,7 +96,7 @@ public enum LockDaemon {
             controller = try LockController(loop: loop, behaviour: settings.behaviour, hardware: hardware,
                                             journal: stores.journal,
                                             firstDecisionID: DecisionID((stores.lastDecisionID?.rawValue ?? 0) + 1))
-        } catch { throw RuntimeError("lock configuration: \(error)") }
+        } catch { throw RuntimeError.configuration("lock configuration: \(error)") }
         let pairing = stores.pairing.map { PairingResponder(identity: $0.identity, registry: $0.registry, loop: loop) }
         let agent = LockAgent(transport: transport, controller: controller, keys: stores.keys, log: stores.log,
                               events: printer, configuration: settings.agent, outputClock: outputClock,
