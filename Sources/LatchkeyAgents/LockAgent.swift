@@ -64,6 +64,8 @@ public final class LockAgent: PeripheralManagerDelegate {
     var radioWentDown = false
     /// Requests the system refused since start (each asked again by the transport).
     public internal(set) var transportRefusals = 0
+    /// Why the link→key bindings could not be read or saved, until they can.
+    var bindingsFault: String?
     private var statusDirty = false
     private var transfers: [LinkID: ChunkedSender] = [:]
 
@@ -109,6 +111,7 @@ public final class LockAgent: PeripheralManagerDelegate {
         peripheral.delegate = self
         controller.onEvent = { [weak self] event in self?.lockEvent(event) }
         controller.onFault = { [weak self] fault in self?.emit("lock.fault", ["fault": "\(fault)"]) }
+        controller.onJournalCaughtUp = { [weak self] in self?.emit("lock.journal_caught_up") }
     }
 
     /// Reads the sensors and reconciles with the interrupted decision (if any), then publishes.
