@@ -28,6 +28,12 @@ public struct DoctorProbes {
     public var deviceGroupID: () -> UInt32?
     /// Owner and permission bits of a path, nil when it does not exist.
     public var fileStatus: (String) -> (owner: UInt32, mode: UInt32)?
+    /// Whether the filesystem holding a path is mounted read-only, and the bytes an
+    /// unprivileged writer can still use there; nil when it cannot be asked.
+    public var filesystemSpace: (String) -> (readOnly: Bool, availableBytes: UInt64)?
+    /// The `status` reply of the agent running on the state directory's control socket,
+    /// nil when none answers.
+    public var agentStatus: (String) -> String?
 
     public init(bluetoothSocketErrno: @escaping () -> Int32?, adapters: @escaping () -> [String],
                 processNames: @escaping () -> [String], effectiveCapabilities: @escaping () -> UInt64?,
@@ -35,11 +41,13 @@ public struct DoctorProbes {
                 gpioChip: @escaping (String) -> Result<(device: String, lines: [String]), GPIOError>,
                 fileStatus: @escaping (String) -> (owner: UInt32, mode: UInt32)?,
                 deviceNode: @escaping (String) -> (owner: UInt32, group: UInt32, mode: UInt32)? = { _ in nil },
-                deviceGroupID: @escaping () -> UInt32? = { nil }) {
+                deviceGroupID: @escaping () -> UInt32? = { nil },
+                filesystemSpace: @escaping (String) -> (readOnly: Bool, availableBytes: UInt64)? = { _ in nil },
+                agentStatus: @escaping (String) -> String? = { _ in nil }) {
         self.bluetoothSocketErrno = bluetoothSocketErrno; self.adapters = adapters; self.processNames = processNames
         self.effectiveCapabilities = effectiveCapabilities; self.userID = userID; self.serviceUserID = serviceUserID
         self.gpioChip = gpioChip; self.deviceNode = deviceNode; self.deviceGroupID = deviceGroupID
-        self.fileStatus = fileStatus
+        self.fileStatus = fileStatus; self.filesystemSpace = filesystemSpace; self.agentStatus = agentStatus
     }
 
     /// The running system.
@@ -75,6 +83,24 @@ public struct DoctorProbes {
             guard stat(path, &s) == 0 else { return nil }
             return (s.st_uid, s.st_gid, s.st_mode & 0o7777)
         },
-        deviceGroupID: { getgrnam(Doctor.deviceGroup)?.pointee.gr_gid })
+        deviceGroupID: { getgrnam(Doctor.deviceGroup)?.pointee.gr_gid },
+        filesystemSpace: { path in
+            var s = statvfs()
+            guard statvfs(path, &s) == 0 else { return nil }
+            return (s.f_flag & UInt(ST_RDONLY) != 0, UInt64(s.f_bavail) * UInt64(s.f_frsize))
+        },
+        agentStatus: { directory in
+            let loop = PosixEventLoop()
+            var reply: String?
+            var answered = false
+            // No agent listening is an answer too (nil): the doctor runs with or without one.
+            guard let channel = try? LocalControlClient.send("status", to: directory + "/control.sock", on: loop,
+                                                             line: { reply = $0 }, done: { _ in answered = true })
+            else { return nil }
+            defer { channel.close() }
+            // A loop error or an agent too busy to answer in 2 s leaves `reply` nil: "no answer".
+            _ = try? loop.run(until: { answered }, timeout: .seconds(2))
+            return reply
+        })
     }
 }
