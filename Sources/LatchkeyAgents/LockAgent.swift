@@ -354,6 +354,7 @@ public final class LockAgent: PeripheralManagerDelegate {
     // MARK: Event log transfer (M9)
 
     private func startTransfer(_ bytes: [UInt8], to central: Central) -> ATTErrorCode? {
+        // A malformed request is answered with its ATT error.
         guard let request = try? LogRequest(decoding: bytes) else { return .invalidAttributeValueLength }
         guard let c = transferCharacteristic, c.subscribedCentrals.contains(where: { $0 === central }) else {
             return .cccdImproperlyConfigured

@@ -382,6 +382,7 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
         }
         if characteristic === status, let v = characteristic.value, error == nil {
             lastStatus = v
+            // A status the phone cannot decode changes nothing it acts on; the raw value stays in lastStatus.
             if let frame = try? LockStatusFrame(decoding: v) {
                 emit("phone.lock_status", ["lock_state": "\(frame.lockState)", "door_state": "\(frame.doorState)"])
                 onStatus?(frame)
@@ -392,6 +393,7 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
         }
         guard characteristic === challenge, var f = inFlight, f.awaitingChallenge else { return }
         if let error { finish(.failure(.notDelivered("challenge read: \(error)"))); return }
+        // An undecodable grant fails the command below (notDelivered), reported to the caller.
         guard let grant = try? ChallengeGrant(decoding: characteristic.value ?? []), let control else {
             finish(.failure(.notDelivered("bad challenge")))
             return

@@ -104,6 +104,7 @@ extension KernelTransport {
             disconnectReasons[peer] = reason.hciReason
             restartPendingRefresh()
         case .deviceFound(let found):
+            // A neighbour's malformed advertisement is not ours to report: it is skipped, like radio noise.
             guard isScanning, let peer = found.address.address,
                   let data = try? AdvertisingData(decoding: found.eir) else { return }
             delegate?.transport(self, didReceive: AdvertisementReport(address: peer, data: data, rssi: found.rssi,
@@ -139,6 +140,7 @@ extension KernelTransport {
     func indexAdded(_ newIndex: MgmtIndex) {
         guard !isAttached else { return }
         mgmt.send(.readControllerInfo, to: newIndex) { [weak self] result in
+            // A controller whose information cannot be read or decoded is not taken for ours; its next Index Added asks again.
             guard let self, !self.isAttached, case .success(let parameters) = result,
                   let info = try? ControllerInfo(decoding: parameters), info.address == self.address else { return }
             self.index = newIndex

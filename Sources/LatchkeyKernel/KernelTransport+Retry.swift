@@ -92,6 +92,7 @@ extension KernelTransport {
             guard let advertising, state == .poweredOn else { return forgetRetry(request) }
             sendAdvertising(advertising)
         case .scanning:
+            // Computed from the same parameters when the scan started, so it cannot fail here.
             guard let scan, state == .poweredOn,
                   let timing = try? SystemConfiguration.discovery(scan) else { return forgetRetry(request) }
             command(.setDefaultSystemConfiguration(timing))

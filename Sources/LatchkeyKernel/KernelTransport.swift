@@ -177,7 +177,7 @@ public final class KernelTransport: BluetoothTransport {
         guard advertising != nil, isAttached, mgmt.isOpen else { return }
         advertising = nil
         var answered = false
-        send(.removeAdvertising(instance: Self.advertisingInstance)) { _ in answered = true }
+        send(.removeAdvertising(instance: Self.advertisingInstance)) { _ in answered = true }  // refused: none left
         // Closing goes on either way: a loop error or no answer leaves the kernel's instance,
         // which the next start removes (see init).
         _ = try? posixLoop.run(until: { answered }, timeout: Self.closeTimeout)

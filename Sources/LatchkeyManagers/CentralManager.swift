@@ -203,6 +203,7 @@ public final class CentralManager: BluetoothTransportDelegate {
         if state != .poweredOn {
             if isScanning { endScan(.poweredOff) }
         } else {
+            // Fixed, valid timing per mode: only an impossible parameter throws.
             try? applyModeTiming()  // a mode chosen before the radio was on
             // Re-assert every outstanding request: a controller power-down clears the list.
             reassertPendingConnects()
@@ -283,6 +284,7 @@ public final class CentralManager: BluetoothTransportDelegate {
 
     func reassertPendingConnects() {
         for address in pendingConnects.keys.sorted() where !transport.pendingConnections.contains(address) {
+            // Each was taken before; only a request to our own address throws, and none got this far.
             try? transport.addPendingConnection(to: address)
         }
     }

@@ -216,7 +216,7 @@ public final class PeripheralManager: BluetoothTransportDelegate, GATTServerDele
             if !background.suppressed { try transport.startAdvertising(advertisingForMode(advertisement)) }
             failure = nil
         } catch {
-            failure = error.code == .poweredOff ? .poweredOff : .invalidParameters(error.description)
+            failure = Self.advertisingFailure(error)
         }
         // Reported on the next turn, like `didAdd`.
         transport.loop.execute { [weak self] in
@@ -236,7 +236,20 @@ public final class PeripheralManager: BluetoothTransportDelegate, GATTServerDele
 
     func rearmAdvertising() {
         guard let advertisement, state == .poweredOn, !transport.isAdvertising, !background.suppressed else { return }
-        try? transport.startAdvertising(advertisingForMode(advertisement))
+        advertiseAgain(advertisingForMode(advertisement))
+    }
+
+    /// Asks the transport again for advertising the app already started (a re-arm after a
+    /// connection or a power-on, a mode's new interval); a refusal reaches the app the way
+    /// the first start's does, `didStartAdvertising` with the error, at once.
+    func advertiseAgain(_ wanted: Advertisement) {
+        do { try transport.startAdvertising(wanted) } catch {
+            delegate?.peripheralManagerDidStartAdvertising(self, error: Self.advertisingFailure(error))
+        }
+    }
+
+    static func advertisingFailure(_ error: TransportError) -> BluetoothError {
+        error.code == .poweredOff ? .poweredOff : .invalidParameters(error.description)
     }
 
     // MARK: Notifications

@@ -61,11 +61,13 @@ public struct DoctorProbes {
         },
         adapters: { directoryEntries("/sys/class/bluetooth").filter { $0.hasPrefix("hci") && !$0.contains(":") }.sorted() },
         processNames: {
+            // A process that ended between the listing and the read is no longer running: left out.
             directoryEntries("/proc").filter { $0.allSatisfy(\.isNumber) }.compactMap { pid in
                 (try? readTextFile("/proc/\(pid)/comm")).map { String($0.split(separator: "\n").first ?? "") }
             }
         },
         effectiveCapabilities: {
+            // Unreadable: nil, which the doctor reports as a FIX line.
             guard let status = try? readTextFile("/proc/self/status") else { return nil }
             let line = status.split(separator: "\n").first { $0.hasPrefix("CapEff:") }
             return line.flatMap { UInt64($0.dropFirst("CapEff:".count).trimmingPrefix(while: \.isWhitespace), radix: 16) }

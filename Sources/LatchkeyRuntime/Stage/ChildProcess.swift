@@ -95,6 +95,7 @@ final class ChildProcess {
     func stop(loop: PosixEventLoop) {
         guard exitStatus == nil else { return }
         kill(pid, SIGTERM)
+        // A loop error ends the grace period early: killHard below ends the process either way.
         _ = try? loop.run(until: { !self.isRunning }, timeout: .seconds(3))
         killHard()
     }

@@ -49,6 +49,7 @@ final class LineObserver {
     /// Reads every watched line and records the ones that changed.
     func sample() {
         for line in lines {
+            // A line file caught mid-rewrite is read again at the next sample.
             guard let high = try? simulator.isHigh(line) else { continue }
             if levels[line] != high {
                 if levels[line] != nil { changes.append(Change(line: line, high: high, at: loop.now)) }
