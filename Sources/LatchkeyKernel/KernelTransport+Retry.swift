@@ -100,6 +100,8 @@ extension KernelTransport {
         case .connectionTiming:
             guard let connectionTiming else { return forgetRetry(request) }
             sendConnectionTiming(connectionTiming)
+            // As `setConnectionParameters`: the running auto-connect scan restarts with it.
+            if state == .poweredOn { for peer in unlinkedPendingConnections { resendPending(peer) } }
         case .pendingConnection(let peer):
             guard pendingConnections.contains(peer) else { return forgetRetry(request) }
             sendAddDevice(peer)

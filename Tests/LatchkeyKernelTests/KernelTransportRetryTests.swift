@@ -105,14 +105,19 @@ import Testing
         #expect(world.kernel.commands(.startDiscovery).count == sent)
     }
 
-    @Test func refusedConnectionTimingIsAskedAgain() throws {
+    @Test func refusedConnectionTimingIsAskedAgainAndRestartsTheScan() throws {
         let world = try world()
+        try world.transport.addPendingConnection(to: TransportWorld.lock)
+        try world.settle()
+        let addDevices = world.kernel.commands(.addDevice).count
         world.model.repeatedRefusals[MgmtOpcode.setDefaultSystemConfiguration.rawValue] = (Self.busy, 2)
         try world.transport.setConnectionParameters(.kernelDefault)
         try world.until { world.kernel.commands(.setDefaultSystemConfiguration).count == 3 }
         try world.settle()
         #expect(world.delegate.refusals.map(\.request) == [.connectionTiming, .connectionTiming])
         #expect(!world.transport.isRetrying(.connectionTiming))
+        // Each attempt is followed by Add Device for the unlinked entry: the scan restarts with the timing.
+        #expect(world.kernel.commands(.addDevice).count == addDevices + 3)
     }
 
     @Test func aRefusedPowerOnIsAskedAgainUntilTheRadioIsOn() throws {
