@@ -62,6 +62,10 @@ public final class LockAgent: PeripheralManagerDelegate {
     var transferCharacteristic: LocalCharacteristic?
     /// The radio was on and went off: the next power-on is a power cycle (an alarm).
     var radioWentDown = false
+    /// Requests the system refused since start (each asked again by the transport).
+    public internal(set) var transportRefusals = 0
+    /// Why the link→key bindings could not be read or saved, until they can.
+    var bindingsFault: String?
     private var statusDirty = false
     private var transfers: [LinkID: ChunkedSender] = [:]
 
@@ -107,6 +111,7 @@ public final class LockAgent: PeripheralManagerDelegate {
         peripheral.delegate = self
         controller.onEvent = { [weak self] event in self?.lockEvent(event) }
         controller.onFault = { [weak self] fault in self?.emit("lock.fault", ["fault": "\(fault)"]) }
+        controller.onJournalCaughtUp = { [weak self] in self?.emit("lock.journal_caught_up") }
     }
 
     /// Reads the sensors and reconciles with the interrupted decision (if any), then publishes.
@@ -353,6 +358,7 @@ public final class LockAgent: PeripheralManagerDelegate {
     // MARK: Event log transfer (M9)
 
     private func startTransfer(_ bytes: [UInt8], to central: Central) -> ATTErrorCode? {
+        // A malformed request is answered with its ATT error.
         guard let request = try? LogRequest(decoding: bytes) else { return .invalidAttributeValueLength }
         guard let c = transferCharacteristic, c.subscribedCentrals.contains(where: { $0 === central }) else {
             return .cccdImproperlyConfigured

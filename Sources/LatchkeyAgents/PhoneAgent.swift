@@ -60,6 +60,8 @@ public struct PhoneAgentConfiguration: Sendable {
 /// its GATT setup where it stopped (`PhoneAgent+Restoration.swift`) — it never discovers
 /// the lock's services again while its cache holds them.
 public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
+    /// Requests the system refused since start (each asked again by the transport).
+    public internal(set) var transportRefusals = 0
     public let configuration: PhoneAgentConfiguration
     public let central: CentralManager
     let store: any PhoneStateStore
@@ -380,6 +382,7 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
         }
         if characteristic === status, let v = characteristic.value, error == nil {
             lastStatus = v
+            // A status the phone cannot decode changes nothing it acts on; the raw value stays in lastStatus.
             if let frame = try? LockStatusFrame(decoding: v) {
                 emit("phone.lock_status", ["lock_state": "\(frame.lockState)", "door_state": "\(frame.doorState)"])
                 onStatus?(frame)
@@ -390,6 +393,7 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
         }
         guard characteristic === challenge, var f = inFlight, f.awaitingChallenge else { return }
         if let error { finish(.failure(.notDelivered("challenge read: \(error)"))); return }
+        // An undecodable grant fails the command below (notDelivered), reported to the caller.
         guard let grant = try? ChallengeGrant(decoding: characteristic.value ?? []), let control else {
             finish(.failure(.notDelivered("bad challenge")))
             return

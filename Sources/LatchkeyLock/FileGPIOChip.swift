@@ -105,6 +105,7 @@ public struct FileGPIOChipFinder: GPIOChipFinder {
         for entry in try ChipFiles.list(root, chip: label) {
             let directory = root + "/" + entry
             let candidate = ChipFiles(directory: directory, label: label)
+            // A directory without a readable label is not this chip; the search goes on and fails with the list if none is.
             if (try? candidate.load("label")) == label {
                 return try FileGPIOChip(directory: directory, loop: loop)
             }

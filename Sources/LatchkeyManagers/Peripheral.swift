@@ -255,6 +255,7 @@ public final class Peripheral {
                                           error: result.failure.map(BluetoothError.init))
             }
         } else {
+            // As on iOS a Write Command has no answer: one longer than maximumWriteValueLength is dropped (callers check it).
             try? client.writeWithoutResponse(value, to: characteristic.valueHandle)
         }
         bearer.flush()

@@ -57,6 +57,9 @@ public protocol PeripheralManagerDelegate: AnyObject {
     func peripheralManager(_ peripheral: PeripheralManager, willRestoreState state: RestoredPeripheralState)
     /// The preserved state could not be written (or read back at start).
     func peripheralManager(_ peripheral: PeripheralManager, didFailToPreserveState error: any Error)
+    /// The system refused one of the manager's requests (advertising, power): the request
+    /// still stands and is asked again after `refusal.retryIn`.
+    func peripheralManager(_ peripheral: PeripheralManager, didRefuse refusal: TransportRefusal)
     /// The database's structure changed in `range` while `centrals` were connected (or since
     /// the run a restored state was preserved by): each that enabled Service Changed
     /// indications is sent one (Vol 3 Part G 7.1), as soon as its link can carry it.
@@ -80,6 +83,7 @@ extension PeripheralManagerDelegate {
     public func peripheralManager(_ peripheral: PeripheralManager, didDisconnect central: Central, reason: DisconnectReason) {}
     public func peripheralManager(_ peripheral: PeripheralManager, willRestoreState state: RestoredPeripheralState) {}
     public func peripheralManager(_ peripheral: PeripheralManager, didFailToPreserveState error: any Error) {}
+    public func peripheralManager(_ peripheral: PeripheralManager, didRefuse refusal: TransportRefusal) {}
     public func peripheralManager(_ peripheral: PeripheralManager, didChangeServicesIn range: ClosedRange<UInt16>,
                                   centrals: [Central]) {}
 }
@@ -212,7 +216,7 @@ public final class PeripheralManager: BluetoothTransportDelegate, GATTServerDele
             if !background.suppressed { try transport.startAdvertising(advertisingForMode(advertisement)) }
             failure = nil
         } catch {
-            failure = error.code == .poweredOff ? .poweredOff : .invalidParameters(error.description)
+            failure = Self.advertisingFailure(error)
         }
         // Reported on the next turn, like `didAdd`.
         transport.loop.execute { [weak self] in
@@ -232,7 +236,20 @@ public final class PeripheralManager: BluetoothTransportDelegate, GATTServerDele
 
     func rearmAdvertising() {
         guard let advertisement, state == .poweredOn, !transport.isAdvertising, !background.suppressed else { return }
-        try? transport.startAdvertising(advertisingForMode(advertisement))
+        advertiseAgain(advertisingForMode(advertisement))
+    }
+
+    /// Asks the transport again for advertising the app already started (a re-arm after a
+    /// connection or a power-on, a mode's new interval); a refusal reaches the app the way
+    /// the first start's does, `didStartAdvertising` with the error, at once.
+    func advertiseAgain(_ wanted: Advertisement) {
+        do { try transport.startAdvertising(wanted) } catch {
+            delegate?.peripheralManagerDidStartAdvertising(self, error: Self.advertisingFailure(error))
+        }
+    }
+
+    static func advertisingFailure(_ error: TransportError) -> BluetoothError {
+        error.code == .poweredOff ? .poweredOff : .invalidParameters(error.description)
     }
 
     // MARK: Notifications
@@ -281,6 +298,10 @@ public final class PeripheralManager: BluetoothTransportDelegate, GATTServerDele
     }
 
     public func transport(_ transport: any BluetoothTransport, didReceive report: AdvertisementReport) {}
+
+    public func transport(_ transport: any BluetoothTransport, didRefuse refusal: TransportRefusal) {
+        delegate?.peripheralManager(self, didRefuse: refusal)
+    }
 
     public func transport(_ transport: any BluetoothTransport, didConnect link: any ATTLink) {
         guard link.role == .peripheral else { return }

@@ -18,7 +18,8 @@ enum LockControlCommands {
     /// The lock's part of `status`.
     static func status(_ agent: LockAgent) -> String {
         "lock=\(agent.controller.lockState) door=\(agent.controller.doorState) "
-            + "operating_mode=\(agent.controller.operatingMode)"
+            + "operating_mode=\(agent.controller.operatingMode) transport_refusals=\(agent.transportRefusals) "
+            + "store=\(agent.storeFaults.isEmpty ? "ok" : agent.storeFaults.joined(separator: ","))"
     }
 
     /// Everything the lock daemon's control socket answers.

@@ -11,7 +11,7 @@ enum PhoneControlCommands {
 
     /// The phone's part of `status`.
     static func status(_ agent: PhoneAgent) -> String {
-        "presence=\(agent.presence.rawValue) linked=\(agent.isLinked)"
+        "presence=\(agent.presence.rawValue) linked=\(agent.isLinked) transport_refusals=\(agent.transportRefusals)"
     }
 
     /// Everything the phone daemon's control socket answers.

@@ -77,12 +77,17 @@ public protocol LockoutStore: AnyObject {
 public final class InMemoryLockoutStore: LockoutStore {
     public var states: [LockoutPrincipal: LockoutState] = [:]
     public var failReads = false
+    /// A full or read-only store: saves throw, nothing changes.
+    public var failSaves = false
     public init() {}
     public func state(of principal: LockoutPrincipal) throws -> LockoutState {
         if failReads { throw InMemoryKeyStore.StoreWriteFailed() }
         return states[principal] ?? .clean
     }
-    public func save(_ state: LockoutState, of principal: LockoutPrincipal) throws { states[principal] = state }
+    public func save(_ state: LockoutState, of principal: LockoutPrincipal) throws {
+        if failSaves { throw InMemoryKeyStore.StoreWriteFailed() }
+        states[principal] = state
+    }
 }
 
 /// A lockout that a failure just engaged: the alarm's content.

@@ -68,6 +68,7 @@ public final class PairingResponder {
     /// A pairing write on `link`. On success the new key is stored and returned.
     public func handleRequest(_ bytes: [UInt8], on link: LinkID) -> Result<PhoneKey, CommandRejection> {
         guard let w = window else { return .failure(.pairingClosed) }
+        // Malformed requests and keys are refused below with invalidFrame, the attacker learning nothing more.
         guard let request = try? PairingRequest(decoding: bytes),
               let phone = try? Curve25519.KeyAgreement.PublicKey(rawRepresentation: request.phonePublicKey) else {
             return .failure(.malformed)

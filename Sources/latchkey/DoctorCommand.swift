@@ -62,6 +62,7 @@ extension Latchkey {
         func loadLockSettings(_ config: String, _ findings: inout [DoctorFinding]) -> LockSettings? {
             let file: ConfigFile
             do {
+                // With --board, a missing configuration file is expected: the board alone is checked.
                 if let board, (try? readTextFile(config)) == nil {
                     file = try ConfigFile(path: "--board \(board)", text: "transport: kernel\n")
                 } else {

@@ -59,7 +59,24 @@ func ask(_ dispatcher: ControlDispatcher, _ line: String) -> [String] {
         #expect(h.phone!.central.executionMode == .foreground)
         #expect(h.phoneController.connectionParameters == .kernelDefault)
         #expect(!gates.control.gate.isSuspended)
-        #expect(ask(control, "status") == ["ok presence=home linked=true execution=foreground suspended=false queued=0"])
+        #expect(ask(control, "status") == ["ok presence=home linked=true transport_refusals=0 execution=foreground suspended=false queued=0"])
+    }
+
+    /// A request the system refused reaches the agent through the manager and its gate: an
+    /// event on the timeline and a count in `status` (the request itself stands: the
+    /// transport asks again).
+    @Test func aRefusedRequestIsAnEventAndCountsInStatus() throws {
+        let h = try Household()
+        let (_, control) = try phone(h)
+        let refusal = TransportRefusal(request: .pendingConnection(Household.lockAddress),
+                                       reason: "Add Device failed: Busy (0x0a)", attempt: 2, retryIn: .seconds(1))
+        h.phone!.central.transport(h.phoneController, didRefuse: refusal)
+        h.loop.advance(by: .milliseconds(1))
+        let event = try #require(h.phoneEvents.events.last { $0.name == "phone.transport_refused" })
+        #expect(event.field("request") == "pending connection to \(Household.lockAddress)")
+        #expect(event.field("attempt") == "2")
+        #expect(event.field("reason") == "Add Device failed: Busy (0x0a)")
+        #expect(ask(control, "status").first?.contains(" transport_refusals=1 ") == true)
     }
 
     @Test func executionBackgroundSlowsTheSystemScanAndRefusesAnUnfilteredScan() throws {
@@ -78,7 +95,7 @@ func ask(_ dispatcher: ControlDispatcher, _ line: String) -> [String] {
         }
         try central.scanForPeripherals(withServices: [LockServiceUUID.service])
         #expect(h.phoneController.scanParameters?.interval == BackgroundScanTiming.interval)
-        #expect(ask(control, "status") == ["ok presence=home linked=true execution=background suspended=false queued=0"])
+        #expect(ask(control, "status") == ["ok presence=home linked=true transport_refusals=0 execution=background suspended=false queued=0"])
 
         #expect(ask(control, "execution foreground") == ["ok mode=foreground"])
         #expect(h.phoneController.connectionParameters == .kernelDefault)
@@ -99,14 +116,14 @@ func ask(_ dispatcher: ControlDispatcher, _ line: String) -> [String] {
         h.loop.advance(by: .milliseconds(500))
         #expect(!h.phoneEvents.events.dropFirst(mark).contains { $0.name == "phone.lock_status" })
         #expect(gates.control.gate.queuedEvents.count == 2)
-        #expect(ask(control, "status") == ["ok presence=home linked=true execution=foreground suspended=true queued=2"])
+        #expect(ask(control, "status") == ["ok presence=home linked=true transport_refusals=0 execution=foreground suspended=true queued=2"])
 
         #expect(ask(control, "resume") == ["ok resumed mode=foreground"])
         let after = Array(h.phoneEvents.events.dropFirst(mark))
         #expect(after.filter { $0.name == "phone.lock_status" }.map { $0.field("lock_state") } == ["2", "1"],
                 "Unlocked, then Locked: in the order they happened")
         #expect(after.last { $0.name == "phone.app_resumed" }?.fields.map(\.1) == ["2", "0"])
-        #expect(ask(control, "status") == ["ok presence=home linked=true execution=foreground suspended=false queued=0"])
+        #expect(ask(control, "status") == ["ok presence=home linked=true transport_refusals=0 execution=foreground suspended=false queued=0"])
     }
 }
 
@@ -134,7 +151,7 @@ func ask(_ dispatcher: ControlDispatcher, _ line: String) -> [String] {
         #expect(h.lockController.isAdvertising && advertisedName(h) == "Latchkey")
         #expect(ask(control, "status")
                 == ["ok lock=locked door=\(h.lock!.controller.doorState) operating_mode=normal "
-                    + "execution=foreground suspended=false queued=0"])
+                    + "transport_refusals=0 store=ok execution=foreground suspended=false queued=0"])
     }
 
     @Test func suspendStopsAForegroundLocksAdvertisingAndBackgroundAdvertisesWithoutItsName() throws {

@@ -36,6 +36,28 @@ struct DoctorTests {
         #expect(findings.allSatisfy { "\($0)".hasPrefix("ok   ") })
     }
 
+    /// Store faults show in the doctor (issue 14): a full or read-only state filesystem, and
+    /// the running agent's own `store=` report.
+    @Test func aFullOrReadOnlyStateFilesystemAndTheAgentsStoreFaultAreFixes() {
+        var p = healthy()
+        p.filesystemSpace = { _ in (readOnly: false, availableBytes: 64 << 20) }
+        p.agentStatus = { _ in "ok lock=locked door=closed operating_mode=normal transport_refusals=0 store=ok" }
+        #expect(fixes(run(p)) == [])
+
+        p.filesystemSpace = { _ in (readOnly: false, availableBytes: 4096) }
+        #expect(fixes(run(p)).count == 1)
+        #expect(fixes(run(p)).first?.contains("4096 bytes free") == true)
+
+        p.filesystemSpace = { _ in (readOnly: true, availableBytes: 64 << 20) }
+        #expect(fixes(run(p)).first?.contains("read-only filesystem") == true)
+
+        p.filesystemSpace = { _ in (readOnly: false, availableBytes: 64 << 20) }
+        p.agentStatus = { _ in "ok lock=locked door=closed operating_mode=normal transport_refusals=0 store=journal,lockout" }
+        #expect(fixes(run(p)) == ["the running lock agent reports a store fault (journal,lockout): writes to its state "
+                                  + "directory fail; see its log (`journalctl -u latchkey-lock.service`), then free space "
+                                  + "or remount read-write"])
+    }
+
     @Test func thisMachineNoBluetoothAndNoChip() {
         var p = healthy()
         p.bluetoothSocketErrno = { 97 }

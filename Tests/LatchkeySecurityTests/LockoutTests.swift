@@ -54,6 +54,26 @@ struct LockoutTests {
         #expect(attempt(try good(bob)).rejection == nil)
     }
 
+    /// A full or read-only SD card must not turn lockout off (issue 14; before, a failed save
+    /// was swallowed and the failure forgotten): the attacker's failure is kept, every command
+    /// is refused until the store has saved it, and then it counts.
+    @Test mutating func aFailureTheStoreCannotSaveRefusesEveryCommandUntilItIsSaved() throws {
+        lockouts.failSaves = true
+        #expect(attempt(try forged(alice.id)).rejection == .authenticationFailed)
+        #expect(verifier.lockout.storeFault != nil)
+        for i in 1...5 {
+            #expect(attempt(try forged(alice.id)).rejection == .lockedOut, "attempt \(i) is not even evaluated")
+        }
+        #expect(attempt(try good(bob)).rejection == .lockedOut, "fails closed for every key")
+        #expect(lockouts.states.isEmpty, "nothing was saved")
+
+        lockouts.failSaves = false
+        #expect(attempt(try good(bob)).rejection == nil, "saved first, then evaluated")
+        #expect(verifier.lockout.storeFault == nil)
+        #expect(lockouts.states[.overall]?.failures == 1, "the failure was not forgotten")
+        #expect(lockouts.states[.key(alice.id)]?.failures == 1)
+    }
+
     @Test mutating func theLockoutEndsAfterItsTimeAndEachFurtherOneDoubles() throws {
         var policy = LockoutPolicy()
         policy.overallLimit = 1000  // twelve failures: only the key's own limit is under test

@@ -207,7 +207,34 @@ public struct Doctor {
                             + "keys live there: `chmod 0700 \(stateDirectory)`"))
         }
         if out.isEmpty { out.append(.ok("state directory \(stateDirectory): mode 0700, owned by \(who)")) }
-        return out
+        return out + storage() + agentStore()
+    }
+
+    /// Below this the store's next transaction (WAL, journal, event log) may not fit.
+    static let minimumFreeBytes: UInt64 = 1 << 20
+
+    /// A store that cannot be written refuses unlocks (docs/ARCHITECTURE.md, "Nothing fails silently").
+    func storage() -> [DoctorFinding] {
+        guard let space = probes.filesystemSpace(stateDirectory) else { return [] }
+        if space.readOnly {
+            return [.fix("state directory \(stateDirectory) is on a read-only filesystem: no decision can be recorded, "
+                         + "so the lock refuses to unlock; remount it read-write (`mount -o remount,rw`) and check the card")]
+        }
+        if space.availableBytes < Self.minimumFreeBytes {
+            return [.fix("state directory \(stateDirectory) has \(space.availableBytes) bytes free: the store cannot record "
+                         + "decisions, so the lock refuses to unlock; free space on that filesystem")]
+        }
+        return [.ok("state directory \(stateDirectory): writable, \(space.availableBytes / (1 << 20)) MiB free")]
+    }
+
+    /// What the running agent says of its store (`status`'s `store=`), when one answers.
+    func agentStore() -> [DoctorFinding] {
+        guard let status = probes.agentStatus(stateDirectory),
+              let field = status.split(separator: " ").first(where: { $0.hasPrefix("store=") }) else { return [] }
+        let faults = field.dropFirst("store=".count)
+        if faults == "ok" { return [.ok("the running \(agent.name) agent's store: every write on disk")] }
+        return [.fix("the running \(agent.name) agent reports a store fault (\(faults)): writes to its state directory "
+                     + "fail; see its log (`journalctl -u \(agent.unit)`), then free space or remount read-write")]
     }
 
     /// The phone's key: the secret every command is sealed with, readable by the agent and

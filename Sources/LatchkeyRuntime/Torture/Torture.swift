@@ -280,6 +280,7 @@ struct TortureRun {
 
     private mutating func progress(_ result: inout Torture.Result) -> String {
         readAnnouncements()
+        // Mid-run, the agent may hold the store: this progress line is skipped; the final audit reads it and fails loudly.
         guard let disk = try? TortureAudit.read(lockState: stage.lockState) else { return "" }
         audit.check(disk)
         result.unintendedUnlocks = audit.unexplainedRises(unlockRises(), disk).count

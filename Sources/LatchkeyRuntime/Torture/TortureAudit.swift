@@ -42,6 +42,7 @@ struct TortureAudit {
     /// readers do not disturb it).
     static func read(lockState: String) throws -> Disk {
         let store = try AgentStore(directory: lockState, fileName: StateStores.lockFile)
+        // Read-only audit: what was read stands; a failed close loses nothing.
         defer { try? store.close() }
         let journal = store.decisionJournal(monotonicNow: { .zero })
         return Disk(entries: try journal.entries(), events: try store.eventLog().read(limit: Int.max))
