@@ -10,7 +10,7 @@
 //   LatchkeyPosix      real-time poll(2) event loop, Unix sockets, signals (the only Glibc user so far)
 //   LatchkeySimAir     the simulated radio shared by processes: an "air" server on a Unix socket
 //   LatchkeyMgmt       pure codecs of the kernel's Bluetooth management (mgmt) protocol
-//   LatchkeyKernel     the real Linux world: mgmt + L2CAP ATT sockets, libgpiod (the only user of CBluetooth/CGPIOD)
+//   LatchkeyKernel     the real Linux world: mgmt + L2CAP ATT sockets, libgpiod 1.6 or 2.x loaded at run time (the only user of CBluetooth/CGPIOD)
 //   LatchkeyManagers   Core-Bluetooth-like central and peripheral managers, generic over the seam
 //   LatchkeyLockProtocol pure lock service protocol: UUIDs, command/challenge frames, rejections
 //   LatchkeySecurity   per-phone keys, sealed commands (ChaChaPoly), single-use challenges
@@ -76,9 +76,11 @@ let package = Package(
         // epoll-era calls Glibc does not import (ppoll, accept4, pipe2), sockaddr_un, signal self-pipe.
         .target(name: "CLinuxShims"),
         .target(name: "LatchkeyPosix", dependencies: ["LatchkeyTransport", "CLinuxShims"], swiftSettings: strictness),
-        // libbluetooth and libgpiod 1.6 headers (apt: libbluetooth-dev, libgpiod-dev), for LatchkeyKernel only.
+        // libbluetooth headers (apt: libbluetooth-dev), for LatchkeyKernel only.
         .systemLibrary(name: "CBluetooth", pkgConfig: "bluez", providers: [.apt(["libbluetooth-dev"])]),
-        .systemLibrary(name: "CGPIOD", pkgConfig: "libgpiod", providers: [.apt(["libgpiod-dev"])]),
+        // libgpiod 1.6 and 2.x prototypes, for LatchkeyKernel only: nothing is linked, the
+        // library is dlopen()ed at run time (Sources/CGPIOD/shim.h says why).
+        .systemLibrary(name: "CGPIOD"),
         .target(name: "LatchkeyMgmt", dependencies: ["LatchkeyTransport"], swiftSettings: strictness),
         .target(
             name: "LatchkeyKernel",

@@ -1,11 +1,32 @@
-// libgpiod 1.6 (Debian 12 / Raspberry Pi OS bookworm: the v1 API). Its request flags are
-// enum constants built with GPIOD_BIT(), which Swift imports as values; the function-like
-// macro itself and gpiod_foreach_chip() are not used. Only LatchkeyKernel/Internal/
-// Syscalls.swift uses this module. libgpiod 2 (Debian 13) would be a second module behind
-// the same Swift protocol: see docs/ARCHITECTURE.md.
+// libgpiod, loaded at run time: libgpiod.so.3 (2.x, the v2 API: Debian 13 / Raspberry Pi
+// OS trixie) or libgpiod.so.2 (1.6, the v1 API: Debian 12 / bookworm). The two libraries
+// install side by side but their gpiod.h headers conflict, so Latchkey links neither: it
+// dlopen()s one and fills a table of function pointers with dlsym(), and one binary (and one
+// .deb, `Depends: libgpiod3 | libgpiod2`) runs on both releases. The prototypes are
+// hand-written in gpiod1.h / gpiod2.h and checked against each real header by
+// Tests/gpiod-prototypes/run. Only LatchkeyKernel/Internal uses this module.
 #ifndef LATCHKEY_CGPIOD_SHIM_H
 #define LATCHKEY_CGPIOD_SHIM_H
 
-#include <gpiod.h>
+#include <dlfcn.h>
+#include "gpiod1.h"
+#include "gpiod2.h"
+
+#define LATCHKEY_GPIOD_RESOLVE(ret, name, params) \
+    if (!(table->name = (ret (*) params)dlsym(library, #name))) return #name;
+
+/// Fills `table` from `library` (a dlopen handle): NULL when every function resolved, else
+/// the name of the first one missing.
+static inline const char *latchkey_gpiod1_resolve(void *library, struct latchkey_gpiod1 *table) {
+    LATCHKEY_GPIOD1_FUNCTIONS(LATCHKEY_GPIOD_RESOLVE)
+    return 0;
+}
+
+static inline const char *latchkey_gpiod2_resolve(void *library, struct latchkey_gpiod2 *table) {
+    LATCHKEY_GPIOD2_FUNCTIONS(LATCHKEY_GPIOD_RESOLVE)
+    return 0;
+}
+
+#undef LATCHKEY_GPIOD_RESOLVE
 
 #endif

@@ -26,6 +26,7 @@ final class TimingChip: GPIOChip {
     let clock: OutputChangeClock
     init(inner: any GPIOChip, clock: OutputChangeClock) { self.inner = inner; self.clock = clock }
     var label: String { inner.label }
+    var debouncesInputs: Bool { inner.debouncesInputs }
     func requestOutput(_ line: String, _ config: GPIOLineConfig) throws(GPIOError) -> any GPIOOutput {
         TimingOutput(inner: try inner.requestOutput(line, config), clock: clock)
     }

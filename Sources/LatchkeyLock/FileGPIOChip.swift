@@ -64,6 +64,8 @@ public final class FileGPIOChip: GPIOChip {
     }
 
     public var label: String { table.label }
+    /// Edges are raw: the lock debounces them in software (`DebouncedInput`).
+    public var debouncesInputs: Bool { false }
 
     public func requestOutput(_ line: String, _ config: GPIOLineConfig) throws(GPIOError) -> any GPIOOutput {
         let output = try table.requestOutput(line, config)

@@ -2,14 +2,16 @@ import LatchkeyTransport
 
 // The GPIO seam: the few calls the lock needs from a GPIO character device.
 //
-// Shaped after libgpiod 1.6 (Debian 12 / Raspberry Pi OS bookworm, v1 API), so that a
-// libgpiod backend is a thin wrapper, and equally after its 2.x API:
-//   chip by label  -> gpiod_chip_open_by_label()           (v2: match gpiod_chip_info_get_label)
-//   line by name   -> gpiod_chip_find_line()               (v2: gpiod_chip_get_line_offset_from_name)
-//   output request -> gpiod_line_request_output(line, consumer, default_val) with
-//                     GPIOD_LINE_REQUEST_FLAG_ACTIVE_LOW / _BIAS_* in the flags
-//   input request  -> gpiod_line_request_both_edges_events_flags(); edges read from
-//                     gpiod_line_event_get_fd() when the event loop says it is readable
+// Shaped after libgpiod 1.6 (Debian 12 / Raspberry Pi OS bookworm, v1 API) and its 2.x API
+// (Debian 13 / trixie), so that each libgpiod backend (LatchkeyKernel) is a thin wrapper:
+//   chip by label  -> v1: gpiod_chip_label()   v2: gpiod_chip_info_get_label(), on each gpiochipN
+//   line by name   -> v1: gpiod_chip_find_line()   v2: gpiod_chip_get_line_offset_from_name()
+//   output request -> v1: gpiod_line_request_output_flags(line, consumer, flags, default_val)
+//                     v2: line settings (direction, output value, bias, active-low) requested
+//                     with gpiod_chip_request_lines()
+//   input request  -> v1: gpiod_line_request_both_edges_events_flags(); v2: settings with both
+//                     edges and the kernel's debounce period; edges read from the event fd
+//                     when the event loop says it is readable
 //
 // Values are LOGICAL everywhere above this file: `true` means "active". Active-low is part
 // of the request (the kernel inverts, as FLAG_ACTIVE_LOW does), never of the lock logic.
@@ -31,6 +33,9 @@ public protocol GPIOChipFinder {
 /// One GPIO chip (one /dev/gpiochipN), whose lines are found by name.
 public protocol GPIOChip: AnyObject {
     var label: String { get }
+    /// Whether `requestInput` hands `GPIOLineConfig.debounce` to the kernel (libgpiod 2): the
+    /// lock then adds no software debounce of its own (`LockHardware`).
+    var debouncesInputs: Bool { get }
     /// Requests `line` as an output driven to its inactive level by the request itself.
     func requestOutput(_ line: String, _ config: GPIOLineConfig) throws(GPIOError) -> any GPIOOutput
     /// Requests `line` as an input with edge detection on both edges.
@@ -44,15 +49,19 @@ public struct GPIOLineConfig: Hashable, Sendable {
     /// The line is active when its physical level is low.
     public var activeLow: Bool
     public var bias: GPIOBias
+    /// For inputs of a chip that `debouncesInputs`: a change is reported once the line has
+    /// held it this long (0: none). Other chips ignore it.
+    public var debounce: Duration
 
-    public init(consumer: String, activeLow: Bool = false, bias: GPIOBias = .asIs) {
+    public init(consumer: String, activeLow: Bool = false, bias: GPIOBias = .asIs, debounce: Duration = .zero) {
         self.consumer = consumer
         self.activeLow = activeLow
         self.bias = bias
+        self.debounce = debounce
     }
 }
 
-/// Pull resistor setting (libgpiod v1.6 GPIOD_LINE_REQUEST_FLAG_BIAS_*).
+/// Pull resistor setting (libgpiod 1.6 GPIOD_LINE_REQUEST_FLAG_BIAS_*, 2.x enum gpiod_line_bias).
 public enum GPIOBias: Hashable, Sendable {
     case asIs, disabled, pullUp, pullDown
 }
@@ -92,6 +101,8 @@ public struct GPIOError: Error, Hashable, Sendable, CustomStringConvertible {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         let raw: String
         public static let chipNotFound = Code(raw: "chip not found")
+        /// Neither libgpiod.so.3 nor libgpiod.so.2 could be loaded (or the one forced).
+        public static let libraryMissing = Code(raw: "library missing")
         public static let lineNotFound = Code(raw: "line not found")
         public static let lineBusy = Code(raw: "line busy")
         public static let invalidValue = Code(raw: "invalid value")

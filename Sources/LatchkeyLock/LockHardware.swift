@@ -42,7 +42,7 @@ public struct LockWiring: Hashable, Sendable {
     public var boltUnlocked: Input?
     /// The status LED (`StatusLight`), if the board has one.
     public var statusLED: Output?
-    /// Software debounce applied to every input.
+    /// The debounce of every input: the kernel's where the chip has it (libgpiod 2), else `DebouncedInput`.
     public var debounce: Duration = DebouncedInput.defaultInterval
 
     public init(chipLabel: String, consumer: String = "latchkey-lock", actuator: ActuatorKind, unlockOutput: Output,
@@ -112,8 +112,10 @@ public struct LockHardware {
         }
         func input(_ line: LockWiring.Input?) throws -> (any GPIOInput)? {
             guard let line else { return nil }
-            let raw = try chip.requestInput(line.line, GPIOLineConfig(consumer: wiring.consumer,
-                                                                     activeLow: line.activeLow, bias: line.bias))
+            let raw = try chip.requestInput(line.line, GPIOLineConfig(consumer: wiring.consumer, activeLow: line.activeLow,
+                                                                     bias: line.bias, debounce: wiring.debounce))
+            // Debounced once: by the kernel when the chip asks it to (libgpiod 2), else here.
+            if chip.debouncesInputs { return raw }
             return try DebouncedInput(raw, interval: wiring.debounce, loop: loop)
         }
         let unlock = try output(wiring.unlockOutput)

@@ -17,6 +17,8 @@ public final class SimulatedGPIOChip: GPIOChip {
     }
 
     public var label: String { table.label }
+    /// Edges are raw: the lock debounces them in software (`DebouncedInput`).
+    public var debouncesInputs: Bool { false }
 
     public func requestOutput(_ line: String, _ config: GPIOLineConfig) throws(GPIOError) -> any GPIOOutput {
         try table.requestOutput(line, config)

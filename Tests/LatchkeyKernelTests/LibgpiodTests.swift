@@ -8,8 +8,9 @@ import Testing
 
 @testable import LatchkeyKernel
 
-/// The libgpiod 1.6 backend: what can be shown without a GPIO chip (this kernel has none;
-/// the HIL VM's gpio-sim chip shows the rest).
+/// The libgpiod backends and their loader: what can be shown without a GPIO chip (this
+/// kernel has none; `LibgpiodBackendTests` drives both APIs through fake libraries, the HIL
+/// VM's gpio-sim chip drives the real ones).
 @Suite struct LibgpiodTests {
     @Test(.enabled(if: !hostHasGPIOChips, "this machine has GPIO chips"))
     func aMissingChipNamesTheLabelAndTheChipsThatExist() {
@@ -20,19 +21,33 @@ import Testing
         #expect(error.map { "\($0)" } == "GPIO chip not found on chip 'pinctrl-bcm2711': GPIO chips present: none")
     }
 
-    @Test func requestFlagsCarryActiveLowAndOneBias() {
-        let activeLow = Int32(truncatingIfNeeded: GPIOD_LINE_REQUEST_FLAG_ACTIVE_LOW)
-        #expect(LibgpiodChip.requestFlags(GPIOLineConfig(consumer: "c")) == 0)
-        #expect(LibgpiodChip.requestFlags(GPIOLineConfig(consumer: "c", activeLow: true)) == activeLow)
-        #expect(LibgpiodChip.requestFlags(GPIOLineConfig(consumer: "c", activeLow: true, bias: .pullUp))
-                == activeLow | Int32(truncatingIfNeeded: GPIOD_LINE_REQUEST_FLAG_BIAS_PULL_UP))
-        #expect(LibgpiodChip.requestFlags(GPIOLineConfig(consumer: "c", bias: .pullDown))
-                == Int32(truncatingIfNeeded: GPIOD_LINE_REQUEST_FLAG_BIAS_PULL_DOWN))
-        #expect(LibgpiodChip.requestFlags(GPIOLineConfig(consumer: "c", bias: .disabled))
-                == Int32(truncatingIfNeeded: GPIOD_LINE_REQUEST_FLAG_BIAS_DISABLE))
-        // libgpiod 1.6 values (gpiod.h): ACTIVE_LOW bit 2, BIAS_DISABLE/PULL_DOWN/PULL_UP bits 3–5.
-        #expect(activeLow == 1 << 2)
-        #expect(GPIOFlag.biasPullUp == 1 << 5)
+    @Test func v1RequestFlagsCarryActiveLowAndOneBias() {
+        func flags(activeLow: Bool = false, _ bias: GPIOBias = .asIs) -> Int32 {
+            Libgpiod1.requestFlags(GPIODRequest(direction: .output, consumer: "c", activeLow: activeLow, bias: bias))
+        }
+        // libgpiod 1.6 values (gpiod.h GPIOD_BIT(n)): ACTIVE_LOW bit 2, BIAS_DISABLE/PULL_DOWN/PULL_UP bits 3–5.
+        #expect(flags() == 0)
+        #expect(flags(activeLow: true) == 1 << 2)
+        #expect(flags(activeLow: true, .pullUp) == 1 << 2 | 1 << 5)
+        #expect(flags(.pullDown) == 1 << 4)
+        #expect(flags(.disabled) == 1 << 3)
+    }
+
+    @Test func v2DebounceIsWholeMicrosecondsRoundedUp() {
+        #expect(Libgpiod2.debounceMicroseconds(.zero) == 0)
+        #expect(Libgpiod2.debounceMicroseconds(.milliseconds(20)) == 20_000)
+        #expect(Libgpiod2.debounceMicroseconds(.nanoseconds(1)) == 1)
+        #expect(Libgpiod2.debounceMicroseconds(.nanoseconds(-5)) == 0)
+    }
+
+    @Test func theLoaderPrefersLibgpiod2AndAnOverrideNamesOne() throws {
+        #expect(try LibgpiodLoader.candidates(override: nil) == ["libgpiod.so.3", "libgpiod.so.2"])
+        #expect(try LibgpiodLoader.candidates(override: "") == ["libgpiod.so.3", "libgpiod.so.2"])
+        #expect(try LibgpiodLoader.candidates(override: "3") == ["libgpiod.so.3"])
+        #expect(try LibgpiodLoader.candidates(override: "2") == ["libgpiod.so.2"])
+        let error = #expect(throws: GPIOError.self) { _ = try LibgpiodLoader.candidates(override: "1.6") }
+        #expect(error?.code == .libraryMissing)
+        #expect(error?.detail?.contains("LATCHKEY_GPIOD=1.6 is not 2") == true)
     }
 }
 

@@ -1,19 +1,23 @@
 import LatchkeyLock
 import LatchkeyPosix
 
-/// One open GPIO chip (libgpiod 1.6 `struct gpiod_chip`). Lines are found by name and
-/// requested once, with the consumer name, active-low and bias in the request; an output
-/// is requested with its inactive value in the same request and never released (the
-/// chip, and every line with it, is closed when the last line object goes away).
+/// One open GPIO chip through libgpiod 1.6 or 2.x (`GPIODBackend`). Lines are found by name
+/// and requested once, with the consumer name, active-low and bias in the request; an
+/// output is requested with its inactive value in the same request and never released (its
+/// request, and the chip with it, go when the last line object goes away). With libgpiod 2
+/// an input also carries the kernel's debounce (`debouncesInputs`).
 public final class LibgpiodChip: GPIOChip {
     public let label: String
     /// The device name, gpiochipN.
     public let name: String
+    let backend: any GPIODBackend
     private let handle: OpaquePointer
     let loop: PosixEventLoop
     let onError: ((GPIOError) -> Void)?
 
-    init(handle: OpaquePointer, name: String, label: String, loop: PosixEventLoop, onError: ((GPIOError) -> Void)?) {
+    init(backend: any GPIODBackend, handle: OpaquePointer, name: String, label: String, loop: PosixEventLoop,
+         onError: ((GPIOError) -> Void)?) {
+        self.backend = backend
         self.handle = handle
         self.name = name
         self.label = label
@@ -21,55 +25,42 @@ public final class LibgpiodChip: GPIOChip {
         self.onError = onError
     }
 
-    deinit { Syscalls.gpiodChipClose(handle) }
+    deinit { backend.closeChip(handle) }
+
+    public var debouncesInputs: Bool { backend.debouncesInKernel }
 
     public func requestOutput(_ line: String, _ config: GPIOLineConfig) throws(GPIOError) -> any GPIOOutput {
-        let handle = try findLine(line)
-        do {
-            // default_val 0 is the inactive level: with FLAG_ACTIVE_LOW the kernel drives it high.
-            try Syscalls.gpiodRequestOutput(handle, consumer: config.consumer, flags: Self.requestFlags(config), value: false)
-        } catch {
-            throw requestError(line, error)
-        }
-        return LibgpiodOutput(chip: self, line: handle, name: line)
+        let request = try requestLine(line, .output, config)
+        return LibgpiodOutput(chip: self, request: request, name: line)
     }
 
     public func requestInput(_ line: String, _ config: GPIOLineConfig) throws(GPIOError) -> any GPIOInput {
-        let handle = try findLine(line)
+        let request = try requestLine(line, .input(debounce: config.debounce), config)
         do {
-            try Syscalls.gpiodRequestBothEdges(handle, consumer: config.consumer, flags: Self.requestFlags(config))
-            return LibgpiodInput(chip: self, line: handle, name: line, eventDescriptor: try Syscalls.gpiodEventDescriptor(handle))
+            return LibgpiodInput(chip: self, request: request, name: line, eventDescriptor: try request.eventDescriptor())
         } catch {
-            throw requestError(line, error)
+            throw failure(line, error)
         }
     }
 
-    /// GPIOD_LINE_REQUEST_FLAG_*: active-low and one bias (none for "as is").
-    static func requestFlags(_ config: GPIOLineConfig) -> Int32 {
-        var flags = config.activeLow ? GPIOFlag.activeLow : 0
-        switch config.bias {
-        case .asIs: break
-        case .disabled: flags |= GPIOFlag.biasDisable
-        case .pullUp: flags |= GPIOFlag.biasPullUp
-        case .pullDown: flags |= GPIOFlag.biasPullDown
-        }
-        return flags
-    }
-
-    private func findLine(_ line: String) throws(GPIOError) -> OpaquePointer {
-        do { return try Syscalls.gpiodFindLine(handle, line) } catch {
+    private func requestLine(_ line: String, _ direction: GPIODRequest.Direction, _ config: GPIOLineConfig)
+        throws(GPIOError) -> any GPIODLineRequest
+    {
+        let found: GPIODLine
+        do { found = try backend.findLine(handle, line) } catch {
             throw GPIOError(.lineNotFound, chip: label, line: line, errno: error.errno.rawValue,
                             detail: "no line of that name on \(name); its named lines: "
-                                + GPIOInventory.lineNames(handle).filter { !$0.isEmpty }.joined(separator: " "))
+                                + backend.lineNames(handle).filter { !$0.isEmpty }.joined(separator: " "))
         }
-    }
-
-    private func requestError(_ line: String, _ error: SystemError) -> GPIOError {
-        if error.errno == .busy {
-            return GPIOError(.lineBusy, chip: label, line: line, errno: error.errno.rawValue,
-                             detail: "another consumer holds it (see gpioinfo)")
+        let request = GPIODRequest(direction: direction, consumer: config.consumer, activeLow: config.activeLow,
+                                   bias: config.bias)
+        do { return try backend.request(handle, found, request) } catch {
+            if error.errno == .busy {
+                throw GPIOError(.lineBusy, chip: label, line: line, errno: error.errno.rawValue,
+                                detail: "another consumer holds it (see gpioinfo)")
+            }
+            throw failure(line, error)
         }
-        return failure(line, error)
     }
 
     func failure(_ line: String, _ error: SystemError) -> GPIOError {

@@ -2,13 +2,13 @@
 import Glibc
 #endif
 import CBluetooth
-import CGPIOD
 import CLinuxShims
 import LatchkeyPosix
 import LatchkeyTransport
 
 /// Every C call LatchkeyKernel makes: sockets (mgmt, L2CAP), libbluetooth structures and
-/// libgpiod, each under the one errno policy (`ErrnoPolicy`: EINTR retried, EAGAIN is
+/// libgpiod (through the `Libgpiod1` / `Libgpiod2` backends and their loader, beside this
+/// file), each under the one errno policy (`ErrnoPolicy`: EINTR retried, EAGAIN is
 /// `.wouldBlock`, EBADF/EFAULT trap) and each behind the mocking hook of debug builds
 /// (`SyscallMock`), keyed by the C function's name. Callers turn the `SystemError` into
 /// their own typed error (`KernelError`, which makes EAFNOSUPPORT "no Bluetooth", or
@@ -254,7 +254,7 @@ enum Syscalls {
         return (Int(options.imtu), Int(options.omtu))
     }
 
-    // MARK: libgpiod 1.6
+    // MARK: GPIO (libgpiod itself is called through Libgpiod1 / Libgpiod2, in this folder)
 
     /// Names of the GPIO character devices in /dev ("gpiochip0", ...), sorted.
     static func gpioChipNames() -> [String] {
@@ -267,56 +267,6 @@ enum Syscalls {
         }
         return names.sorted { $0.count != $1.count ? $0.count < $1.count : $0 < $1 }
     }
-
-    static func gpiodChipOpen(_ name: String) throws(SystemError) -> OpaquePointer {
-        try pointer("gpiod_chip_open_by_name", "(\(name))") { gpiod_chip_open_by_name(name) }
-    }
-
-    static func gpiodChipClose(_ chip: OpaquePointer) { gpiod_chip_close(chip) }
-
-    static func gpiodChipLabel(_ chip: OpaquePointer) -> String { String(cString: gpiod_chip_label(chip)) }
-
-    static func gpiodFindLine(_ chip: OpaquePointer, _ name: String) throws(SystemError) -> OpaquePointer {
-        try pointer("gpiod_chip_find_line", "(\(name))") { gpiod_chip_find_line(chip, name) }
-    }
-
-    static func gpiodRequestOutput(_ line: OpaquePointer, consumer: String, flags: Int32, value: Bool) throws(SystemError) {
-        _ = try blocking("gpiod_line_request_output_flags") {
-            Int(gpiod_line_request_output_flags(line, consumer, flags, value ? 1 : 0))
-        }
-    }
-
-    static func gpiodRequestBothEdges(_ line: OpaquePointer, consumer: String, flags: Int32) throws(SystemError) {
-        _ = try blocking("gpiod_line_request_both_edges_events_flags") {
-            Int(gpiod_line_request_both_edges_events_flags(line, consumer, flags))
-        }
-    }
-
-    static func gpiodSetValue(_ line: OpaquePointer, _ active: Bool) throws(SystemError) {
-        _ = try blocking("gpiod_line_set_value") { Int(gpiod_line_set_value(line, active ? 1 : 0)) }
-    }
-
-    static func gpiodGetValue(_ line: OpaquePointer) throws(SystemError) -> Bool {
-        try blocking("gpiod_line_get_value") { Int(gpiod_line_get_value(line)) } == 1
-    }
-
-    /// The line's event fd, switched to non-blocking so events are read until EAGAIN.
-    static func gpiodEventDescriptor(_ line: OpaquePointer) throws(SystemError) -> CInt {
-        let fd = CInt(try blocking("gpiod_line_event_get_fd") { Int(gpiod_line_event_get_fd(line)) })
-        let flags = try blocking("fcntl", "(F_GETFL)") { Int(fcntl(fd, F_GETFL)) }
-        _ = try blocking("fcntl", "(F_SETFL)") { Int(fcntl(fd, F_SETFL, Int32(flags) | O_NONBLOCK)) }
-        return fd
-    }
-
-    /// Reads one edge event: true for a rising edge (logical: active-low is applied by
-    /// the kernel), false for falling.
-    static func gpiodReadEvent(_ fd: CInt) throws(SystemError) -> IOResult<Bool> {
-        var event = gpiod_line_event()
-        guard case .done = try call("gpiod_line_event_read_fd", "", { Int(gpiod_line_event_read_fd(fd, &event)) }) else {
-            return .wouldBlock
-        }
-        return .done(event.event_type == Int32(truncatingIfNeeded: GPIOD_LINE_EVENT_RISING_EDGE))
-    }
 }
 
 extension Errno {
@@ -325,12 +275,4 @@ extension Errno {
     static let noSuchDevice = Errno(rawValue: 19)           // ENODEV
     static let timedOut = Errno(rawValue: 110)              // ETIMEDOUT
     static let inProgress = Errno(rawValue: 115)            // EINPROGRESS
-}
-
-/// libgpiod 1.6 line request flags (GPIOD_LINE_REQUEST_FLAG_*), as Swift values.
-enum GPIOFlag {
-    static let activeLow = Int32(truncatingIfNeeded: GPIOD_LINE_REQUEST_FLAG_ACTIVE_LOW)
-    static let biasDisable = Int32(truncatingIfNeeded: GPIOD_LINE_REQUEST_FLAG_BIAS_DISABLE)
-    static let biasPullDown = Int32(truncatingIfNeeded: GPIOD_LINE_REQUEST_FLAG_BIAS_PULL_DOWN)
-    static let biasPullUp = Int32(truncatingIfNeeded: GPIOD_LINE_REQUEST_FLAG_BIAS_PULL_UP)
 }
