@@ -148,15 +148,22 @@ public final class PeripheralManager: BluetoothTransportDelegate, GATTServerDele
 
     /// `genericAccess`: what the Generic Access service says this device is (the system's
     /// name under Core Bluetooth; here the application's, given once).
-    public init(transport: any BluetoothTransport, delegate: (any PeripheralManagerDelegate)? = nil,
-                options: ManagerOptions = ManagerOptions(),
-                genericAccess: GenericAccess = GenericAccess(deviceName: "Latchkey")) {
+    public convenience init(transport: any BluetoothTransport, delegate: (any PeripheralManagerDelegate)? = nil,
+                            options: ManagerOptions = ManagerOptions(),
+                            genericAccess: GenericAccess = GenericAccess(deviceName: "Latchkey")) {
+        self.init(transport: transport, delegate: delegate, options: options, genericAccess: genericAccess,
+                  fixedServices: .current)
+    }
+
+    /// `fixedServices`: another version's layout, for the tests of an update from it.
+    init(transport: any BluetoothTransport, delegate: (any PeripheralManagerDelegate)?, options: ManagerOptions,
+         genericAccess: GenericAccess, fixedServices: FixedServices) {
         self.transport = transport
         self.delegate = delegate
         self.state = ManagerState(transport.state)
         self.genericAccess = genericAccess
         preservation = options.restoration.map { Preservation(identifier: $0.identifier, storage: $0.storage) }
-        genericAttribute = FixedServices.current.publish(in: database, genericAccess: genericAccess)
+        genericAttribute = fixedServices.publish(in: database, genericAccess: genericAccess)
         announced = AnnouncedLayout(database.layout)
         transport.delegate = self
         transport.loop.execute { [weak self] in
