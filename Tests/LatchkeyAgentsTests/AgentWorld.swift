@@ -35,6 +35,8 @@ final class AgentWorld {
     let actuator: ActuatorKind
     var lock: LockAgent!
     var phone: PhoneAgent!
+    /// The lock's configured name for its next start.
+    var lockName = "Latchkey"
     let behaviour: LockBehaviour
 
     static let lineNames = ["latch", "bolt", "door", "button"]
@@ -68,7 +70,8 @@ final class AgentWorld {
                                             firstDecisionID: DecisionID((journal.lastDecisionID?.rawValue ?? 0) + 1))
         lock = LockAgent(transport: air.device(lockAddress)!, controller: controller, keys: durables ?? keys,
                          log: lockLog, events: lockEvents,
-                         configuration: LockAgentConfiguration(departureGrace: .seconds(5), serviceDefinition: serviceDefinition),
+                         configuration: LockAgentConfiguration(name: lockName, departureGrace: .seconds(5),
+                                                               serviceDefinition: serviceDefinition),
                          lockout: lockouts,
                          pairing: PairingResponder(identity: identity, registry: keys, loop: loop),
                          restoration: lockRestoration, operatingModes: operatingModes)
