@@ -76,6 +76,35 @@ kernel_adv_instances() { # INDEX
     btmgmt --index "$1" advinfo 2>/dev/null | sed -n 's/.*Instances list with \([0-9]*\) item.*/\1/p' | head -1
 }
 
+# controllers_reset INDEX...: the kernel's state a scenario may leave behind, cleared: advertising
+# instances (the kernel keeps a SIGKILLed agent's), Add Device entries, the connectable and
+# advertising settings, and every link: the power-on resets the controller (HCI Reset), which
+# also ends advertising the kernel's power-off left running (docs/HIL.md). 1 when the
+# controllers do not look clean within 10 s.
+controllers_reset() {
+    local i
+    for i in "$@"; do
+        btmgmt --index $i rm-adv 0 > /dev/null 2>&1
+        btmgmt --index $i del-device -t 0 00:00:00:00:00:00 > /dev/null 2>&1
+        btmgmt --index $i advertising off > /dev/null 2>&1
+        btmgmt --index $i connectable off > /dev/null 2>&1
+        btmgmt --index $i power off > /dev/null 2>&1
+        btmgmt --index $i power on > /dev/null 2>&1
+    done
+    wait_for 10 controllers_clean "$@"
+}
+# controllers_clean INDEX...: powered, no link, no advertising instance, no auto-connect entry
+controllers_clean() {
+    local i
+    for i in "$@"; do
+        btmgmt --index $i info 2>/dev/null | grep -q 'current settings:.*powered' || return 1
+        btmgmt --index $i con 2>/dev/null | grep -qi '^[0-9a-f][0-9a-f]:' && return 1
+        [ "$(kernel_adv_instances $i)" = 0 ] || return 1
+        grep -q ' [1-9]$' /sys/kernel/debug/bluetooth/hci$i/device_list 2>/dev/null && return 1
+    done
+    return 0
+}
+
 # Drives a gpio-sim input line from the outside, as a switch with a pull resistor would.
 sim_pull() { echo "pull-$2" > "$(cat $HIL_RUN/sim_dir)/sim_gpio$1/pull"; }
 

@@ -1,0 +1,173 @@
+# Helpers for the scenarios that run the agents (sourced after lib.sh and the rig): every
+# scenario starts from a clean state it sets up itself (scenario_begin: a fresh work
+# directory, the controllers reset, the lines at rest, a freshly provisioned key), starts
+# and stops its own agents, and ends through scenario_end, which stops whatever it started
+# and exits 1 when a check failed. The same file runs on a board (Tests/hil/pi/run).
+
+L=$RIG_LOCK_INDEX P=$RIG_PHONE_INDEX
+LOCK_ADDR=$(cat $HIL_RUN/hci$L.addr)
+AUTO_RELOCK_S=2
+LOCK_PID= PHONE_PID= SCENARIO_BTMON=
+
+# --- a clean start ----------------------------------------------------------------------------
+
+# scenario_begin NAME: the clean start. A scenario that cannot get it exits 1 (the host
+# fails a non-zero exit and every check the scenario did not pass).
+scenario_begin() {
+    SCENARIO=$1
+    W=$HIL_WORK/$1
+    LOCK_OUT=$W/lock.out LOCK_ERR=$W/lock.err PHONE_OUT=$W/phone.out PHONE_ERR=$W/phone.err
+    trap scenario_end EXIT
+    local t0; t0=$(now_int)
+    rm -rf $W && mkdir -p $W
+    controllers_reset $L $P ${RIG_NEIGHBOUR_INDEX:-} || setup_error "the controllers are not clean after a reset: $(for i in $L $P; do btmgmt --index $i con; echo "hci$i adv $(kernel_adv_instances $i) devices: $(cat /sys/kernel/debug/bluetooth/hci$i/device_list)"; done)"
+    rig_start
+    door_set closed
+    write_configs
+    # The phone never asks for arrival unlocks: the actuator moves only on explicit commands.
+    latchkey keys add --state-dir $W/lock-state --id 1 --name hil-phone --no-arrival-unlock \
+        --export-secret $W/phone.key > $W/keys.out 2>&1 || setup_error "latchkey keys add: $(cat $W/keys.out)"
+    # --verbose: an HCI/mgmt trace of this scenario, read back at its end.
+    if [ "${HIL_VERBOSE:-}" = 1 ]; then btmon -w $W/btmon.snoop > /dev/null 2>&1 & SCENARIO_BTMON=$!; fi
+    note "$SCENARIO: clean start (controllers reset, fresh state) in $(( $(now_int) - t0 )) ms"
+}
+setup_error() { echo "HIL-SETUP-ERROR $SCENARIO: $*"; exit 1; }
+
+write_configs() {
+    cat > $W/lock.yaml <<YAML
+# The lock; its latch output is held active while unlocked (actuator: hold).
+name: HIL Door
+transport: kernel
+adapter: hci$L
+state_directory: $W/lock-state
+event_format: json
+gpio:
+  chip: $RIG_CHIP
+  actuator: hold
+  unlock_line: $RIG_LATCH_LINE
+  door_line: $RIG_DOOR_LINE
+  button_line: $RIG_BUTTON_LINE
+$RIG_GPIO_YAML
+lock:
+  auto_relock_seconds: $AUTO_RELOCK_S
+  # Departure locking is the simulated radio's story (latchkey demo); here it would only
+  # add line movements nobody asked for.
+  departure_grace_seconds: 600
+YAML
+    cat > $W/phone.yaml <<YAML
+# The phone. grace_seconds is long so the owner never counts as away: every
+# actuator movement in this suite is an explicit command.
+transport: kernel
+adapter: hci$P
+state_directory: $W/phone-state
+event_format: json
+lock_address: "$LOCK_ADDR"
+key_id: 1
+key_secret_file: $W/phone.key
+grace_seconds: 600
+YAML
+}
+
+# --- the agents -------------------------------------------------------------------------------
+alive() { [ -n "$1" ] && kill -0 "$1" 2>/dev/null; }
+start_lock() {
+    latchkey lock --config $W/lock.yaml --log-level debug >> $LOCK_OUT 2>> $LOCK_ERR &
+    LOCK_PID=$!
+}
+start_phone() {
+    latchkey phone --config $W/phone.yaml --log-level debug >> $PHONE_OUT 2>> $PHONE_ERR &
+    PHONE_PID=$!
+}
+# stop PID SIGNAL: signal it and wait (bounded) until it is gone
+stop() {
+    alive "$1" || return 0
+    kill -"$2" "$1"
+    wait_for 10 sh -c "! kill -0 $1 2>/dev/null" || note "process $1 did not exit on SIG$2"
+    wait "$1" 2>/dev/null
+    return 0
+}
+phone_ctl() { timeout 30 latchkey phone-ctl --state-dir $W/phone-state "$@" 2>&1; }
+# The phone agent's voluntary context switches, all threads: how often it went to sleep.
+phone_sleeps() {
+    cat /proc/$PHONE_PID/task/*/status 2>/dev/null | awk '/^voluntary_ctxt_switches/ { n += $2 } END { print n + 0 }'
+}
+
+# A failed check says which agent was down.
+failed() {
+    fail "$@"
+    alive "$LOCK_PID" || note "the lock agent is not running"
+    alive "$PHONE_PID" || note "the phone agent is not running"
+}
+
+# Waits for an agent's event, ending early when that agent has exited.
+lock_event()  { local s=$1; shift; wait_for "$s" lock_event_or_dead "$@"  && has_event $LOCK_OUT "$@"; }
+phone_event() { local s=$1; shift; wait_for "$s" phone_event_or_dead "$@" && has_event $PHONE_OUT "$@"; }
+lock_event_or_dead()  { has_event $LOCK_OUT "$@"  || ! alive "$LOCK_PID"; }
+phone_event_or_dead() { has_event $PHONE_OUT "$@" || ! alive "$PHONE_PID"; }
+
+# start_phone_alone: the phone with no lock running; its connect must sit in the kernel (mgmt
+# Add Device, auto-connect). Sets AGENTS_WHY and returns 1 when it does not.
+start_phone_alone() {
+    local m; m=$(mark $PHONE_OUT)
+    start_phone
+    phone_event 30 $m phone.connect_pending || { AGENTS_WHY="no phone.connect_pending"; return 1; }
+    wait_for 5 kernel_pending_connect $P $LOCK_ADDR \
+        || { AGENTS_WHY="the kernel holds no auto-connect entry for $LOCK_ADDR: $(cat /sys/kernel/debug/bluetooth/hci$P/device_list)"; return 1; }
+}
+# start_linked_agents: the lock advertising, then the phone, linked with its GATT set up
+# (discovery, notifications on). Sets AGENTS_WHY and returns 1 when they do not get there.
+start_linked_agents() {
+    local ml mp; ml=$(mark $LOCK_OUT); mp=$(mark $PHONE_OUT)
+    start_lock
+    lock_event 30 $ml lock.advertising || { AGENTS_WHY="no lock.advertising"; return 1; }
+    start_phone
+    phone_event 20 $mp phone.gatt_ready \
+        || { AGENTS_WHY="no phone.gatt_ready: $(event_line $PHONE_OUT $mp phone.gatt_failed)"; return 1; }
+    AGENTS_READY_LINE=$(event_line $PHONE_OUT $mp phone.gatt_ready)
+}
+
+# A door event that is not "closed" (open or forcedOpen, depending on the bolt).
+door_not_closed() {
+    tail -n +$(($1 + 1)) $LOCK_OUT | grep '"event":"lock.event"' | grep '"door":"' | grep -vq '"door":"closed"'
+}
+
+# last_linked_before FILE MARK MS: the time of the last phone.linked after MARK at or before MS
+# (the link that became ready; an earlier one may have gone nowhere)
+last_linked_before() {
+    tail -n +$(($2 + 1)) "$1" | grep '"event":"phone.linked"' \
+        | sed -n 's/.*"t_ms":\([0-9.]*\).*/\1/p' | awk -v limit="$3" '$1 <= limit { t = $1 } END { print t }'
+}
+
+# recovery CHECK MS LOST: the figure the host judges against CHECK's bound (Tests/hil/expected-checks).
+recovery() { echo "HIL-RECOVERY $1 $2 link_lost=$3"; }
+
+# --- the end ----------------------------------------------------------------------------------
+# scenario_end (the EXIT trap): stops the agents, shows their output when a check failed (or
+# everything with --verbose), and exits 1 when a check failed, or with the scenario's own
+# non-zero status.
+scenario_end() {
+    local rc=$?
+    trap - EXIT
+    stop "$PHONE_PID" TERM
+    stop "$LOCK_PID" TERM
+    rig_cleanup
+    [ -n "$SCENARIO_BTMON" ] && kill $SCENARIO_BTMON 2>/dev/null && sleep 0.5
+    if [ "${HIL_VERBOSE:-}" = 1 ]; then
+        for f in $LOCK_OUT $PHONE_OUT $LOCK_ERR $PHONE_ERR; do [ -f $f ] && { echo "---- $f"; cat $f; }; done
+        echo "---- btmon (mgmt commands, advertising, scanning, connections)"
+        btmon -C 200 -t -r $W/btmon.snoop 2>/dev/null | grep -E '^[@<>] ' \
+            | grep -E 'Add Device|Remove Device|Advertising|Scan Enable|Create Connection|Connection Complete|Disconnect|Device Connected|Device Disconnected|Set Powered' \
+            | sed 's/   */ /g' | cut -c1-150
+    elif [ -n "${HIL_FAILED:-}" ] || [ $rc != 0 ]; then
+        show_logs $LOCK_OUT $LOCK_ERR $PHONE_OUT $PHONE_ERR
+        echo "---- dmesg tail"; dmesg | tail -n 12
+    fi
+    if [ -n "${HIL_FAILED:-}" ] || [ $rc != 0 ]; then
+        echo "---- the controllers as the kernel sees them now"
+        for i in $L $P; do btmgmt --index $i info | grep -E 'addr|current settings'; btmgmt --index $i con; done
+        btmgmt --index $L advinfo 2>&1 | head -n 5
+        echo "hci$P device_list: $(cat /sys/kernel/debug/bluetooth/hci$P/device_list)"
+    fi
+    [ $rc = 0 ] && [ -n "${HIL_FAILED:-}" ] && rc=1
+    exit $rc
+}
