@@ -20,16 +20,30 @@ scenario_begin() {
     trap scenario_end EXIT
     local t0; t0=$(now_int)
     rm -rf $W && mkdir -p $W
-    controllers_reset $L $P ${RIG_NEIGHBOUR_INDEX:-} || setup_error "the controllers are not clean after a reset: $(for i in $L $P; do btmgmt --index $i con; echo "hci$i adv $(kernel_adv_instances $i) devices: $(cat /sys/kernel/debug/bluetooth/hci$i/device_list)"; done)"
+    # The neighbour (scenario b2) stops advertising: raw HCI, as b2 drives it.
+    [ -n "${RIG_NEIGHBOUR_INDEX:-}" ] && hcitool -i hci$RIG_NEIGHBOUR_INDEX cmd 0x08 0x000a 00 > /dev/null 2>&1
+    controllers_reset $L $P || setup_error "the controllers are not clean after a reset: $(for i in $L $P; do btmgmt --index $i con; echo "hci$i adv $(kernel_adv_instances $i) devices: $(cat /sys/kernel/debug/bluetooth/hci$i/device_list)"; done)"
     rig_start
     door_set closed
     write_configs
-    # The phone never asks for arrival unlocks: the actuator moves only on explicit commands.
-    latchkey keys add --state-dir $W/lock-state --id 1 --name hil-phone --no-arrival-unlock \
-        --export-secret $W/phone.key > $W/keys.out 2>&1 || setup_error "latchkey keys add: $(cat $W/keys.out)"
+    provision
     # --verbose: an HCI/mgmt trace of this scenario, read back at its end.
     if [ "${HIL_VERBOSE:-}" = 1 ]; then btmon -w $W/btmon.snoop > /dev/null 2>&1 & SCENARIO_BTMON=$!; fi
-    note "$SCENARIO: clean start (controllers reset, fresh state) in $(( $(now_int) - t0 )) ms"
+    note "$SCENARIO: clean start in $(( $(now_int) - t0 )) ms (fresh state; controllers: ${CONTROLLER_RESETS:- clean})"
+}
+# provision: the lock's state with the phone's key, and the phone's copy of the secret. The
+# first scenario provisions with `latchkey keys add` into $HIL_WORK/.provisioned (0.7 s under
+# TCG); the others copy that untouched result, a fresh store identical to their own run of it.
+provision() {
+    local t=$HIL_WORK/.provisioned
+    if [ ! -f $t/phone.key ]; then
+        rm -rf $t && mkdir -p $t
+        # The phone never asks for arrival unlocks: the actuator moves only on explicit commands.
+        latchkey keys add --state-dir $t/lock-state --id 1 --name hil-phone --no-arrival-unlock \
+            --export-secret $t/phone.key.tmp > $W/keys.out 2>&1 || setup_error "latchkey keys add: $(cat $W/keys.out)"
+        mv $t/phone.key.tmp $t/phone.key
+    fi
+    cp -a $t/lock-state $t/phone.key $W/
 }
 setup_error() { echo "HIL-SETUP-ERROR $SCENARIO: $*"; exit 1; }
 
@@ -82,6 +96,10 @@ start_phone() {
 stop() {
     alive "$1" || return 0
     kill -"$2" "$1"
+    wait_gone "$1" "$2"
+}
+wait_gone() { # PID SIGNAL-it-was-sent
+    alive "$1" || return 0
     wait_for 10 sh -c "! kill -0 $1 2>/dev/null" || note "process $1 did not exit on SIG$2"
     wait "$1" 2>/dev/null
     return 0
@@ -114,13 +132,14 @@ start_phone_alone() {
     wait_for 5 kernel_pending_connect $P $LOCK_ADDR \
         || { AGENTS_WHY="the kernel holds no auto-connect entry for $LOCK_ADDR: $(cat /sys/kernel/debug/bluetooth/hci$P/device_list)"; return 1; }
 }
-# start_linked_agents: the lock advertising, then the phone, linked with its GATT set up
-# (discovery, notifications on). Sets AGENTS_WHY and returns 1 when they do not get there.
+# start_linked_agents: both agents started together (their start-ups overlap), the lock
+# advertising and the phone linked with its GATT set up (discovery, notifications on). Sets
+# AGENTS_WHY and returns 1 when they do not get there.
 start_linked_agents() {
     local ml mp; ml=$(mark $LOCK_OUT); mp=$(mark $PHONE_OUT)
     start_lock
-    lock_event 30 $ml lock.advertising || { AGENTS_WHY="no lock.advertising"; return 1; }
     start_phone
+    lock_event 30 $ml lock.advertising || { AGENTS_WHY="no lock.advertising"; return 1; }
     phone_event 20 $mp phone.gatt_ready \
         || { AGENTS_WHY="no phone.gatt_ready: $(event_line $PHONE_OUT $mp phone.gatt_failed)"; return 1; }
     AGENTS_READY_LINE=$(event_line $PHONE_OUT $mp phone.gatt_ready)
@@ -148,8 +167,11 @@ recovery() { echo "HIL-RECOVERY $1 $2 link_lost=$3"; }
 scenario_end() {
     local rc=$?
     trap - EXIT
-    stop "$PHONE_PID" TERM
-    stop "$LOCK_PID" TERM
+    # Both told at once, then each waited for.
+    alive "$PHONE_PID" && kill -TERM $PHONE_PID
+    alive "$LOCK_PID" && kill -TERM $LOCK_PID
+    wait_gone "$PHONE_PID" TERM
+    wait_gone "$LOCK_PID" TERM
     rig_cleanup
     [ -n "$SCENARIO_BTMON" ] && kill $SCENARIO_BTMON 2>/dev/null && sleep 0.5
     if [ "${HIL_VERBOSE:-}" = 1 ]; then

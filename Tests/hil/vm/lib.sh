@@ -76,33 +76,46 @@ kernel_adv_instances() { # INDEX
     btmgmt --index "$1" advinfo 2>/dev/null | sed -n 's/.*Instances list with \([0-9]*\) item.*/\1/p' | head -1
 }
 
-# controllers_reset INDEX...: the kernel's state a scenario may leave behind, cleared: advertising
-# instances (the kernel keeps a SIGKILLed agent's), Add Device entries, the connectable and
-# advertising settings, and every link: the power-on resets the controller (HCI Reset), which
-# also ends advertising the kernel's power-off left running (docs/HIL.md). 1 when the
-# controllers do not look clean within 10 s.
+# controllers_reset INDEX...: the kernel's state a scenario may leave behind, cleared where
+# it is found, so a scenario starts from the same controllers whatever ran before it:
+#   a link (on hci1 also one hci0's kernel forgot, docs/HIL.md)  power off and on: the
+#                          power-on resets the controller (HCI Reset), which ends its links
+#   an advertising instance (the kernel keeps a SIGKILLed agent's)  removed (rm-adv 0: all)
+#   an auto-connect entry (a phone's Add Device outlives it)   removed (del-device, all)
+#   the connectable or advertising setting                      off
+# Then it checks them all again; 1 when they are not clean within 10 s. CONTROLLER_RESETS
+# says what was found (a NOTE line in scenario_begin).
 controllers_reset() {
     local i
+    CONTROLLER_RESETS=
     for i in "$@"; do
-        btmgmt --index $i rm-adv 0 > /dev/null 2>&1
-        btmgmt --index $i del-device -t 0 00:00:00:00:00:00 > /dev/null 2>&1
-        btmgmt --index $i advertising off > /dev/null 2>&1
-        btmgmt --index $i connectable off > /dev/null 2>&1
-        btmgmt --index $i power off > /dev/null 2>&1
-        btmgmt --index $i power on > /dev/null 2>&1
+        controller_state $i
+        [ -z "$CONTROLLER_DIRT" ] && continue
+        CONTROLLER_RESETS="$CONTROLLER_RESETS hci$i:$CONTROLLER_DIRT"
+        case $CONTROLLER_DIRT in *instances*) btmgmt --index $i rm-adv 0 > /dev/null 2>&1 ;; esac
+        case $CONTROLLER_DIRT in *entries*) btmgmt --index $i del-device -t 0 00:00:00:00:00:00 > /dev/null 2>&1 ;; esac
+        case $CONTROLLER_DIRT in *advertising*) btmgmt --index $i advertising off > /dev/null 2>&1 ;; esac
+        case $CONTROLLER_DIRT in *connectable*) btmgmt --index $i connectable off > /dev/null 2>&1 ;; esac
+        case $CONTROLLER_DIRT in *link*) btmgmt --index $i power off > /dev/null 2>&1 ;; esac
+        case $CONTROLLER_DIRT in *link*|*off*) btmgmt --index $i power on > /dev/null 2>&1 ;; esac
     done
     wait_for 10 controllers_clean "$@"
 }
-# controllers_clean INDEX...: powered, no link, no advertising instance, no auto-connect entry
-controllers_clean() {
-    local i
-    for i in "$@"; do
-        btmgmt --index $i info 2>/dev/null | grep -q 'current settings:.*powered' || return 1
-        btmgmt --index $i con 2>/dev/null | grep -qi '^[0-9a-f][0-9a-f]:' && return 1
-        [ "$(kernel_adv_instances $i)" = 0 ] || return 1
-        grep -q ' [1-9]$' /sys/kernel/debug/bluetooth/hci$i/device_list 2>/dev/null && return 1
-    done
-    return 0
+controllers_clean() { local i; for i in "$@"; do controller_state $i; [ -z "$CONTROLLER_DIRT" ] || return 1; done; }
+# controller_state INDEX: sets CONTROLLER_DIRT to what is not clean on it (empty: clean). A
+# link shows as the sysfs device hciN:HANDLE the kernel adds per connection; an auto-connect
+# entry in debugfs device_list ("ADDR (type T) POLICY", POLICY 0 = none).
+controller_state() {
+    CONTROLLER_DIRT=
+    ls -d /sys/class/bluetooth/hci$1:* > /dev/null 2>&1 && CONTROLLER_DIRT="$CONTROLLER_DIRT link"
+    grep -q ' [1-9]$' /sys/kernel/debug/bluetooth/hci$1/device_list 2>/dev/null && CONTROLLER_DIRT="$CONTROLLER_DIRT entries"
+    local settings
+    settings=" $(btmgmt --index $1 info 2>/dev/null | sed -n 's/^[[:space:]]*current settings: //p') "
+    case $settings in *" powered "*) ;; *) CONTROLLER_DIRT="$CONTROLLER_DIRT off" ;; esac
+    case $settings in *" connectable "*) CONTROLLER_DIRT="$CONTROLLER_DIRT connectable" ;; esac
+    case $settings in *" advertising "*) CONTROLLER_DIRT="$CONTROLLER_DIRT advertising" ;; esac
+    [ "$(kernel_adv_instances $1)" = 0 ] || CONTROLLER_DIRT="$CONTROLLER_DIRT instances"
+    CONTROLLER_DIRT=${CONTROLLER_DIRT# }
 }
 
 # Drives a gpio-sim input line from the outside, as a switch with a pull resistor would.
