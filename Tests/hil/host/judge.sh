@@ -8,10 +8,21 @@
 # The VM's side of the contract (Tests/hil/vm/init and the scenarios):
 #   HIL-SCENARIO NAME                       a scenario starts
 #   PASS CHECK - ...  /  FAIL CHECK - ...   its checks
-#   HIL-RECOVERY CHECK MS link_lost=yes|no  a recovery the check measured, in ms
+#   HIL-RECOVERY CHECK MS link_lost=yes|no setup_timeouts=N forgotten_ms=F
+#                                           a recovery the check measured, in ms, with the
+#                                           evidence for its slow path (below)
 #   HIL-SCENARIO-EXIT NAME STATUS MS        it ended with this exit status
 #   HIL-END                                 every scenario has run
 # Sourced by Tests/hil/run, Tests/hil/pi/run and Tests/hil/host/selftest; needs bash 4.
+#
+# Bounds (Tests/hil/expected-checks: `recovery<=MS [forgotten<=MS]`): a recovery must take at
+# most recovery<=MS. The one exception is a forgotten link (docs/HIL.md): the phone linked
+# where hci0's kernel holds no link, which on btvirt (no supervision timeout) only the phone's
+# 10 s GATT setup timeout ends; then, and only with the evidence for it (exactly one
+# phone.setup_timeout and a forgotten link seen for at least FORGOTTEN_EVIDENCE_MS), the
+# recovery may take up to forgotten<=MS. A setup timeout without that evidence (the lock
+# left the phone on a link its kernel knows) or two of them fail.
+FORGOTTEN_EVIDENCE_MS=2000
 
 # expected_scenarios EXPECTED: every scenario the expected-checks file declares, in order.
 expected_scenarios() {
@@ -23,7 +34,7 @@ expected_scenarios() {
 judge_console() {
     local log=$1 expected=$2 selected=$3 qemu_status=${4:-?}
     local problems=() s check rest bound line
-    local -A want=() bound_of=() chosen=()
+    local -A want=() bound_of=() forgotten_bound_of=() chosen=()
     for s in $selected; do chosen[$s]=1; done
 
     # What the host expects of each selected scenario.
@@ -31,19 +42,21 @@ judge_console() {
         [[ -z $s || $s == \#* ]] && continue
         [[ -n ${chosen[$s]:-} ]] || continue
         want[$s/$check]=1
-        case $rest in
-            '') ;;
-            recovery\<=[0-9]*) bound_of[$check]=${rest#recovery<=} ;;
-            *) problems+=("$expected: '$s $check $rest': unknown bound (want recovery<=MS)") ;;
-        esac
+        for bound in $rest; do
+            case $bound in
+                recovery\<=[0-9]*) bound_of[$check]=${bound#recovery<=} ;;
+                forgotten\<=[0-9]*) forgotten_bound_of[$check]=${bound#forgotten<=} ;;
+                *) problems+=("$expected: '$s $check $rest': unknown bound $bound (want recovery<=MS [forgotten<=MS])") ;;
+            esac
+        done
     done < "$expected"
     for s in $selected; do
         grep -q "^$s " "$expected" || problems+=("scenario $s: the host expects no check of it (declare its checks in $expected)")
     done
 
     # What the VM said, scenario by scenario.
-    local current='' status passed=0 failed=0 ms lost
-    local -A started=() exited=() seen=() recovery=() link_lost=()
+    local current='' status passed=0 failed=0 ms lost timeouts forgotten
+    local -A started=() exited=() seen=() recovery=() link_lost=() setup_timeouts=() forgotten_ms=()
     while IFS= read -r line; do
         case $line in
             'HIL-SCENARIO '*)
@@ -68,9 +81,11 @@ judge_console() {
                 failed=$((failed + 1))
                 problems+=("${line%% - *} (scenario ${current:-none})") ;;
             'HIL-RECOVERY '*)
-                read -r _ check ms lost _ <<< "$line"
+                read -r _ check ms lost timeouts forgotten _ <<< "$line"
                 recovery[$check]=$ms
-                link_lost[$check]=${lost#link_lost=} ;;
+                link_lost[$check]=${lost#link_lost=}
+                setup_timeouts[$check]=${timeouts#setup_timeouts=}
+                forgotten_ms[$check]=${forgotten#forgotten_ms=} ;;
         esac
     done < "$log"
 
@@ -97,10 +112,21 @@ judge_console() {
         fi
         [[ ${link_lost[$check]} == yes ]] \
             || problems+=("$check: the link loss the scenario causes was not seen (link_lost=${link_lost[$check]})")
-        if ! [[ $ms =~ ^[0-9]+(\.[0-9]+)?$ ]]; then
-            problems+=("$check: recovery '$ms' is not a number of ms")
-        elif awk -v ms="$ms" -v bound="$bound" 'BEGIN { exit !(ms > bound) }'; then
-            problems+=("$check: recovery took $ms ms, over its bound of $bound ms (docs/HIL.md)")
+        timeouts=${setup_timeouts[$check]} forgotten=${forgotten_ms[$check]}
+        if ! [[ $ms =~ ^[0-9]+(\.[0-9]+)?$ && $timeouts =~ ^[0-9]+$ && $forgotten =~ ^[0-9]+$ ]]; then
+            problems+=("$check: unreadable HIL-RECOVERY figures (ms '$ms', setup_timeouts '$timeouts', forgotten_ms '$forgotten')")
+            continue
+        fi
+        local why="its bound of $bound ms"
+        if ((timeouts == 1)) && [[ -n ${forgotten_bound_of[$check]:-} ]] && ((forgotten >= FORGOTTEN_EVIDENCE_MS)); then
+            bound=${forgotten_bound_of[$check]}
+            why="its bound of $bound ms with one forgotten link ($forgotten ms)"
+        elif ((timeouts > 0)); then
+            problems+=("$check: the phone ran $timeouts GATT setup timeout(s) with a forgotten link of $forgotten ms (allowed: one, after a forgotten link of at least $FORGOTTEN_EVIDENCE_MS ms): it sat on a link nobody answered")
+            continue
+        fi
+        if awk -v ms="$ms" -v bound="$bound" 'BEGIN { exit !(ms > bound) }'; then
+            problems+=("$check: recovery took $ms ms, over $why (docs/HIL.md)")
         fi
     done
 

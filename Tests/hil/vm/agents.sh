@@ -29,7 +29,7 @@ scenario_begin() {
     provision
     # --verbose: an HCI/mgmt trace of this scenario, read back at its end.
     if [ "${HIL_VERBOSE:-}" = 1 ]; then btmon -w $W/btmon.snoop > /dev/null 2>&1 & SCENARIO_BTMON=$!; fi
-    note "$SCENARIO: clean start in $(( $(now_int) - t0 )) ms (fresh state; controllers: ${CONTROLLER_RESETS:- clean})"
+    note "$SCENARIO: clean start in $(( $(now_int) - t0 )) ms (fresh state; controllers: ${CONTROLLER_RESETS:-clean})"
 }
 # provision: the lock's state with the phone's key, and the phone's copy of the secret. The
 # first scenario provisions with `latchkey keys add` into $HIL_WORK/.provisioned (0.7 s under
@@ -157,8 +157,37 @@ last_linked_before() {
         | sed -n 's/.*"t_ms":\([0-9.]*\).*/\1/p' | awk -v limit="$3" '$1 <= limit { t = $1 } END { print t }'
 }
 
-# recovery CHECK MS LOST: the figure the host judges against CHECK's bound (Tests/hil/expected-checks).
-recovery() { echo "HIL-RECOVERY $1 $2 link_lost=$3"; }
+# has_link INDEX: the kernel holds a link on hciINDEX (it adds a sysfs device hciN:HANDLE per
+# connection); a glob, no process, so the watch below costs the VM little.
+has_link() { set -- /sys/class/bluetooth/hci$1:*; [ -e "$1" ]; }
+
+# A forgotten link: hci$P holds a link that hci$L's kernel does not (it deleted it under a new
+# link, or its host is down while its controller still advertises: docs/HIL.md). On a radio
+# the supervision timeout ends it; btvirt has none, so only the phone's GATT setup timeout
+# (10 s) does. forgotten_watch_start samples every 100 ms in the background and keeps the
+# longest such stretch, in ms, in $W/forgotten; forgotten_watch_stop ends it.
+forgotten_watch_start() {
+    echo 0 > $W/forgotten
+    ( since= longest=0
+      while :; do
+          if has_link $P && ! has_link $L; then
+              now=$(now_int); [ -n "$since" ] || since=$now
+              [ $((now - since)) -gt $longest ] && { longest=$((now - since)); echo $longest > $W/forgotten; }
+          else
+              since=
+          fi
+          sleep 0.1
+      done ) &
+    FORGOTTEN_WATCH=$!
+}
+forgotten_watch_stop() { [ -n "${FORGOTTEN_WATCH:-}" ] && kill $FORGOTTEN_WATCH 2>/dev/null; FORGOTTEN_WATCH=; }
+
+# recovery CHECK MS LOST MARK: the figure the host judges against CHECK's bounds
+# (Tests/hil/expected-checks, host/judge.sh), with the evidence for the slow path: how many
+# GATT setup timeouts the phone ran since MARK and the longest forgotten link seen.
+recovery() {
+    echo "HIL-RECOVERY $1 $2 link_lost=$3 setup_timeouts=$(tail -n +$(($4 + 1)) $PHONE_OUT | grep -c '"event":"phone.setup_timeout"') forgotten_ms=$(cat $W/forgotten 2>/dev/null || echo 0)"
+}
 
 # --- the end ----------------------------------------------------------------------------------
 # scenario_end (the EXIT trap): stops the agents, shows their output when a check failed (or
@@ -167,6 +196,7 @@ recovery() { echo "HIL-RECOVERY $1 $2 link_lost=$3"; }
 scenario_end() {
     local rc=$?
     trap - EXIT
+    forgotten_watch_stop
     # Both told at once, then each waited for.
     alive "$PHONE_PID" && kill -TERM $PHONE_PID
     alive "$LOCK_PID" && kill -TERM $LOCK_PID

@@ -83,14 +83,15 @@ kernel_adv_instances() { # INDEX
 #   an advertising instance (the kernel keeps a SIGKILLed agent's)  removed (rm-adv 0: all)
 #   an auto-connect entry (a phone's Add Device outlives it)   removed (del-device, all)
 #   the connectable or advertising setting                      off
-# Then it checks them all again; 1 when they are not clean within 10 s. CONTROLLER_RESETS
+# Then it looks at those again; 1 when they are not clean within 10 s. CONTROLLER_RESETS
 # says what was found (a NOTE line in scenario_begin).
 controllers_reset() {
-    local i
+    local i dirty=
     CONTROLLER_RESETS=
     for i in "$@"; do
         controller_state $i
         [ -z "$CONTROLLER_DIRT" ] && continue
+        dirty="$dirty $i"
         CONTROLLER_RESETS="$CONTROLLER_RESETS hci$i:$CONTROLLER_DIRT"
         case $CONTROLLER_DIRT in *instances*) btmgmt --index $i rm-adv 0 > /dev/null 2>&1 ;; esac
         case $CONTROLLER_DIRT in *entries*) btmgmt --index $i del-device -t 0 00:00:00:00:00:00 > /dev/null 2>&1 ;; esac
@@ -99,7 +100,9 @@ controllers_reset() {
         case $CONTROLLER_DIRT in *link*) btmgmt --index $i power off > /dev/null 2>&1 ;; esac
         case $CONTROLLER_DIRT in *link*|*off*) btmgmt --index $i power on > /dev/null 2>&1 ;; esac
     done
-    wait_for 10 controllers_clean "$@"
+    CONTROLLER_RESETS=${CONTROLLER_RESETS# }
+    # The ones found clean were looked at in full a moment ago; the others are looked at again.
+    [ -z "$dirty" ] || wait_for 10 controllers_clean $dirty
 }
 controllers_clean() { local i; for i in "$@"; do controller_state $i; [ -z "$CONTROLLER_DIRT" ] || return 1; done; }
 # controller_state INDEX: sets CONTROLLER_DIRT to what is not clean on it (empty: clean). A
