@@ -157,10 +157,6 @@ last_linked_before() {
         | sed -n 's/.*"t_ms":\([0-9.]*\).*/\1/p' | awk -v limit="$3" '$1 <= limit { t = $1 } END { print t }'
 }
 
-# has_link INDEX: the kernel holds a link on hciINDEX (it adds a sysfs device hciN:HANDLE per
-# connection); a glob, no process, so the watch below costs the VM little.
-has_link() { set -- /sys/class/bluetooth/hci$1:*; [ -e "$1" ]; }
-
 # A forgotten link: hci$P holds a link that hci$L's kernel does not (it deleted it under a new
 # link, or its host is down while its controller still advertises: docs/HIL.md). On a radio
 # the supervision timeout ends it; btvirt has none, so only the phone's GATT setup timeout
@@ -169,7 +165,8 @@ has_link() { set -- /sys/class/bluetooth/hci$1:*; [ -e "$1" ]; }
 forgotten_watch_start() {
     echo 0 > $W/forgotten
     ( since= longest=0
-      while :; do
+      # $$ is the scenario's shell: a scenario killed at its time limit takes the watch along.
+      while kill -0 $$ 2>/dev/null; do
           if has_link $P && ! has_link $L; then
               now=$(now_int); [ -n "$since" ] || since=$now
               [ $((now - since)) -gt $longest ] && { longest=$((now - since)); echo $longest > $W/forgotten; }
