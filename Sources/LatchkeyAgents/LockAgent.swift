@@ -7,6 +7,7 @@ import LatchkeySecurity
 import LatchkeyTransport
 
 public struct LockAgentConfiguration: Sendable {
+    /// The lock's name: its advertised local name and its Generic Access Device Name.
     public var name: String
     /// 152.5 ms: the first of Apple's recommended slow advertising intervals (accessory
     /// design guidelines), quick enough for a returning phone to re-link within a second.
@@ -98,8 +99,11 @@ public final class LockAgent: PeripheralManagerDelegate {
         self.outputClock = outputClock
         self.pairing = pairing
         self.bindingStorage = restoration
+        // The Generic Access service names the lock as it advertises itself, and says it is a
+        // door lock (Appearance 0x0708), for the Bluetooth settings of the phones around it.
         self.peripheral = PeripheralManager(transport: transport, options: ManagerOptions(
-            restoreIdentifier: configuration.restoreIdentifier, restorationStorage: restoration))
+            restoreIdentifier: configuration.restoreIdentifier, restorationStorage: restoration),
+            genericAccess: GenericAccess(deviceName: configuration.name, appearance: .doorLock))
         self.verifier = CommandVerifier(keys: keys, challenges: ChallengeIssuer(loop: transport.loop,
                                                                                lifetime: configuration.challengeLifetime),
                                         lockout: LockoutGuard(store: lockout, policy: configuration.lockout,

@@ -27,12 +27,14 @@ struct ArrivalRoundTripTests {
     }
 
     private static let hashRead = ATTPDU.readByTypeRequest(start: 0x0001, end: 0xFFFF, type: .databaseHash)
-    /// Anything aimed at the Generic Attribute service the lock publishes at 0x0001–0x0008.
+    /// The Generic Attribute service the lock publishes behind Generic Access (0x0001–0x0005).
+    private static let genericAttribute: ClosedRange<UInt16> = 0x0006...0x000D
+    /// Anything aimed at it.
     private static func isChore(_ pdu: ATTPDU) -> Bool {
         switch pdu {
         case .findByTypeValueRequest(_, _, _, let value): Array(value) == [0x01, 0x18]
-        case .readByTypeRequest(let start, _, .characteristic): start <= 0x0008
-        case .writeRequest(let handle, _): handle <= 0x0008
+        case .readByTypeRequest(let start, _, .characteristic): genericAttribute.contains(start)
+        case .writeRequest(let handle, _): genericAttribute.contains(handle)
         default: false
         }
     }
@@ -60,7 +62,8 @@ struct ArrivalRoundTripTests {
         #expect(back.before.count == 4, "\(back.before)")
         #expect(back.before.dropFirst().first == Self.hashRead)
         #expect(!back.before.contains(where: Self.isChore))
-        #expect(back.after.filter(Self.isChore) == [.writeRequest(handle: 0x0006, value: [0x01]),
-                                                   .writeRequest(handle: 0x0004, value: [0x02, 0x00])])
+        // Client Supported Features (0x000B), then Service Changed's CCCD (0x0009).
+        #expect(back.after.filter(Self.isChore) == [.writeRequest(handle: 0x000B, value: [0x01]),
+                                                   .writeRequest(handle: 0x0009, value: [0x02, 0x00])])
     }
 }

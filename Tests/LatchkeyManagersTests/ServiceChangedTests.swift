@@ -16,10 +16,14 @@ extension TestGATT {
         return d
     }
 
-    /// Handles with the Generic Attribute service at 0x0001–0x0008: the test service at
-    /// 0x0009–0x0014, the moved one at 0x0009–0x0016.
-    static let handles: ClosedRange<UInt16> = 0x0009...0x0014
-    static let movedHandles: ClosedRange<UInt16> = 0x0009...0x0016
+    /// Handles behind the manager's own services, Generic Access at 0x0001–0x0005 and Generic
+    /// Attribute at 0x0006–0x000D: the test service at 0x000E–0x0019, the moved one at
+    /// 0x000E–0x001B. (0x0009 and on before the Generic Access service came in front.)
+    static let handles: ClosedRange<UInt16> = 0x000E...0x0019
+    static let movedHandles: ClosedRange<UInt16> = 0x000E...0x001B
+    /// Service Changed's value handle on every PeripheralManager: indications the phone must
+    /// take for Service Changed are sent from here.
+    static let serviceChanged: [UInt8] = [0x08, 0x00]
 }
 
 /// Service Changed across the lock application's death and in its life (Core Vol 3 Part G
@@ -89,7 +93,7 @@ extension TestGATT {
         }
     }
 
-    static func indication(_ range: ClosedRange<UInt16>) -> [UInt8] { [0x1D, 0x03, 0x00] + ServiceChangedRange(range).bytes }
+    static func indication(_ range: ClosedRange<UInt16>) -> [UInt8] { [0x1D] + TestGATT.serviceChanged + ServiceChangedRange(range).bytes }
 
     @Test func aRelaunchWithTheSameServicesSendsNothingAndThePhoneKeepsItsCache() throws {
         let w = try Linked()
@@ -192,7 +196,7 @@ extension TestGATT {
         sent.reset()
         // Sent on the lock's link behind its manager's back: no lock would send it.
         let link = try #require(home.lock.controller.connectedLinks.first)
-        _ = link.send([0x1D, 0x03, 0x00] + value)
+        _ = link.send([0x1D] + TestGATT.serviceChanged + value)
         home.settle()
         #expect(home.phoneApp.events.last == .invalidServiceChange(value))
         #expect(sent.all == [[0x1E]], "confirmed, as every indication; nothing discovered")
@@ -235,7 +239,7 @@ extension TestGATT {
         w.home.settle()
         #expect(w.lock.app.events.contains(.servicesChanged(TestGATT.movedHandles, centrals: [Addresses.phone])))
         #expect(w.phone.app.events.contains(.modifiedServices([TestGATT.service])))
-        _ = try #require(w.home.lock.controller.connectedLinks.first).send([0x1D, 0x03, 0x00, 0x01])
+        _ = try #require(w.home.lock.controller.connectedLinks.first).send([0x1D] + TestGATT.serviceChanged + [0x01])
         w.home.settle()
         #expect(w.phone.app.events.last == .invalidServiceChange([0x01]))
         withExtendedLifetime((phoneGate, lockGate)) {}
