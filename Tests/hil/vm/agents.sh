@@ -195,10 +195,12 @@ scenario_end() {
     trap - EXIT
     forgotten_watch_stop
     # Both told at once, then each waited for.
+    local t0; t0=$(now_int)
     alive "$PHONE_PID" && kill -TERM $PHONE_PID
     alive "$LOCK_PID" && kill -TERM $LOCK_PID
     wait_gone "$PHONE_PID" TERM
     wait_gone "$LOCK_PID" TERM
+    note "$SCENARIO: agents stopped in $(( $(now_int) - t0 )) ms"
     rig_cleanup
     [ -n "$SCENARIO_BTMON" ] && kill $SCENARIO_BTMON 2>/dev/null && sleep 0.5
     if [ "${HIL_VERBOSE:-}" = 1 ]; then
