@@ -136,13 +136,14 @@ start_phone_alone() {
 # advertising and the phone linked with its GATT set up (discovery, notifications on). Sets
 # AGENTS_WHY and returns 1 when they do not get there.
 start_linked_agents() {
-    local ml mp; ml=$(mark $LOCK_OUT); mp=$(mark $PHONE_OUT)
+    local ml mp t0; ml=$(mark $LOCK_OUT); mp=$(mark $PHONE_OUT); t0=$(now_int)
     start_lock
     start_phone
     lock_event 30 $ml lock.advertising || { AGENTS_WHY="no lock.advertising"; return 1; }
     phone_event 20 $mp phone.gatt_ready \
         || { AGENTS_WHY="no phone.gatt_ready: $(event_line $PHONE_OUT $mp phone.gatt_failed)"; return 1; }
     AGENTS_READY_LINE=$(event_line $PHONE_OUT $mp phone.gatt_ready)
+    note "$SCENARIO: agents started and linked in $(( $(now_int) - t0 )) ms"
 }
 
 # A door event that is not "closed" (open or forcedOpen, depending on the bolt).
