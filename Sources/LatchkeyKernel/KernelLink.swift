@@ -13,6 +13,10 @@ public final class KernelLink: ATTLink {
     public let role: LinkRole
     public let maximumTransmissionUnit: Int
     public weak var delegate: (any ATTLinkDelegate)?
+    /// Not learnt on the kernel yet: nothing reads this link's LE Connection Complete /
+    /// Update Complete (`ConnectionTimingEvent` parses them). Nil keeps arrival refused on
+    /// kernel links (docs/SECURITY.md, "Arrival unlock").
+    public internal(set) var connectionInterval: Duration?
 
     private var fd: CInt
     private var watch: Watch?
