@@ -6,10 +6,7 @@ import LatchkeyTransport
 /// lock's arrival rule needs the interval of the link a command came on (docs/SECURITY.md,
 /// "Arrival unlock"). Pure: packets in, meaning out; a failed event and everything else is nil.
 ///
-/// Not wired yet: the lock has no raw HCI watch, so `KernelLink.connectionInterval` stays nil
-/// (arrival refused on kernel links). Wiring it takes a receive-only raw HCI socket on the
-/// lock's adapter filtered to these LE Meta subevents, and the link's handle (getsockopt
-/// SOL_L2CAP L2CAP_CONNINFO on the ATT socket) to match events to links.
+/// The lock reads them on its own raw HCI watch (`KernelTransport+ConnectionTimingWatch`).
 enum ConnectionTimingEvent: Equatable {
     /// A link came up: its handle, the peer, and the interval the central chose.
     case connected(handle: UInt16, peer: BluetoothAddress, interval: Duration)
@@ -24,6 +21,9 @@ enum ConnectionTimingEvent: Equatable {
     static let enhancedConnectionCompleteV2: UInt8 = 0x29
     /// Connection_Interval is in units of 1.25 ms (7.5 ms – 4 s).
     static let intervalUnit = Duration.microseconds(1250)
+    /// What the watch's socket filter lets through.
+    static let subevents: Set<UInt8> = [connectionComplete, connectionUpdateComplete, enhancedConnectionCompleteV1,
+                                        enhancedConnectionCompleteV2]
 
     init?(packet: [UInt8]) {
         guard packet.count >= 5, packet[0] == ConnectAttemptEvent.eventPacket, packet[1] == ConnectAttemptEvent.leMeta,

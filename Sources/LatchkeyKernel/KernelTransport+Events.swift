@@ -123,6 +123,7 @@ extension KernelTransport {
         closeListener()
         cancelClaims()
         closeConnectFailureWatch()
+        closeConnectionTimingWatch()
         connectedDevices = []
         updateState()
     }
@@ -137,6 +138,7 @@ extension KernelTransport {
             self.isAttached = true
             self.settings = info.currentSettings
             self.forgetConnectFailureWatchRefusal()
+            self.connectionTimingRefusal = nil
             self.configureController()
             self.updateState()
         }
