@@ -89,13 +89,14 @@ struct TwoAgentsTests {
 
     @Test func arrivalIsRefusedWhileTheDoorIsOpen() throws {
         let w = try AgentWorld(autoRelock: nil, grace: .seconds(5), phoneStartsAt: 100)
-        #expect(w.advance(until: { w.phone.presence == .away }, limit: .seconds(6)))
+        #expect(w.advance(until: { w.phone.presence == .away && w.lockEvents.names().contains("lock.departure") },
+                          limit: .seconds(6)))
         w.chip.pull("door", high: true)
         w.loop.advance(by: .seconds(1))
         w.comeHome()
         #expect(w.advance(until: { w.phone.presence == .home }, limit: .seconds(3)))
         #expect(!w.latchEnergised)
-        #expect(w.lockEvents.names().contains("lock.arrival_refused"))
+        #expect(w.lockEvents.events.contains { $0.name == "lock.arrival_refused" && $0.field("reason") == "door open" })
         #expect(w.phoneEvents.names().contains("phone.arrival_refused"))
     }
 }
