@@ -45,9 +45,15 @@ extension LockAgent {
         }
     }
 
-    /// The door opened: whoever arrived came in, the arrival's relock is not needed.
+    /// The door opened (whoever arrived came in), or the bolt was locked by other means: the
+    /// arrival's relock is not needed, and must not lock later over a newer decision.
     func doorMovedAfterArrival(_ event: LockEvent) {
-        guard arrivalRelockTimer != nil, case .doorStateChange(let state) = event.kind, state.isOpen else { return }
+        guard arrivalRelockTimer != nil else { return }
+        switch event.kind {
+        case .doorStateChange(let state) where state.isOpen: break
+        case .lockOperation(let r) where r.operation == .lock: break
+        default: return
+        }
         arrivalRelockTimer?.cancel()
         arrivalRelockTimer = nil
     }

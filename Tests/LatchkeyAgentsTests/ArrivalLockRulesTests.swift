@@ -9,6 +9,16 @@ import Testing
 struct ArrivalLockRulesTests {
     static let noDeparture = ArrivalPolicy.Refusal.noDepartureSeen.rawValue
 
+    /// A world whose owner left (the lock saw it) and came home with an intent: unlocked.
+    func arrivedHome() throws -> AgentWorld {
+        let w = try AgentWorld(autoRelock: nil, grace: .seconds(5), phoneStartsAt: 100)
+        #expect(w.advance(until: { w.phone.presence == .away && w.lockEvents.names().contains("lock.departure") },
+                          limit: .seconds(6)))
+        w.comeHome()
+        #expect(w.advance(until: { w.latchEnergised && w.phone.presence == .home }, limit: .seconds(3)))
+        return w
+    }
+
     func refusals(_ w: AgentWorld) -> [String] {
         w.lockEvents.events.filter { $0.name == "lock.arrival_refused" }.compactMap { $0.field("reason") }
     }
@@ -24,11 +34,7 @@ struct ArrivalLockRulesTests {
     }
 
     @Test func oneArrivalPerDepartureWhateverThePhoneSends() throws {
-        let w = try AgentWorld(autoRelock: nil, grace: .seconds(5), phoneStartsAt: 100)
-        #expect(w.advance(until: { w.phone.presence == .away && w.lockEvents.names().contains("lock.departure") },
-                          limit: .seconds(6)))
-        w.comeHome()
-        #expect(w.advance(until: { w.latchEnergised && w.phone.presence == .home }, limit: .seconds(3)))
+        let w = try arrivedHome()
         #expect(w.command(.lock) == nil)
         #expect(w.advance(until: { w.lock.controller.lockState == .locked }, limit: .seconds(2)))
         // A second arrival command on the same departure, sealed and fresh, is refused.
@@ -38,12 +44,8 @@ struct ArrivalLockRulesTests {
     }
 
     @Test func anArrivalUnlockRelocksUnlessTheDoorIsOpened() throws {
-        let w = try AgentWorld(autoRelock: nil, grace: .seconds(5), phoneStartsAt: 100)
+        let w = try arrivedHome()
         let wait = try #require(w.lock.configuration.arrivalPolicy.relockUnlessOpenedWithin)
-        #expect(w.advance(until: { w.phone.presence == .away && w.lockEvents.names().contains("lock.departure") },
-                          limit: .seconds(6)))
-        w.comeHome()
-        #expect(w.advance(until: { w.latchEnergised }, limit: .seconds(3)))
         // Nobody opens the door (a relay's victim is not there): locked again after the wait.
         w.loop.advance(by: wait - .seconds(1))
         #expect(w.latchEnergised)
@@ -61,5 +63,21 @@ struct ArrivalLockRulesTests {
         w.loop.advance(by: wait)
         #expect(w.latchEnergised && w.lock.controller.lockState == .unlocked)
         #expect(w.lockEvents.names().filter { $0 == "lock.arrival_relock" }.count == 1)
+    }
+
+    @Test func theArrivalRelockDoesNotOverrideALaterDecision() throws {
+        let w = try AgentWorld(autoRelock: nil, grace: .seconds(5), phoneStartsAt: 100)
+        let wait = try #require(w.lock.configuration.arrivalPolicy.relockUnlessOpenedWithin)
+        #expect(w.advance(until: { w.phone.presence == .away && w.lockEvents.names().contains("lock.departure") },
+                          limit: .seconds(6)))
+        w.comeHome()
+        #expect(w.advance(until: { w.latchEnergised && w.phone.presence == .home }, limit: .seconds(3)))
+        // The owner locks and, later, unlocks by command: that unlock is theirs to keep.
+        #expect(w.command(.lock) == nil)
+        #expect(w.advance(until: { w.lock.controller.lockState == .locked }, limit: .seconds(2)))
+        #expect(w.command(.unlock) == nil)
+        w.loop.advance(by: wait)
+        #expect(w.latchEnergised && w.lock.controller.lockState == .unlocked)
+        #expect(!w.lockEvents.names().contains("lock.arrival_relock"))
     }
 }
