@@ -132,6 +132,9 @@ import Testing
         #expect(Self.samples[8].summary.hasPrefix("operating mode normal -> passage by phone key 2"))
         #expect(Self.samples[9].summary.hasPrefix("operating mode passage -> normal by the lock itself (passage is not restored"))
         #expect(Self.samples[0].summary == "unlocked by phone key 16909060  [lock unlocked, door closed]")
+        #expect(Self.samples[10].summary.hasPrefix("arrival unlock by phone key 4 refused as a suspected relay: command "
+                                                   + "too late after its challenge (challenge→command 212.5 ms, interval 7.5 ms)"))
+        #expect(Self.samples[11].summary.contains("connection interval unknown (challenge→command 60.0 ms, interval unknown)"))
     }
 
     @Test func anySingleByteChangeDecodesCanonicallyOrNotAtAll() {
