@@ -16,6 +16,8 @@ public final class Central {
     /// CBCentral.maximumUpdateValueLength: one notification's payload, MTU − 3.
     public var maximumUpdateValueLength: Int { server.mtu - 3 }
     public var linkID: LinkID { bearer.link.id }
+    /// The link's connection interval, from the transport; nil while unknown.
+    public var connectionInterval: Duration? { bearer.link.connectionInterval }
     /// Whether it enabled Service Changed indications (Vol 3 Part G 7.1).
     public var wantsServiceChanged: Bool { server.wantsServiceChanged }
 }

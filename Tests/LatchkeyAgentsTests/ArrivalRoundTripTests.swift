@@ -11,11 +11,16 @@ import Testing
 /// setup, and of the manager's per-link work only the Database Hash read. Service Changed's
 /// chores go after the command (Peripheral+LinkSetup.swift).
 struct ArrivalRoundTripTests {
-    /// The phone's requests up to and including its first sealed command, and the ones after it.
+    /// The phone's requests on the arrival's link before its sealed command, and the ones after it.
     private func arrival(_ w: AgentWorld, _ sent: SentPDUs) throws -> (before: [ATTPDU], after: [ATTPDU]) {
         sent.reset()
-        w.walkPhone(to: 2)
+        w.comeHome()
         #expect(w.advance(until: { w.latchEnergised }, limit: .seconds(3)))
+        return try aroundTheFirstCommand(w, sent)
+    }
+
+    /// The phone's requests before its first sealed command, and the ones after it.
+    private func aroundTheFirstCommand(_ w: AgentWorld, _ sent: SentPDUs) throws -> (before: [ATTPDU], after: [ATTPDU]) {
         #expect(w.linkSetUp())
         let lock = w.phone.central.retrievePeripherals(withIdentifiers: [w.lockAddress])[0]
         let control = try #require(lock.service(LockServiceUUID.service)?.characteristic(LockServiceUUID.lockControl))
@@ -40,22 +45,23 @@ struct ArrivalRoundTripTests {
     }
 
     @Test func theArrivalCommandWaitsOnlyForTheHashReadBeyondTheAgentsOwnSetup() throws {
-        let w = try AgentWorld(autoRelock: .seconds(3), grace: .seconds(5), phoneStartsAt: 100)
+        // The owner starts at home: the first link's command is the phone's `present`.
+        let w = try AgentWorld(autoRelock: .seconds(3), grace: .seconds(5), phoneStartsAt: 2)
         let sent = SentPDUs()
         w.phone.central.trace = { _, direction, pdu in sent.record(direction, pdu) }
-        #expect(w.advance(until: { w.phone.presence == .away }, limit: .seconds(6)))
 
         // The first link: MTU, hash; the lock service found (2), its characteristics (2), the
         // state's CCCD found and written, a challenge read — then the command.
-        let first = try arrival(w, sent)
+        #expect(w.advance(until: { w.lockEvents.names().contains("lock.phone_present") }, limit: .seconds(3)))
+        let first = try aroundTheFirstCommand(w, sent)
         #expect(first.before.count == 9, "\(first.before)")
         #expect(first.before.dropFirst().first == Self.hashRead)
         #expect(!first.before.contains(where: Self.isChore), "no Service Changed chore before the command")
         #expect(first.after.filter(Self.isChore).count == 4, "found (2) and enabled (2) after it: \(first.after)")
 
-        #expect(w.advance(until: { !w.latchEnergised }, limit: .seconds(10)))
         w.walkPhone(to: 100)
-        #expect(w.advance(until: { w.phone.presence == .away }, limit: .seconds(12)))
+        #expect(w.advance(until: { w.phone.presence == .away && w.lockEvents.names().contains("lock.departure") },
+                          limit: .seconds(12)))
 
         // A returning link: MTU, hash, the state's CCCD, a challenge read — then the command.
         let back = try arrival(w, sent)
