@@ -1,8 +1,9 @@
 // libgpiod, loaded at run time: libgpiod.so.3 (2.x, the v2 API: Debian 13 / Raspberry Pi
-// OS trixie) or libgpiod.so.2 (1.6, the v1 API: Debian 12 / bookworm). The two libraries
-// install side by side but their gpiod.h headers conflict, so Latchkey links neither: it
-// dlopen()s one and fills a table of function pointers with dlsym(), and one binary (and one
-// .deb, `Depends: libgpiod3 | libgpiod2`) runs on both releases. The prototypes are
+// OS trixie) or libgpiod.so.2 (1.6, the v1 API: Debian 12 / bookworm). Their gpiod.h
+// headers conflict and both export the same gpiod_* names, so Latchkey links neither: it
+// dlopen()s the one the machine has and fills a table of function pointers with dlsym(), and
+// one binary (and one .deb, `Depends: libgpiod3 | libgpiod2`) runs on both releases
+// (docs/ARCHITECTURE.md, "GPIO through libgpiod"). The prototypes are
 // hand-written in gpiod1.h / gpiod2.h and checked against each real header by
 // Tests/gpiod-prototypes/run. Only LatchkeyKernel/Internal uses this module.
 #ifndef LATCHKEY_CGPIOD_SHIM_H

@@ -90,6 +90,11 @@ public enum LockDaemon {
         do {
             hardware = try LockHardware.open(settings.wiring, chips: TimingChipFinder(chips, clock: outputClock), loop: loop)
         } catch { throw RuntimeError("GPIO: \(error)") }
+        if watcher == nil, case .success(let library) = LibgpiodChipFinder.loadedLibrary {
+            // No watcher: the libgpiod branch above. Which libgpiod this machine gave us (1.6 or 2.x,
+            // docs/ARCHITECTURE.md); the chip is open, so it loaded.
+            printer.emit(AgentEvent("lock.gpio_library", time: loop.now, [("library", library)]))
+        }
 
         let controller: LockController
         do {

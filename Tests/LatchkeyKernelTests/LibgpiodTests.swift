@@ -43,11 +43,30 @@ import Testing
     @Test func theLoaderPrefersLibgpiod2AndAnOverrideNamesOne() throws {
         #expect(try LibgpiodLoader.candidates(override: nil) == ["libgpiod.so.3", "libgpiod.so.2"])
         #expect(try LibgpiodLoader.candidates(override: "") == ["libgpiod.so.3", "libgpiod.so.2"])
-        #expect(try LibgpiodLoader.candidates(override: "3") == ["libgpiod.so.3"])
-        #expect(try LibgpiodLoader.candidates(override: "2") == ["libgpiod.so.2"])
-        let error = #expect(throws: GPIOError.self) { _ = try LibgpiodLoader.candidates(override: "1.6") }
+        #expect(try LibgpiodLoader.candidates(override: "libgpiod.so.3") == ["libgpiod.so.3"])
+        #expect(try LibgpiodLoader.candidates(override: "libgpiod.so.2") == ["libgpiod.so.2"])
+        let error = #expect(throws: GPIOError.self) { _ = try LibgpiodLoader.candidates(override: "2") }
         #expect(error?.code == .libraryMissing)
-        #expect(error?.detail?.contains("LATCHKEY_GPIOD=1.6 is not 2") == true)
+        #expect(error?.detail == "LATCHKEY_GPIOD=2 is neither libgpiod.so.2 (libgpiod 1.6) nor libgpiod.so.3 (libgpiod 2.x)")
+    }
+
+    /// The real libraries: each loads and every function Latchkey calls resolves (dlsym), and
+    /// it reports its own version. Where one is not installed the test says why it is absent;
+    /// CI puts both on the path and sets LATCHKEY_REQUIRE_LIBGPIOD="libgpiod.so.2 libgpiod.so.3",
+    /// which makes an absent library a failure (.ci/run).
+    @Test(arguments: [("libgpiod.so.2", "libgpiod2", "libgpiod 1.6"), ("libgpiod.so.3", "libgpiod3", "libgpiod 2.")])
+    func theInstalledLibraryLoadsWithEveryFunction(_ soname: String, _ package: String, _ version: String) {
+        let required = (Syscalls.environment("LATCHKEY_REQUIRE_LIBGPIOD") ?? "").split(separator: " ")
+            .contains(Substring(soname))
+        switch LibgpiodLoader.load(override: soname) {
+        case .success(let backend):
+            #expect(backend.description.hasPrefix("\(soname) (\(version)"), "\(backend.description)")
+            #expect(backend.debouncesInKernel == (soname == "libgpiod.so.3"))
+        case .failure(let error):
+            #expect(!required, "\(soname) is required here: \(error)")
+            #expect(error.code == .libraryMissing)
+            #expect(error.detail?.hasPrefix("install \(package) (") == true, "\(error)")
+        }
     }
 }
 

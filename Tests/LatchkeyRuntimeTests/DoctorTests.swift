@@ -71,6 +71,18 @@ struct DoctorTests {
         #expect(findings.map(\.description).contains { $0.hasPrefix("FIX  no Bluetooth in this kernel") })
     }
 
+    /// A Pi with GPIO chips but neither libgpiod: the fix names the package, not a missing chip.
+    @Test func aMissingLibgpiodNamesThePackageToInstall() {
+        var p = healthy()
+        p.gpioChip = {
+            .failure(GPIOError(.libraryMissing, chip: $0, detail: "install libgpiod3 or libgpiod2 (libgpiod.so.3: cannot "
+                                   + "open shared object file; libgpiod.so.2: cannot open shared object file)"))
+        }
+        #expect(fixes(run(p)) == ["libgpiod cannot be loaded: install libgpiod3 or libgpiod2 (libgpiod.so.3: cannot open "
+                                  + "shared object file; libgpiod.so.2: cannot open shared object file) (Debian 13 / "
+                                  + "trixie: libgpiod3; Debian 12 / bookworm: libgpiod2)"])
+    }
+
     @Test func bluetoothdRunningIsAFix() {
         var p = healthy()
         p.processNames = { ["bluetoothd"] }

@@ -62,9 +62,10 @@ protocol GPIODLineRequest: AnyObject {
 }
 
 /// Which libgpiod the process uses, loaded once: libgpiod.so.3 (2.x) when it is installed,
-/// else libgpiod.so.2 (1.6). `LATCHKEY_GPIOD=3` or `=2` (the Debian package's number,
-/// libgpiod3 / libgpiod2) forces one. Neither present is a clear error, raised when a chip is
-/// first opened (a simulated-GPIO lock and the phone never need the library).
+/// else libgpiod.so.2 (1.6). `LATCHKEY_GPIOD=libgpiod.so.2` (or `.so.3`) forces one: the
+/// soname, because "libgpiod 2" and "libgpiod.so.2" are different libraries. Neither present
+/// is a clear error, raised when a chip is first opened (a simulated-GPIO lock and the phone
+/// never need the library).
 enum LibgpiodLoader {
     static let environmentVariable = "LATCHKEY_GPIOD"
 
@@ -74,12 +75,11 @@ enum LibgpiodLoader {
     static func candidates(override: String?) throws(GPIOError) -> [String] {
         switch override {
         case nil, "": return [Libgpiod2.soname, Libgpiod1.soname]
-        case "3": return [Libgpiod2.soname]
-        case "2": return [Libgpiod1.soname]
+        case Libgpiod2.soname?, Libgpiod1.soname?: return [override!]
         case let other?:
             throw GPIOError(.libraryMissing, chip: "",
-                            detail: "\(environmentVariable)=\(other) is not 2 (libgpiod.so.2, libgpiod 1.6) or 3 "
-                                + "(libgpiod.so.3, libgpiod 2.x)")
+                            detail: "\(environmentVariable)=\(other) is neither \(Libgpiod1.soname) (libgpiod 1.6) nor "
+                                + "\(Libgpiod2.soname) (libgpiod 2.x)")
         }
     }
 

@@ -147,6 +147,9 @@ public struct Doctor {
             return [.fix("no lock wiring to check: pass --board <name> or --config with a `board:` or `gpio:` section")]
         }
         switch probes.gpioChip(wiring.chipLabel) {
+        case .failure(let error) where error.code == .libraryMissing:
+            return [.fix("libgpiod cannot be loaded: \(error.detail ?? "\(error)") (Debian 13 / trixie: libgpiod3; "
+                         + "Debian 12 / bookworm: libgpiod2)")]
         case .failure(let error):
             return [.fix("GPIO chip '\(wiring.chipLabel)' not found (\(error.detail ?? "\(error)")): check the board "
                          + "(`--board`), that this is that board, and `ls -l /dev/gpiochip*`")]
