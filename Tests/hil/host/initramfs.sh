@@ -1,5 +1,6 @@
 # Assembles the VM's initramfs: busybox, the BlueZ tools (btvirt, btmgmt, btmon, hcitool,
-# gatttool) and libgpiod's, latchkey and every shared library they load, the kernel modules the suite needs (with their dependencies),
+# gatttool), one libgpiod with its own tools (host/libgpiod.sh), latchkey and every shared
+# library they load, the kernel modules the suite needs (with their dependencies),
 # the out-of-tree gpio-sim, and the VM-side scripts (Tests/hil/vm). Sets INITRD.
 
 # Modules the VM loads, in Tests/hil/vm/setup's order. On 6.12 ctr, sha512_generic, drbg,
@@ -48,10 +49,19 @@ make_initramfs() {
 
     # Programs, each with the libraries ldd lists.
     local prog
-    for prog in btvirt btmgmt btmon hcitool gatttool gpioset gpioget gpioinfo gpiomon gpiodetect; do
+    for prog in btvirt btmgmt btmon hcitool gatttool; do
         copy_with_libraries "$root" "$(command -v "$prog")" "/usr/bin/$prog"
     done
     copy_with_libraries "$root" "$LATCHKEY_BIN" /usr/bin/latchkey
+    # One libgpiod (host/libgpiod.sh) and its own tools. latchkey dlopen()s it, so ldd does
+    # not list it: it goes where the dynamic loader looks without a cache.
+    local libdir=/usr/lib/x86_64-linux-gnu
+    mkdir -p "$root$libdir"
+    cp -L "$LIBGPIOD_LIBRARY" "$root$libdir/$(basename "$LIBGPIOD_LIBRARY")"
+    for prog in gpioset gpioget gpioinfo gpiomon gpiodetect; do
+        LD_LIBRARY_PATH=$LIBGPIOD_LD_PATH copy_with_libraries "$root" "$LIBGPIOD_TOOLS/$prog" "/usr/bin/$prog"
+    done
+    echo "$HIL_LIBGPIOD $LIBGPIOD_VERSION" > "$root/hil/libgpiod"
     strip "$root/usr/bin/latchkey"
     gcc -O2 -static -o "$root/usr/bin/hil-clock" "$HIL_DIR/vm/tools/hil-clock.c"
 

@@ -143,6 +143,17 @@ controller_state() {
 # Drives a gpio-sim input line from the outside, as a switch with a pull resistor would.
 sim_pull() { echo "pull-$2" > "$(cat $HIL_RUN/sim_dir)/sim_gpio$1/pull"; }
 
+# The stock libgpiod tools, whichever libgpiod the VM got (/hil/libgpiod: "1.6 ..." or
+# "2 ...", host/libgpiod.sh). 1.6's gpioset needs --mode=signal to hold a line; 2.x's tools
+# take -c CHIP, gpioset holds until killed, and gpioget prints "1"=active unless --numeric.
+gpio_api() { cut -d' ' -f1 /hil/libgpiod; }
+gpio_hold() { # CHIP OFFSET VALUE: holds the output until killed (run it in the background)
+    if [ "$(gpio_api)" = 2 ]; then exec gpioset -c "$1" "$2=$3"; else exec gpioset --mode=signal "$1" "$2=$3"; fi
+}
+gpio_get() { # CHIP OFFSET: prints 0 or 1
+    if [ "$(gpio_api)" = 2 ]; then gpioget --numeric -c "$1" "$2"; else gpioget "$1" "$2"; fi
+}
+
 # Dumps the tail of each log file given, so a failure explains itself on the console.
 show_logs() {
     local f
