@@ -1,7 +1,8 @@
 import LatchkeyTransport
 
-/// Software debounce for an input (libgpiod 1.6 has none; the kernel's only arrived with
-/// the v2 uAPI). A change is reported once the raw line has stayed at the new value for
+/// Software debounce for an input, on chips that do not debounce in the kernel
+/// (`GPIOChip.debouncesInputs`: libgpiod 1.6, whose API has none, and the simulated and
+/// file-backed chips; with libgpiod 2 `LockHardware` hands the period to the kernel instead). A change is reported once the raw line has stayed at the new value for
 /// `interval`: every raw edge restarts the wait, so a bounce burst collapses into one
 /// edge, or into none when the line ends where it started.
 ///
