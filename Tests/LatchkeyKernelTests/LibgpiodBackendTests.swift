@@ -46,7 +46,8 @@ enum GPIODAPI: String, CaseIterable, CustomTestStringConvertible {
             #expect(error?.detail == "GPIO chips present: gpiochip0 'pinctrl-rp1', gpiochip1 'latchkey-hil'")
             #expect(try GPIOInventory.lines(ofChipLabelled: "pinctrl-rp1", library: .success(api.backend(fake)),
                                             devices: { fake.devices })
-                    == ("gpiochip0", ["ID_SDA", "", "GPIO17", "GPIO22", "GPIO27"]))
+                    == ("gpiochip0", ["ID_SDA", "", "GPIO17", "GPIO22", "GPIO27"],
+                        api == .v1 ? "libgpiod.so.2 (libgpiod 1.6.3)" : "libgpiod.so.3 (libgpiod 2.1.3)"))
         }
     }
 

@@ -13,7 +13,8 @@ struct DoctorTests {
         DoctorProbes(bluetoothSocketErrno: { nil }, adapters: { ["hci0"] }, processNames: { ["systemd", "sshd"] },
                      effectiveCapabilities: { 1 << 12 | 1 << 13 }, userID: { 999 }, serviceUserID: { 999 },
                      gpioChip: { label in
-                         label == "pinctrl-bcm2711" ? .success(("gpiochip0", ["ID_SDA", "GPIO5", "GPIO17", "GPIO22"]))
+                         label == "pinctrl-bcm2711"
+                             ? .success(("gpiochip0", ["ID_SDA", "GPIO5", "GPIO17", "GPIO22"], "libgpiod.so.3 (libgpiod 2.2.1)"))
                              : .failure(GPIOError(.chipNotFound, chip: label, detail: "GPIO chips present: none"))
                      },
                      fileStatus: { $0 == "/var/lib/latchkey/lock" ? (999, 0o700) : nil },
@@ -34,6 +35,8 @@ struct DoctorTests {
         #expect(!Doctor.blocks(findings))
         #expect(findings.count == 9)
         #expect(findings.allSatisfy { "\($0)".hasPrefix("ok   ") })
+        #expect(findings.map(\.message).contains("GPIO chip 'pinctrl-bcm2711' is /dev/gpiochip0 (4 lines), through "
+                                                  + "libgpiod.so.3 (libgpiod 2.2.1)"), "which libgpiod the agent will load")
     }
 
     /// Store faults show in the doctor (issue 14): a full or read-only state filesystem, and

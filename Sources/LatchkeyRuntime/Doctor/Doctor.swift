@@ -154,7 +154,8 @@ public struct Doctor {
             return [.fix("GPIO chip '\(wiring.chipLabel)' not found (\(error.detail ?? "\(error)")): check the board "
                          + "(`--board`), that this is that board, and `ls -l /dev/gpiochip*`")]
         case .success(let chip):
-            var out: [DoctorFinding] = [.ok("GPIO chip '\(wiring.chipLabel)' is /dev/\(chip.device) (\(chip.lines.count) lines)")]
+            var out: [DoctorFinding] = [.ok("GPIO chip '\(wiring.chipLabel)' is /dev/\(chip.device) (\(chip.lines.count) lines), "
+                                            + "through \(chip.library)")]
             out.append(access(toChip: "/dev/" + chip.device))
             var wanted = wiring.namedLines
             if let led = statusLEDLine, !wanted.contains(where: { $0.line == led }) { wanted.append(("status_led_line", led)) }

@@ -20,8 +20,8 @@ public struct DoctorProbes {
     public var userID: () -> UInt32
     /// The uid of the user the units run the agent as (`Doctor.serviceUser`), nil when there is no such user.
     public var serviceUserID: () -> UInt32?
-    /// The GPIO chip with this label and its line names.
-    public var gpioChip: (String) -> Result<(device: String, lines: [String]), GPIOError>
+    /// The GPIO chip with this label, its line names and the libgpiod that read them.
+    public var gpioChip: (String) -> Result<(device: String, lines: [String], library: String), GPIOError>
     /// Owner, group and permission bits of a device node, nil when it cannot be stat'ed.
     public var deviceNode: (String) -> (owner: UInt32, group: UInt32, mode: UInt32)?
     /// The gid of the group the lock unit adds (`SupplementaryGroups=`, `Doctor.deviceGroup`), nil when absent.
@@ -40,7 +40,7 @@ public struct DoctorProbes {
     public init(bluetoothSocketErrno: @escaping () -> Int32?, adapters: @escaping () -> [String],
                 processNames: @escaping () -> [String], effectiveCapabilities: @escaping () -> UInt64?,
                 userID: @escaping () -> UInt32, serviceUserID: @escaping () -> UInt32? = { nil },
-                gpioChip: @escaping (String) -> Result<(device: String, lines: [String]), GPIOError>,
+                gpioChip: @escaping (String) -> Result<(device: String, lines: [String], library: String), GPIOError>,
                 fileStatus: @escaping (String) -> (owner: UInt32, mode: UInt32)?,
                 deviceNode: @escaping (String) -> (owner: UInt32, group: UInt32, mode: UInt32)? = { _ in nil },
                 deviceGroupID: @escaping () -> UInt32? = { nil },
