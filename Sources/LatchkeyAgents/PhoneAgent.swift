@@ -96,6 +96,9 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
     var boltReportTimer: Scheduled?
     /// An arrival request that met a moving bolt, waiting to be asked again (`PhoneAgent+Arrival`).
     var arrivalRetry: (cycle: UInt64, timer: Scheduled)?
+    /// The link's session, and the one the command in flight opens (`PhoneAgent+Session`).
+    var session: LinkSession?
+    var candidateSession: LinkSession?
 
     private struct InFlight {
         var operation: LockOperation
@@ -118,7 +121,7 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
         }
     }
 
-    /// The lock's last reported status bytes.
+    /// The lock's last reported status bytes (opened: the lock seals them to the session).
     public private(set) var lastStatus: [UInt8]?
     /// Called with each status the lock reports (reads and notifications).
     public var onStatus: ((LockStatusFrame) -> Void)?
@@ -283,6 +286,7 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
         ready = false
         rediscoveredOnThisLink = false
         control = nil; challenge = nil; status = nil
+        endSession()
         armSetupTimer()
         continueSetup(peripheral)
         feed(.linkUp)
@@ -312,6 +316,7 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
                                error: BluetoothError?) {
         emit("phone.link_lost", ["reason": error.map { "\($0)" } ?? "cancelled"])
         ready = false
+        endSession()
         setupTimer?.cancel()
         setupTimer = nil
         backgroundTasks.end(Self.setupTask)
@@ -378,7 +383,8 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
             logChunk(v)
             return
         }
-        if characteristic === status, let v = characteristic.value, error == nil {
+        if characteristic === status, let sealed = characteristic.value, error == nil {
+            guard let v = openReply(sealed, as: .status) else { return }
             lastStatus = v
             if let frame = try? LockStatusFrame(decoding: v) {
                 emit("phone.lock_status", ["lock_state": "\(frame.lockState)", "door_state": "\(frame.doorState)"])
@@ -404,6 +410,7 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
                                                             operatingMode: f.mode),
                                                 keyID: configuration.keyID, secret: configuration.secret,
                                                 counter: state.counter, challenge: grant.challenge)
+            prepareSession(for: frame)
             emit("phone.command_sent", ["op": "\(f.operation)", "counter": "\(state.counter)"])
             settledReportsAtWrite = settledReports
             peripheral.writeValue(frame.bytes, for: control, withResponse: true)
@@ -417,6 +424,8 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
         if characteristic === transferCharacteristic { logRequestWritten(error: error); return }
         guard characteristic === control, let f = inFlight, !f.awaitingChallenge else { return }
         let ms = (loop.now - f.sentAt).milliseconds
+        if case .att(let code)? = error { commandAnswered(CommandRejection(code) ?? .malformed) }
+        if error == nil { commandAnswered(nil) }
         switch error {
         case nil:
             emit("phone.command_ok", ["op": "\(f.operation)", "ms": "\(ms)"])

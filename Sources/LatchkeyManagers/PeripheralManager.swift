@@ -230,6 +230,13 @@ public final class PeripheralManager: BluetoothTransportDelegate, GATTServerDele
 
     public var isAdvertising: Bool { transport.isAdvertising }
 
+    /// Ends the link to `central` (mgmt Disconnect on the kernel transport); its
+    /// `didDisconnect` follows. Core Bluetooth has no such call: a lock needs one to shed
+    /// a central that never authenticates.
+    public func disconnect(_ central: Central) {
+        central.bearer.link.disconnect()
+    }
+
     func rearmAdvertising() {
         guard let advertisement, state == .poweredOn, !transport.isAdvertising, !background.suppressed else { return }
         try? transport.startAdvertising(advertisingForMode(advertisement))

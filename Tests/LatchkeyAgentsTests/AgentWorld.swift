@@ -36,6 +36,8 @@ final class AgentWorld {
     var lock: LockAgent!
     var phone: PhoneAgent!
     let behaviour: LockBehaviour
+    /// The lock's `unauthenticatedLinkTimeout` at its next start.
+    var unauthenticatedLinkTimeout = LockAgentConfiguration.defaultUnauthenticatedLinkTimeout
 
     static let lineNames = ["latch", "bolt", "door", "button"]
 
@@ -68,7 +70,8 @@ final class AgentWorld {
                                             firstDecisionID: DecisionID((journal.lastDecisionID?.rawValue ?? 0) + 1))
         lock = LockAgent(transport: air.device(lockAddress)!, controller: controller, keys: durables ?? keys,
                          log: lockLog, events: lockEvents,
-                         configuration: LockAgentConfiguration(departureGrace: .seconds(5), serviceDefinition: serviceDefinition),
+                         configuration: LockAgentConfiguration(departureGrace: .seconds(5), serviceDefinition: serviceDefinition,
+                                                               unauthenticatedLinkTimeout: unauthenticatedLinkTimeout),
                          lockout: lockouts,
                          pairing: PairingResponder(identity: identity, registry: keys, loop: loop),
                          restoration: lockRestoration, operatingModes: operatingModes)
