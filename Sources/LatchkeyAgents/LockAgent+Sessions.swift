@@ -61,6 +61,16 @@ extension LockAgent {
         }
     }
 
+    /// The lock state and the log are for a link with a session only: a stranger's
+    /// subscription is refused with an application error, like its reads.
+    public func peripheralManager(_ pm: PeripheralManager, central: Central,
+                                  shouldSubscribeTo characteristic: LocalCharacteristic) -> ATTErrorCode? {
+        guard characteristic === stateCharacteristic || characteristic === transferCharacteristic,
+              sessions[central.linkID] == nil else { return nil }
+        emit("lock.subscription_refused", ["central": "\(central.identifier)", "reason": "no session"])
+        return CommandRejection.noSession.attError
+    }
+
     /// A subscription to the lock state by a link with a session hears the state at once;
     /// without one it hears nothing until its phone proves its key (`adopt`).
     public func peripheralManager(_ pm: PeripheralManager, central: Central,

@@ -1,4 +1,5 @@
 import LatchkeyLockProtocol
+import LatchkeyManagers
 import LatchkeySecurity
 
 /// The phone's half of the link's session (docs/SECURITY.md, "Sessions"). Every sealed
@@ -28,6 +29,13 @@ extension PhoneAgent {
         defer { candidateSession = nil }
         guard Self.openedASession(answer), let candidate = candidateSession else { return }
         session = candidate
+    }
+
+    /// Once the link has a session, the status subscription (the lock refuses it before):
+    /// the lock answers it with where it stands, sealed, and notifies each change after.
+    func subscribeOnceInSession(_ peripheral: Peripheral) {
+        guard session != nil, let status, !status.isNotifying, peripheral.state == .connected else { return }
+        peripheral.setNotifyValue(true, for: status)  // discovers the CCCD first if unknown
     }
 
     func endSession() {

@@ -357,7 +357,7 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
             emit("phone.gatt_failed", ["step": "subscribe", "error": "\(error)"])
             return
         }
-        becomeReady(peripheral)
+        emit("phone.subscribed")
     }
 
     /// The lock service is usable on this link: tie the link to our key and send what waits.
@@ -395,7 +395,19 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
             return
         }
         guard characteristic === challenge, var f = inFlight, f.awaitingChallenge else { return }
-        if let error { finish(.failure(.notDelivered("challenge read: \(error)"))); return }
+        if let error {
+            // The first request on cached handles: a stale cache shows here. Discover again
+            // and send the same command once the setup is done.
+            if rediscoverIfStale(peripheral, error) {
+                inFlight = nil
+                commandTimer?.cancel()
+                commandTimer = nil
+                queue.insert((f.operation, f.mode, f.completion), at: 0)
+                return
+            }
+            finish(.failure(.notDelivered("challenge read: \(error)")))
+            return
+        }
         guard let grant = try? ChallengeGrant(decoding: characteristic.value ?? []), let control else {
             finish(.failure(.notDelivered("bad challenge")))
             return
@@ -426,6 +438,7 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
         let ms = (loop.now - f.sentAt).milliseconds
         if case .att(let code)? = error { commandAnswered(CommandRejection(code) ?? .malformed) }
         if error == nil { commandAnswered(nil) }
+        subscribeOnceInSession(peripheral)
         switch error {
         case nil:
             emit("phone.command_ok", ["op": "\(f.operation)", "ms": "\(ms)"])

@@ -10,6 +10,11 @@ public protocol GATTServerDelegate: AnyObject {
     /// a descriptor other than the CCCD. Return nil to accept; the server then stores the value
     /// unless the characteristic is dynamic.
     func server(_ server: GATTServer, write value: ATTBytes, at handle: UInt16, withResponse: Bool) -> ATTErrorCode?
+    /// The client asks to turn notifications or indications on: nil allows it, an error
+    /// (an application error, say) refuses it and the CCCD keeps its value. Turning them
+    /// off is always allowed.
+    func server(_ server: GATTServer, shouldChangeClientConfiguration configuration: ClientConfiguration,
+                forValueAt handle: UInt16) -> ATTErrorCode?
     /// The client changed a CCCD.
     func server(_ server: GATTServer, didChangeClientConfiguration configuration: ClientConfiguration,
                 forValueAt handle: UInt16)
@@ -26,6 +31,8 @@ extension GATTServerDelegate {
     public func server(_ server: GATTServer, write value: ATTBytes, at handle: UInt16, withResponse: Bool) -> ATTErrorCode? {
         nil
     }
+    public func server(_ server: GATTServer, shouldChangeClientConfiguration configuration: ClientConfiguration,
+                       forValueAt handle: UInt16) -> ATTErrorCode? { nil }
     public func server(_ server: GATTServer, didChangeClientConfiguration configuration: ClientConfiguration,
                        forValueAt handle: UInt16) {}
     public func server(_ server: GATTServer, didConfirmIndicationAt handle: UInt16) {}

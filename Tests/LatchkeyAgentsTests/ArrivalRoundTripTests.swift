@@ -9,7 +9,8 @@ import Testing
 /// What stands between the phone coming into range and its sealed arrival command, counted
 /// in requests (each one ATT round trip, about two connection intervals): the agent's own
 /// setup, and of the manager's per-link work only the Database Hash read. Service Changed's
-/// chores go after the command (Peripheral+LinkSetup.swift).
+/// chores go after the command (Peripheral+LinkSetup.swift), and so does the status
+/// subscription, which needs the session the command opens (docs/SECURITY.md, "Sessions").
 struct ArrivalRoundTripTests {
     /// The phone's requests up to and including its first sealed command, and the ones after it.
     private func arrival(_ w: AgentWorld, _ sent: SentPDUs) throws -> (before: [ATTPDU], after: [ATTPDU]) {
@@ -43,10 +44,10 @@ struct ArrivalRoundTripTests {
         w.phone.central.trace = { _, direction, pdu in sent.record(direction, pdu) }
         #expect(w.advance(until: { w.phone.presence == .away }, limit: .seconds(6)))
 
-        // The first link: MTU, hash; the lock service found (2), its characteristics (2), the
-        // state's CCCD found and written, a challenge read — then the command.
+        // The first link: MTU, hash; the lock service found (2), its characteristics (2), a
+        // challenge read — then the command.
         let first = try arrival(w, sent)
-        #expect(first.before.count == 9, "\(first.before)")
+        #expect(first.before.count == 7, "\(first.before)")
         #expect(first.before.dropFirst().first == Self.hashRead)
         #expect(!first.before.contains(where: Self.isChore), "no Service Changed chore before the command")
         #expect(first.after.filter(Self.isChore).count == 4, "found (2) and enabled (2) after it: \(first.after)")
@@ -55,9 +56,9 @@ struct ArrivalRoundTripTests {
         w.walkPhone(to: 100)
         #expect(w.advance(until: { w.phone.presence == .away }, limit: .seconds(12)))
 
-        // A returning link: MTU, hash, the state's CCCD, a challenge read — then the command.
+        // A returning link: MTU, hash, a challenge read — then the command.
         let back = try arrival(w, sent)
-        #expect(back.before.count == 4, "\(back.before)")
+        #expect(back.before.count == 3, "\(back.before)")
         #expect(back.before.dropFirst().first == Self.hashRead)
         #expect(!back.before.contains(where: Self.isChore))
         #expect(back.after.filter(Self.isChore) == [.writeRequest(handle: 0x0006, value: [0x01]),
