@@ -79,6 +79,23 @@ extension LockAgent {
         if !sendStatus(to: central, on: characteristic) { statusDirty = true }
     }
 
+    // MARK: Advertising while linked
+
+    /// Advertises while fewer than `maximumLinks` centrals are linked, and not at the limit:
+    /// a phone must always be able to link beside an idle stranger, and a crowd of them must
+    /// not take every link the controller has.
+    func advertiseWhileLinksAreFree() {
+        guard peripheral.state == .poweredOn, service != nil else { return }
+        let full = peripheral.centrals.count >= configuration.maximumLinks
+        if full, peripheral.advertisement != nil {
+            emit("lock.advertising_paused", ["links": "\(peripheral.centrals.count)"])
+            peripheral.stopAdvertising()
+        } else if !full, peripheral.advertisement == nil {
+            emit("lock.advertising_resumed", ["links": "\(peripheral.centrals.count)"])
+            peripheral.startAdvertising(advertisement)
+        }
+    }
+
     // MARK: Sealed replies
 
     /// The lock state sealed to `central`'s session; nil without one.

@@ -30,6 +30,9 @@ public struct LockAgentConfiguration: Sendable {
     /// Frames failing before their tag (malformed, stale challenge, forged) a link may send;
     /// the one that reaches the limit drops the link. They never count against a key.
     public var unauthenticatedFrameLimit: Int
+    /// Links the lock takes at once: it keeps advertising while fewer are up (where the
+    /// controller can advertise beside a link), so one linked central never hides it.
+    public var maximumLinks: Int
 
     /// 5 s: a phone's whole setup and first command is ten or so ATT round trips, about a
     /// second at the kernel's longest default connection interval (50 ms); five leave room
@@ -43,12 +46,14 @@ public struct LockAgentConfiguration: Sendable {
                 restoreIdentifier: String = LockAgentConfiguration.defaultRestoreIdentifier,
                 serviceDefinition: GATTService = LockServiceDefinition.service,
                 unauthenticatedLinkTimeout: Duration = LockAgentConfiguration.defaultUnauthenticatedLinkTimeout,
-                unauthenticatedFrameLimit: Int = CommandVerifier.defaultUnauthenticatedFrameLimit) {
+                unauthenticatedFrameLimit: Int = CommandVerifier.defaultUnauthenticatedFrameLimit,
+                maximumLinks: Int = 4) {
         self.name = name; self.advertisingInterval = advertisingInterval; self.departureGrace = departureGrace
         self.challengeLifetime = challengeLifetime; self.arrivalPolicy = arrivalPolicy; self.lockout = lockout
         self.restoreIdentifier = restoreIdentifier; self.serviceDefinition = serviceDefinition
         self.unauthenticatedLinkTimeout = unauthenticatedLinkTimeout
         self.unauthenticatedFrameLimit = unauthenticatedFrameLimit
+        self.maximumLinks = max(1, maximumLinks)
     }
 }
 
@@ -182,9 +187,13 @@ public final class LockAgent: PeripheralManagerDelegate {
                 return
             }
         }
-        pm.startAdvertising(Advertisement(
-            data: AdvertisingData(serviceUUIDs: [LockServiceUUID.service], localName: configuration.name),
-            interval: configuration.advertisingInterval))
+        pm.startAdvertising(advertisement)
+    }
+
+    /// The service UUID (what a phone filters on) and the name the owner chose: nothing else.
+    var advertisement: Advertisement {
+        Advertisement(data: AdvertisingData(serviceUUIDs: [LockServiceUUID.service], localName: configuration.name),
+                      interval: configuration.advertisingInterval)
     }
 
     public func peripheralManagerDidStartAdvertising(_ pm: PeripheralManager, error: BluetoothError?) {
@@ -194,6 +203,7 @@ public final class LockAgent: PeripheralManagerDelegate {
     public func peripheralManager(_ pm: PeripheralManager, didConnect central: Central) {
         emit("lock.central_connected", ["central": "\(central.identifier)"])
         armUnauthenticatedTimer(for: central)
+        advertiseWhileLinksAreFree()
         // A returning phone within the departure grace: its owner did not leave after all.
         for (key, address) in addressOfKey where address == central.identifier {
             if let t = departureTimers.removeValue(forKey: key) {
@@ -206,6 +216,7 @@ public final class LockAgent: PeripheralManagerDelegate {
     public func peripheralManager(_ pm: PeripheralManager, didDisconnect central: Central, reason: DisconnectReason) {
         emit("lock.central_disconnected", ["central": "\(central.identifier)", "reason": "\(reason)"])
         linkEnded(central)
+        advertiseWhileLinksAreFree()
         pairing?.forget(central.linkID)
         transfers[central.linkID] = nil
         guard let key = keyOfLink.removeValue(forKey: central.linkID) else { return }

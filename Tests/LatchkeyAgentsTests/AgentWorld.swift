@@ -38,15 +38,18 @@ final class AgentWorld {
     let behaviour: LockBehaviour
     /// The lock's `unauthenticatedLinkTimeout` at its next start.
     var unauthenticatedLinkTimeout = LockAgentConfiguration.defaultUnauthenticatedLinkTimeout
+    /// The lock's `maximumLinks`.
+    let maximumLinks: Int
 
     static let lineNames = ["latch", "bolt", "door", "button"]
 
     init(autoRelock: Duration? = .seconds(30), grace: Duration = .seconds(5), phoneStartsAt position: Double = 100,
-         actuator: ActuatorKind = .hold,
+         actuator: ActuatorKind = .hold, maximumLinks: Int = 4,
          durables: ((InMemoryKeyStore, InMemoryDecisionJournal) -> any KeyStore & DecisionJournal)? = nil) throws {
         air = SimulatedAir(loop: loop, seed: 7)
         chip = SimulatedGPIOChip(label: "sim-lock", lineNames: Self.lineNames, loop: loop)
         self.actuator = actuator
+        self.maximumLinks = maximumLinks
         key = PhoneKey(id: 1, name: "alice", secret: CommandSealing.newSecret(), role: .user)
         keys = InMemoryKeyStore([key])
         var b = LockBehaviour()
@@ -71,7 +74,8 @@ final class AgentWorld {
         lock = LockAgent(transport: air.device(lockAddress)!, controller: controller, keys: durables ?? keys,
                          log: lockLog, events: lockEvents,
                          configuration: LockAgentConfiguration(departureGrace: .seconds(5), serviceDefinition: serviceDefinition,
-                                                               unauthenticatedLinkTimeout: unauthenticatedLinkTimeout),
+                                                               unauthenticatedLinkTimeout: unauthenticatedLinkTimeout,
+                                                               maximumLinks: maximumLinks),
                          lockout: lockouts,
                          pairing: PairingResponder(identity: identity, registry: keys, loop: loop),
                          restoration: lockRestoration, operatingModes: operatingModes)

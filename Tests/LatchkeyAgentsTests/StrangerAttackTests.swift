@@ -47,6 +47,22 @@ struct StrangerAttackTests {
         #expect(w.phone.isLinked, "the owner's authenticated link stays")
     }
 
+    @Test func atItsLinkLimitTheLockStopsAdvertisingUntilALinkEnds() throws {
+        let w = try AgentWorld(autoRelock: nil, phoneStartsAt: 100, maximumLinks: 1)
+        _ = w.air.addDevice(address: AgentWorld.strangerAddress, position: 3)
+        #expect(w.advance(until: { w.phone.presence == .away }, limit: .seconds(6)))
+        let stranger = RawCentral(transport: w.air.device(AgentWorld.strangerAddress)!, lockAddress: w.lockAddress)
+        stranger.connect()
+        #expect(w.advance(until: { stranger.isReady }, limit: .seconds(2)))
+        #expect(!w.air.device(w.lockAddress)!.isAdvertising, "its one link is taken")
+        w.walkPhone(to: 2)
+        w.loop.advance(by: .seconds(2))
+        #expect(!w.phone.isLinked)
+        // The stranger is dropped as unauthenticated; the lock advertises and the owner links.
+        #expect(w.advance(until: { w.latchEnergised }, limit: .seconds(6)))
+        #expect(stranger.lock.state != .connected)
+    }
+
     @Test func aJunkSenderCannotLockThePhoneOut() throws {
         let (w, stranger) = try Self.strangerAtTheDoor()
         // Forged frames naming the owner's key, and malformed ones, link after link: far
