@@ -91,10 +91,7 @@ func seeds() -> [[UInt8]] {
 /// libFuzzer's callback (see fuzz-command-frame for why it is `@_cdecl`).
 @_cdecl("LLVMFuzzerTestOneInput")
 public func testOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
-    let input = FuzzDriver.bytes(data, size)
-    guard let selector = input.first else { return 0 }
-    let rest = Array(input.dropFirst())
-    if selector % 2 == 0 { openSession(rest) } else { openReply(rest) }
+    FuzzDriver.select(data, size, among: [openSession, openReply])
     return 0
 }
 
