@@ -16,23 +16,38 @@ struct LockBindings: PreservedState {
 
 extension LockAgent {
     /// Remembers that `address` authenticated with `key` (durable when storage is present).
+    /// Bindings that cannot be read are not saved over (that would drop every other phone's);
+    /// the binding then lives in memory only, and `status` shows the fault.
     func preserveBinding(_ address: BluetoothAddress, key: UInt32) {
-        guard let storage = bindingStorage else { return }
-        var bindings = (try? storage.load(LockBindings.self, identifier: LockBindings.identifier)) ?? nil
-            ?? LockBindings(keys: [:])
+        guard let storage = bindingStorage, var bindings = loadBindings(storage) else { return }
         guard bindings.keys[address.description] != key else { return }
         bindings.keys[address.description] = key
-        do { try storage.save(bindings, identifier: LockBindings.identifier) } catch {
-            emit("lock.restoration_failed", ["error": "bindings: \(error)"])
+        do {
+            try storage.save(bindings, identifier: LockBindings.identifier)
+            bindingsFault = nil
+        } catch {
+            bindingsFault = "\(error)"
+            emit("lock.restoration_failed", ["error": "bindings not saved: \(error)"])
+        }
+    }
+
+    /// The stored bindings (empty when there are none); nil when they cannot be read.
+    private func loadBindings(_ storage: any RestorationStorage) -> LockBindings? {
+        do {
+            let bindings = try storage.load(LockBindings.self, identifier: LockBindings.identifier) ?? LockBindings(keys: [:])
+            bindingsFault = nil
+            return bindings
+        } catch {
+            bindingsFault = "\(error)"
+            emit("lock.restoration_failed", ["error": "bindings unreadable, left as they are: \(error)"])
+            return nil
         }
     }
 
     /// After a restart: the restored links of phones that had authenticated are theirs again,
     /// so their loss starts the departure grace as before.
     func restoreBindings(for centrals: [Central]) {
-        guard let storage = bindingStorage,
-              let bindings = (try? storage.load(LockBindings.self, identifier: LockBindings.identifier)) ?? nil
-        else { return }
+        guard let storage = bindingStorage, let bindings = loadBindings(storage) else { return }
         for central in centrals {
             guard let key = bindings.keys[central.identifier.description] else { continue }
             rebind(central, to: key)

@@ -76,7 +76,9 @@ extension LockAgent {
     /// the journal: the next start reconciles it like after a crash.
     public func stop() {
         peripheral.discardPreservedState()
-        try? bindingStorage?.remove(.peripheral, identifier: LockBindings.identifier)
+        do { try bindingStorage?.remove(.peripheral, identifier: LockBindings.identifier) } catch {
+            emit("lock.restoration_failed", ["error": "bindings not removed: \(error)"])  // the next start re-reads them: harmless
+        }
         peripheral.stopAdvertising()
         peripheral.removeAllServices()
         service = nil

@@ -9,7 +9,7 @@ extension LockAgent {
     // MARK: Failures and lockouts in the audit log
 
     /// Each counted failure is a LockOperationError in the audit log, and each lockout it
-    /// engaged a DoorLockAlarm(wrongCodeEntryLimit) (lock-domain.md rule 5). A refusal
+    /// engaged a DoorLockAlarm(wrongCodeEntryLimit) (docs/LOCK-RULES.md rule 5). A refusal
     /// during a lockout is not logged: the lockout already was, and an attacker should not
     /// be able to flush the log's retention with refused frames.
     func audit(_ failure: CommandFailure) {
@@ -68,7 +68,7 @@ extension LockAgent {
 
     // MARK: Pairing
 
-    /// Opens a pairing window on the lock's side (lock-domain.md rule 3); false when this
+    /// Opens a pairing window on the lock's side (docs/LOCK-RULES.md rule 3); false when this
     /// lock has no pairing set up or a window is open already. The new key, if any, is
     /// logged as a LockUserChange(add) before `done` hears of it.
     @discardableResult

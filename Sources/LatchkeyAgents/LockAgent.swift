@@ -7,6 +7,7 @@ import LatchkeySecurity
 import LatchkeyTransport
 
 public struct LockAgentConfiguration: Sendable {
+    /// The lock's name: its advertised local name and its Generic Access Device Name.
     public var name: String
     /// 152.5 ms: the first of Apple's recommended slow advertising intervals (accessory
     /// design guidelines), quick enough for a returning phone to re-link within a second.
@@ -81,6 +82,10 @@ public final class LockAgent: PeripheralManagerDelegate {
     var transferCharacteristic: LocalCharacteristic?
     /// The radio was on and went off: the next power-on is a power cycle (an alarm).
     var radioWentDown = false
+    /// Requests the system refused since start (each asked again by the transport).
+    public internal(set) var transportRefusals = 0
+    /// Why the link→key bindings could not be read or saved, until they can.
+    var bindingsFault: String?
     var statusDirty = false
     private var transfers: [LinkID: ChunkedSender] = [:]
     /// Each link's session, once its phone proved its key on it (LockAgent+Sessions.swift).
@@ -94,8 +99,16 @@ public final class LockAgent: PeripheralManagerDelegate {
     var keyOfLink: [LinkID: UInt32] = [:]
     var addressOfKey: [UInt32: BluetoothAddress] = [:]
     var departureTimers: [UInt32: Scheduled] = [:]
-    private var lastManualUnlock: Instant?
-    private var lastArrival: (key: UInt32, at: Instant)?
+    /// Keys whose phone this lock saw depart (link gone for the grace) since their last
+    /// arrival request: only they may ask for one (`LockAgent+Arrival`). Not persisted: after a
+    /// restart an arrival waits for a departure seen afresh (the cautious reading).
+    var departuresSeen: Set<UInt32> = []
+    /// When the challenge now live on each link was read: the arrival's relay bound.
+    var challengeReadAt: [LinkID: Instant] = [:]
+    /// Relocks after an arrival unlock unless the door opens first.
+    var arrivalRelockTimer: Scheduled?
+    var lastManualUnlock: Instant?
+    var lastArrival: (key: UInt32, at: Instant)?
     /// Events the controller emitted during the current `submit`, to learn a refusal at once.
     private var capture: [LockEvent]?
 
@@ -109,7 +122,7 @@ public final class LockAgent: PeripheralManagerDelegate {
     static let commandTask = "command"
 
     /// `lockout` keeps the failed-attempt counts: the daemon passes the SQLite store (the
-    /// in-memory default is for tests; lock-domain.md rule 5 wants them to survive restarts).
+    /// in-memory default is for tests; docs/LOCK-RULES.md rule 5 wants them to survive restarts).
     public init(transport: any BluetoothTransport, controller: LockController, keys: any KeyStore,
                 log: any LockEventLog, events: any AgentEventSink, configuration: LockAgentConfiguration = .init(),
                 outputClock: OutputChangeClock? = nil, lockout: any LockoutStore = InMemoryLockoutStore(),
@@ -123,8 +136,11 @@ public final class LockAgent: PeripheralManagerDelegate {
         self.outputClock = outputClock
         self.pairing = pairing
         self.bindingStorage = restoration
+        // The Generic Access service names the lock as it advertises itself, and says it is a
+        // door lock (Appearance 0x0708), for the Bluetooth settings of the phones around it.
         self.peripheral = PeripheralManager(transport: transport, options: ManagerOptions(
-            restoreIdentifier: configuration.restoreIdentifier, restorationStorage: restoration))
+            restoreIdentifier: configuration.restoreIdentifier, restorationStorage: restoration),
+            genericAccess: GenericAccess(deviceName: configuration.name, appearance: .doorLock))
         self.verifier = CommandVerifier(keys: keys, challenges: ChallengeIssuer(loop: transport.loop,
                                                                                lifetime: configuration.challengeLifetime),
                                         lockout: LockoutGuard(store: lockout, policy: configuration.lockout,
@@ -133,6 +149,7 @@ public final class LockAgent: PeripheralManagerDelegate {
         peripheral.delegate = self
         controller.onEvent = { [weak self] event in self?.lockEvent(event) }
         controller.onFault = { [weak self] fault in self?.emit("lock.fault", ["fault": "\(fault)"]) }
+        controller.onJournalCaughtUp = { [weak self] in self?.emit("lock.journal_caught_up") }
     }
 
     /// Reads the sensors and reconciles with the interrupted decision (if any), then publishes.
@@ -146,6 +163,9 @@ public final class LockAgent: PeripheralManagerDelegate {
         emit("lock.started", ["state": "\(controller.lockState)", "door": "\(controller.doorState)"])
     }
 
+    /// Called with each lock event once it is in the audit log (the runtime's alarm hook).
+    public var onLogged: ((LockEvent) -> Void)?
+
     public var statusFrame: LockStatusFrame {
         LockStatusFrame(lockState: controller.lockState.rawValue, doorState: controller.doorState.rawValue,
                         operatingMode: controller.operatingMode.rawValue, actuatorEnabled: controller.actuatorEnabled,
@@ -156,7 +176,9 @@ public final class LockAgent: PeripheralManagerDelegate {
 
     func lockEvent(_ event: LockEvent) {
         capture?.append(event)
+        doorMovedAfterArrival(event)
         do { try log.append(event) } catch { emit("lock.log_failed", ["error": "\(error)"]) }
+        onLogged?(event)
         if case .lockOperation(let r) = event.kind, r.operation == .unlock, r.source == .manual || r.source == .button {
             lastManualUnlock = event.time
         }
@@ -204,19 +226,15 @@ public final class LockAgent: PeripheralManagerDelegate {
         emit("lock.central_connected", ["central": "\(central.identifier)"])
         armUnauthenticatedTimer(for: central)
         advertiseWhileLinksAreFree()
-        // A returning phone within the departure grace: its owner did not leave after all.
-        for (key, address) in addressOfKey where address == central.identifier {
-            if let t = departureTimers.removeValue(forKey: key) {
-                t.cancel()
-                emit("lock.departure_cancelled", ["key": "\(key)"])
-            }
-        }
+        // An address proves nothing (anyone can send with a bound phone's): a phone's
+        // departure timer is cancelled only by an authenticated command on the new link (`rebind`).
     }
 
     public func peripheralManager(_ pm: PeripheralManager, didDisconnect central: Central, reason: DisconnectReason) {
         emit("lock.central_disconnected", ["central": "\(central.identifier)", "reason": "\(reason)"])
         linkEnded(central)
         advertiseWhileLinksAreFree()
+        challengeReadAt[central.linkID] = nil
         pairing?.forget(central.linkID)
         transfers[central.linkID] = nil
         guard let key = keyOfLink.removeValue(forKey: central.linkID) else { return }
@@ -229,6 +247,7 @@ public final class LockAgent: PeripheralManagerDelegate {
     /// The phone holding `key` has been gone for the grace period: lock behind its owner.
     private func departed(_ key: UInt32) {
         departureTimers[key] = nil
+        departuresSeen.insert(key)
         emit("lock.departure", ["key": "\(key)"])
         guard controller.lockState != .locked else { return }
         controller.submit(LockCommand(.lock, source: .auto, who: KeyID(key)))
@@ -239,6 +258,7 @@ public final class LockAgent: PeripheralManagerDelegate {
         case LockServiceUUID.lockState:
             return readStatus(by: request.central)
         case LockServiceUUID.challenge:
+            challengeReadAt[request.central.linkID] = loop.now
             return .success(verifier.challenges.issue(for: request.central.linkID).bytes)
         case LockServiceUUID.pairing:
             return pairing?.response(for: request.central.linkID).map { .success($0) } ?? .failure(.readNotPermitted)
@@ -304,9 +324,7 @@ public final class LockAgent: PeripheralManagerDelegate {
     private func carryOut(_ verified: VerifiedCommand, from central: Central, received: Instant) -> CommandRejection? {
         let key = verified.key.id
         let op = verified.body.operation
-        if op == .arrivalUnlock, let refusal = configuration.arrivalPolicy.check(
-            now: received, doorState: controller.doorState, mode: controller.operatingMode,
-            lastManualUnlock: lastManualUnlock, lastArrival: lastArrival, key: key) {
+        if op == .arrivalUnlock, let refusal = arrivalRefusal(key: key, on: central, received: received) {
             emit("lock.arrival_refused", ["key": "\(key)", "reason": refusal.rawValue])
             return .refusedByPolicy
         }
@@ -335,6 +353,8 @@ public final class LockAgent: PeripheralManagerDelegate {
         for e in emitted {
             if case .lockOperationError(_, let error) = e.kind {
                 emit("lock.command_refused", ["key": "\(key)", "op": "\(op)", "error": "\(error)"])
+                // A moving bolt decided nothing: the phone asks once more after it, on the same departure.
+                if op == .arrivalUnlock && error == .busy { departuresSeen.insert(key) }
                 return rejection(for: error)
             }
         }
@@ -343,7 +363,7 @@ public final class LockAgent: PeripheralManagerDelegate {
         // The movement's outcome arrives later as an event (`lockEvent`): wake work until then.
         if controller.machine.isMoving { backgroundTasks.begin(Self.commandTask) }
         bind(central, to: key)
-        if op == .arrivalUnlock { lastArrival = (key, received) }
+        if op == .arrivalUnlock { arrivalAccepted(key: key, at: received) }
         var fields: KeyValuePairs<String, String> = ["key": "\(key)", "op": "\(op)", "counter": "\(verified.counter)"]
         if let clock = outputClock, clock.changeCount > changesBefore, let changed = clock.lastChange {
             let ms = (changed - received).milliseconds
@@ -386,6 +406,7 @@ public final class LockAgent: PeripheralManagerDelegate {
     // MARK: Event log transfer (M9)
 
     private func startTransfer(_ bytes: [UInt8], to central: Central) -> ATTErrorCode? {
+        // A malformed request is answered with its ATT error.
         guard sessions[central.linkID] != nil else {
             emit("lock.log_refused", ["central": "\(central.identifier)", "reason": "no session"])
             return CommandRejection.noSession.attError

@@ -38,6 +38,7 @@ extension PhoneAgent {
             }
             var events: [(UInt32, LockEvent)] = []
             for r in records {
+                // An event this phone cannot decode is counted and skipped below, not a reason to drop the log.
                 guard let e = try? LockEvent(decoding: r.event) else {
                     fetch.completion(.failure(.notDelivered("undecodable event #\(r.sequence)")))
                     return

@@ -32,9 +32,11 @@ extension PhoneAgent {
     }
 
     /// Once the link has a session, the status subscription (the lock refuses it before):
-    /// the lock answers it with where it stands, sealed, and notifies each change after.
+    /// the lock answers it with where it stands, sealed, and notifies each change after. It
+    /// waits for the commands queued behind the first: between a challenge read and its
+    /// write it would add two round trips to the time the lock measures for an arrival.
     func subscribeOnceInSession(_ peripheral: Peripheral) {
-        guard session != nil, let status, !status.isNotifying, peripheral.state == .connected else { return }
+        guard session != nil, commandsIdle, let status, !status.isNotifying, peripheral.state == .connected else { return }
         peripheral.setNotifyValue(true, for: status)  // discovers the CCCD first if unknown
     }
 

@@ -34,6 +34,11 @@ public struct PhoneAgentConfiguration: Sendable {
     /// declared a jam, plus a second for the status to cross the link (twenty connection
     /// intervals at the kernel's longest default, 50 ms).
     public var arrivalRetryWait: Duration
+    /// How long an arrival intent (`arrivalIntent()`: the control socket's `arriving`, a hook
+    /// standing in for a phone OS's geofence) lets a re-formed link ask for an arrival unlock.
+    /// One intent allows one request. 120 s: a geofence of ~100 m fires a walk of a minute
+    /// or two from the door, often late; longer leaves a relay more time to work with.
+    public var arrivalIntentWindow: Duration
 
     public static let defaultGracePeriod: Duration = .seconds(30)
     public static let defaultRestoreIdentifier = "latchkey.phone.central"
@@ -43,23 +48,30 @@ public struct PhoneAgentConfiguration: Sendable {
                 connectOptions: ConnectOptions = ConnectOptions(notifyOnConnection: true, notifyOnDisconnection: true),
                 restoreIdentifier: String = PhoneAgentConfiguration.defaultRestoreIdentifier,
                 commandTimeout: Duration = ChallengeIssuer.defaultLifetime, setupTimeout: Duration = .seconds(10),
-                arrivalRetryWait: Duration = .seconds(6)) {
+                arrivalRetryWait: Duration = .seconds(6),
+                arrivalIntentWindow: Duration = PhoneAgentConfiguration.defaultArrivalIntentWindow) {
         self.lockAddress = lockAddress; self.keyID = keyID; self.secret = secret
         self.gracePeriod = gracePeriod; self.connectOptions = connectOptions
         self.restoreIdentifier = restoreIdentifier; self.commandTimeout = commandTimeout
         self.setupTimeout = setupTimeout; self.arrivalRetryWait = arrivalRetryWait
+        self.arrivalIntentWindow = arrivalIntentWindow
     }
+
+    public static let defaultArrivalIntentWindow: Duration = .seconds(120)
 }
 
 /// The central agent (the "phone"): keeps a connect request to its lock open forever,
-/// tracks away/home, and makes one authenticated arrival request per away→home cycle.
-/// A bare re-link never sends anything that opens the door.
+/// tracks away/home, and makes one authenticated arrival request per away→home cycle, only
+/// inside the window an arrival intent opened. A bare re-link never sends anything that
+/// opens the door.
 ///
 /// With a `RestorationStorage` its central manager preserves the request, the link and the
 /// lock's attribute cache: a relaunched agent adopts a link that survived it and resumes
 /// its GATT setup where it stopped (`PhoneAgent+Restoration.swift`) — it never discovers
 /// the lock's services again while its cache holds them.
 public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
+    /// Requests the system refused since start (each asked again by the transport).
+    public internal(set) var transportRefusals = 0
     public let configuration: PhoneAgentConfiguration
     public let central: CentralManager
     let store: any PhoneStateStore
@@ -99,6 +111,8 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
     /// The link's session, and the one the command in flight opens (`PhoneAgent+Session`).
     var session: LinkSession?
     var candidateSession: LinkSession?
+    /// The open arrival intent's window (`PhoneAgent+Arrival`).
+    var intentTimer: Scheduled?
 
     private struct InFlight {
         var operation: LockOperation
@@ -162,6 +176,10 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
         backgroundTasks.begin(Self.commandsTask)
         pump()
     }
+
+    /// No command queued or in flight: the link's ATT queue is free for the subscription
+    /// (`subscribeOnceInSession`), which must not slip between a challenge read and its write.
+    var commandsIdle: Bool { queue.isEmpty && inFlight == nil }
 
     private func pump() {
         guard ready, inFlight == nil, !queue.isEmpty, let challenge else { return }
@@ -238,6 +256,11 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
                 requestArrival(cycle)
             case .retryArrivalUnlockAfterMovement(let cycle):
                 waitToRetryArrival(cycle)
+            case .openIntentWindow:
+                openIntentWindow()
+            case .closeIntentWindow:
+                intentTimer?.cancel()
+                intentTimer = nil
             case .arrived(let cycle, let unlocked):
                 emit("phone.home", ["cycle": "\(cycle)", "unlocked": "\(unlocked)"])
             }
@@ -288,8 +311,11 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
         control = nil; challenge = nil; status = nil
         endSession()
         armSetupTimer()
-        continueSetup(peripheral)
+        // The presence machine first: an arrival request it makes is queued before a known
+        // lock's setup, which needs no request of its own now, makes the link ready (and
+        // `becomeReady` would send `present` to an empty queue).
         feed(.linkUp)
+        continueSetup(peripheral)
     }
 
     /// The GATT setup starts (a new link, or again after Service Changed): under its
@@ -386,6 +412,7 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
         if characteristic === status, let sealed = characteristic.value, error == nil {
             guard let v = openReply(sealed, as: .status) else { return }
             lastStatus = v
+            // A status the phone cannot decode changes nothing it acts on; the raw value stays in lastStatus.
             if let frame = try? LockStatusFrame(decoding: v) {
                 emit("phone.lock_status", ["lock_state": "\(frame.lockState)", "door_state": "\(frame.doorState)"])
                 onStatus?(frame)
@@ -408,6 +435,7 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
             finish(.failure(.notDelivered("challenge read: \(error)")))
             return
         }
+        // An undecodable grant fails the command below (notDelivered), reported to the caller.
         guard let grant = try? ChallengeGrant(decoding: characteristic.value ?? []), let control else {
             finish(.failure(.notDelivered("bad challenge")))
             return
@@ -438,7 +466,7 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
         let ms = (loop.now - f.sentAt).milliseconds
         if case .att(let code)? = error { commandAnswered(CommandRejection(code) ?? .malformed) }
         if error == nil { commandAnswered(nil) }
-        subscribeOnceInSession(peripheral)
+        defer { subscribeOnceInSession(peripheral) }  // after the next command, if one waits
         switch error {
         case nil:
             emit("phone.command_ok", ["op": "\(f.operation)", "ms": "\(ms)"])

@@ -78,6 +78,7 @@ public final class GATTClient {
     /// A server-to-client PDU arrived. Returns false when it was not one this client handles.
     @discardableResult
     public func receive(_ bytes: ATTBytes) -> Bool {
+        // Undecodable from the server: handled below (dropped and reported as false).
         guard let pdu = try? ATTPDU(decoding: bytes) else {
             // A malformed response still ends the transaction it answers.
             if let op = bytes.first, ATTOpcode(rawValue: op).isServerToClient, current != nil {

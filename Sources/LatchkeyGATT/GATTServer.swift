@@ -22,6 +22,8 @@ public protocol GATTServerDelegate: AnyObject {
     func server(_ server: GATTServer, didConfirmIndicationAt handle: UInt16)
     /// The client wrote its Client Supported Features (Vol 3 Part G 7.2).
     func server(_ server: GATTServer, didChangeClientFeatures features: ClientSupportedFeatures)
+    /// The client's Exchange MTU set the bearer's ATT_MTU.
+    func server(_ server: GATTServer, didExchangeMTU mtu: Int)
 }
 
 extension GATTServerDelegate {
@@ -37,6 +39,7 @@ extension GATTServerDelegate {
                        forValueAt handle: UInt16) {}
     public func server(_ server: GATTServer, didConfirmIndicationAt handle: UInt16) {}
     public func server(_ server: GATTServer, didChangeClientFeatures features: ClientSupportedFeatures) {}
+    public func server(_ server: GATTServer, didExchangeMTU mtu: Int) {}
 }
 
 /// The server side of one ATT bearer, as a state machine: a request in, a response out.
@@ -135,6 +138,7 @@ public final class GATTServer {
         case .exchangeMTURequest(let clientMTU):
             // 3.4.2.2: the ATT_MTU is the minimum of both Rx MTUs, never below 23.
             mtu = max(ATTLimits.minimumMTU, min(Int(clientMTU), preferredMTU))
+            delegate?.server(self, didExchangeMTU: mtu)
             return .exchangeMTUResponse(serverRxMTU: UInt16(preferredMTU))
         case .findInformationRequest(let start, let end):
             return findInformation(start, end)

@@ -7,19 +7,26 @@ import LatchkeyTransport
 extension KernelTransport {
     /// LE on, not bondable (pairing is not how Latchkey authenticates), connectable, powered:
     /// each answer carries the new Current_Settings.
+    /// A refusal that makes the radio unusable (no permission, no LE) is the state the
+    /// managers see, not retried; any other (Busy, Failed) is asked again as `.power`.
     func configureController() {
-        for command: MgmtCommand in [.setLowEnergy(true), .setBondable(false), .setConnectable(true), .setPowered(true)] {
+        let round = Refusal()
+        let commands: [MgmtCommand] = [.setLowEnergy(true), .setBondable(false), .setConnectable(true), .setPowered(true)]
+        for command in commands {
             send(command) { [weak self] result in
                 guard let self else { return }
                 switch result {
                 case .success(let parameters):
+                    // An answer without Current_Settings changes nothing; the next New Settings event brings them.
                     if let settings = try? MgmtReply.currentSettings(parameters, of: command.opcode) { self.apply(settings) }
                 case .failure(let error):
                     if error.status == .permissionDenied { self.refusal = .unauthorized }
                     if error.status == .notSupported && command.opcode == .setLowEnergy { self.refusal = .unsupported }
-                    self.onFailure?(KernelError(error))
+                    if self.refusal == nil { round.error = round.error ?? error } else { self.onFailure?(KernelError(error)) }
                     self.updateState()
                 }
+                guard command.opcode == commands.last?.opcode else { return }
+                if let error = round.error { self.refused(.power, error) } else { self.took(.power) }
             }
         }
     }
@@ -55,7 +62,7 @@ extension KernelTransport {
     /// Everything the kernel may have forgotten: timing, our advertising instance, every
     /// Add Device entry; then which devices are linked already, to claim the ones we want.
     func reassert() {
-        if let connectionTiming { command(.setDefaultSystemConfiguration(connectionTiming)) }
+        if let connectionTiming { sendConnectionTiming(connectionTiming) }
         if let advertising {
             do { try openListener() } catch { onFailure?(error) }
             sendAdvertising(advertising)
@@ -71,11 +78,11 @@ extension KernelTransport {
             for peer in self.connectedDevices.sorted() { self.claimIfWanted(peer) }
             self.restartPendingRefresh()
         }
+        // Everything is being asked for again now: earlier refusals' timers are moot.
+        forgetRetries()
     }
 
-    func reassertPending(_ peer: BluetoothAddress) {
-        command(.addDevice(peer, .autoConnect)) { [weak self] _ in self?.pendingConnections.remove(peer) }
-    }
+    func reassertPending(_ peer: BluetoothAddress) { sendAddDevice(peer) }
 
     func handle(_ event: MgmtEvent, on eventIndex: MgmtIndex) {
         if case .indexAdded = event { return indexAdded(eventIndex) }
@@ -97,6 +104,7 @@ extension KernelTransport {
             disconnectReasons[peer] = reason.hciReason
             restartPendingRefresh()
         case .deviceFound(let found):
+            // A neighbour's malformed advertisement is not ours to report: it is skipped, like radio noise.
             guard isScanning, let peer = found.address.address,
                   let data = try? AdvertisingData(decoding: found.eir) else { return }
             delegate?.transport(self, didReceive: AdvertisementReport(address: peer, data: data, rssi: found.rssi,
@@ -120,9 +128,11 @@ extension KernelTransport {
     /// Our controller went away (unplugged, driver reset): links end through their sockets.
     func detach() {
         isAttached = false
+        forgetRetries()  // re-asserted when the index returns
         closeListener()
         cancelClaims()
         closeConnectFailureWatch()
+        closeConnectionTimingWatch()
         connectedDevices = []
         updateState()
     }
@@ -131,12 +141,14 @@ extension KernelTransport {
     func indexAdded(_ newIndex: MgmtIndex) {
         guard !isAttached else { return }
         mgmt.send(.readControllerInfo, to: newIndex) { [weak self] result in
+            // A controller whose information cannot be read or decoded is not taken for ours; its next Index Added asks again.
             guard let self, !self.isAttached, case .success(let parameters) = result,
                   let info = try? ControllerInfo(decoding: parameters), info.address == self.address else { return }
             self.index = newIndex
             self.isAttached = true
             self.settings = info.currentSettings
             self.forgetConnectFailureWatchRefusal()
+            self.connectionTimingRefusal = nil
             self.configureController()
             self.updateState()
         }
@@ -144,6 +156,7 @@ extension KernelTransport {
 
     func mgmtClosed(_ error: KernelError?) {
         isAttached = false
+        forgetRetries()  // nothing can be sent any more; the failure below says so
         onFailure?(error ?? KernelError(.system, "the mgmt socket closed"))
         updateState()
     }

@@ -15,30 +15,33 @@ extension KernelTransport {
         guard listener == nil, isAttached else { return }
         let opened = try sockets.listen(on: address)
         listener = opened
-        listenerWatch = posixLoop.watch(fd: opened.fileDescriptor, events: .readable) { [weak self] _ in
-            self?.acceptLinks()
+        // An accept error pauses the listener and retries (Acceptor): closing it would leave
+        // the lock advertising and taking no connection.
+        let acceptor = Acceptor(fileDescriptor: opened.fileDescriptor, loop: posixLoop,
+                                first: acceptBackoff.first, cap: acceptBackoff.cap) { [weak self] in
+            self?.acceptLink() ?? .empty
         }
+        acceptor.onPause = { [weak self] failure, delay in
+            self?.onFailure?(KernelError(.system, "ATT listener: \(failure); accepting again in \(delay)"))
+        }
+        listenerAcceptor = acceptor
     }
 
     func closeListener() {
-        listenerWatch?.cancel()
-        listenerWatch = nil
+        listenerAcceptor?.cancel()
+        listenerAcceptor = nil
         listener?.close()
         listener = nil
     }
 
-    private func acceptLinks() {
-        while let listener {
-            let accepted: (CInt, BluetoothAddress)?
-            do { accepted = try listener.accept() } catch {
-                // A listener that keeps failing would keep the loop busy: close it; the
-                // next advertising or power-on opens a new one.
-                closeListener()
-                onFailure?(error)
-                return
-            }
-            guard let accepted else { return }
+    private func acceptLink() -> Acceptor.Attempt {
+        guard let listener else { return .empty }
+        do {
+            guard let accepted = try listener.accept() else { return .empty }
             linkUp(accepted.0, peer: accepted.1, role: .peripheral)
+            return .accepted
+        } catch {
+            return .failed(error.errno, "\(error)")
         }
     }
 
@@ -88,6 +91,7 @@ extension KernelTransport {
         let link = KernelLink(id: LinkID(linkCount), fileDescriptor: fd, peer: peer, role: role,
                               maximumTransmissionUnit: sockets.maximumTransmissionUnit(fd), loop: posixLoop,
                               transport: self)
+        link.connectionInterval = connectionTimings[peer.value]?.interval
         links.append(link)
         delegate?.transport(self, didConnect: link)
         if link.delegate == nil {
@@ -132,6 +136,7 @@ extension KernelTransport {
     /// change of power state cancels it (power-on re-asserts advertising anyway).
     func linkDidEnd(_ link: KernelLink, errno: Errno?) -> DisconnectReason {
         links.removeAll { $0 === link }
+        connectionTimings[link.peer.value] = nil  // the next link's own complete says anew
         mgmt.readAvailable()
         if link.role == .peripheral { scheduleReadvertise() }
         return disconnectReasons.removeValue(forKey: link.peer) ?? KernelLink.reason(for: errno)

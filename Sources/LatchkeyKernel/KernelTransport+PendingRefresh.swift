@@ -33,11 +33,9 @@ extension KernelTransport {
         }
     }
 
-    /// Sends an entry the kernel holds once more. A refusal is reported, and the entry stays
-    /// wanted: the kernel still has it from the first Add Device.
-    func resendPending(_ peer: BluetoothAddress) {
-        command(.addDevice(peer, .autoConnect))
-    }
+    /// Sends an entry the kernel holds once more. A refusal is reported and asked again, and
+    /// the entry stays wanted: the kernel still has it from the first Add Device.
+    func resendPending(_ peer: BluetoothAddress) { sendAddDevice(peer) }
 
     func cancelPendingRefresh() {
         pendingRefreshTimer?.cancel()

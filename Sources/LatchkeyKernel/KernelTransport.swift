@@ -10,8 +10,9 @@ import LatchkeyTransport
 /// have forgotten it: when the controller powers on, when its index reappears, and when
 /// another mgmt client (bluetoothd initialising the adapter, say) removes our advertising
 /// instance or one of our devices. A call updates the mirror at once (so `isAdvertising`
-/// is true right after `startAdvertising`); a command the kernel refuses corrects the
-/// mirror and reaches `onFailure`.
+/// is true right after `startAdvertising`); a command the kernel refuses is asked again
+/// after a capped backoff (KernelTransport+Retry.swift), reported to the delegate and
+/// `onFailure`, and the mirror says it is not held until it takes.
 ///
 /// Everything happens on the `PosixEventLoop`: mgmt events, accepts, link I/O.
 public final class KernelTransport: BluetoothTransport {
@@ -44,11 +45,19 @@ public final class KernelTransport: BluetoothTransport {
     var connectionTiming: [SystemParameter]?
     /// Start/Stop Discovery commands not yet answered (a Discovering event meanwhile is ours).
     var discoveryCommandsInFlight = 0
+    /// Refused requests waiting for their next attempt (KernelTransport+Retry.swift).
+    var retries: [TransportRefusal.Request: PendingRetry] = [:]
+    /// `afterRequestsAnswered` bodies waiting until no request waits for a retry.
+    var retryWaiters: [() -> Void] = []
+    /// How refused requests are asked again.
+    public var retryBackoff: RetryBackoff = .standard
 
     // Links.
     let sockets: any LinkSocketProvider
     var listener: (any LinkListener)?
-    var listenerWatch: Watch?
+    var listenerAcceptor: Acceptor?
+    /// How the ATT listener backs off after an accept error (EMFILE and the like).
+    var acceptBackoff = (first: Acceptor.first, cap: Acceptor.cap)
     var links: [KernelLink] = []
     /// ATT sockets connecting to links the kernel made (fd and its writable watch).
     var claims: [BluetoothAddress: (fd: CInt, watch: Watch)] = [:]
@@ -102,12 +111,19 @@ public final class KernelTransport: BluetoothTransport {
     /// own 4 s connection attempt (HCI_LE_AUTOCONN_TIMEOUT; the update also skips a running
     /// attempt), for one mgmt command and a scan restart per interval while away. HIL
     /// scenario i provokes the failure and sees the re-link (docs/HIL.md, "What the suite found").
-    var pendingRefreshInterval: Duration = .seconds(5)
+    var pendingRefreshInterval = KernelTransport.defaultPendingRefreshInterval
+    /// `pendingRefreshInterval`'s value unless a test sets it (`latchkey doctor --phone` names it).
+    public static let defaultPendingRefreshInterval: Duration = .seconds(5)
     /// Where the controller's HCI events come from (the raw HCI socket, or a fake in tests).
     let hciEvents: any HCIEventSourceProvider
     /// The open HCI event watch, and why it could not be opened (then the timer re-sends).
     var connectFailureWatch: ConnectFailureWatch?
     var connectFailureWatchRefusal: KernelError?
+    /// The lock's watch of its links' connection intervals (`KernelTransport+ConnectionTimingWatch`),
+    /// why it could not be opened, and what it learnt per peer (address bits → handle, interval).
+    var connectionTimingWatch: ConnectFailureWatch?
+    var connectionTimingRefusal: KernelError?
+    var connectionTimings: [UInt64: (handle: UInt16, interval: Duration)] = [:]
     /// A re-send waiting after a failed LE Connection Complete that no refused cancel followed.
     var connectFailureResend: Scheduled?
     /// How long after a failed LE Connection Complete the entries are re-sent if no refused
@@ -161,6 +177,8 @@ public final class KernelTransport: BluetoothTransport {
         readvertiseTimer?.cancel()
         readvertiseTimer = nil
         cancelPendingRefresh()
+        for retry in retries.values { retry.timer?.cancel() }
+        retries = [:]
         mgmt.onClose = nil
         mgmt.close()
     }
@@ -171,13 +189,16 @@ public final class KernelTransport: BluetoothTransport {
         guard advertising != nil, isAttached, mgmt.isOpen else { return }
         advertising = nil
         var answered = false
-        send(.removeAdvertising(instance: Self.advertisingInstance)) { _ in answered = true }
+        send(.removeAdvertising(instance: Self.advertisingInstance)) { _ in answered = true }  // refused: none left
+        // Closing goes on either way: a loop error or no answer leaves the kernel's instance,
+        // which the next start removes (see init).
         _ = try? posixLoop.run(until: { answered }, timeout: Self.closeTimeout)
     }
 
     // MARK: Advertising
 
-    public var isAdvertising: Bool { advertising != nil && state == .poweredOn }
+    /// False while a refused Add Advertising waits for its next attempt.
+    public var isAdvertising: Bool { advertising != nil && state == .poweredOn && !isRetrying(.advertising) }
 
     /// Idempotent: what the kernel already advertises for us (the mirror says so: it is
     /// re-asserted on power-on and whenever the kernel drops the instance) is not sent again.
@@ -192,8 +213,10 @@ public final class KernelTransport: BluetoothTransport {
                                  instance: try AdvertisingInstance(instance: Self.advertisingInstance, advertisement),
                                  timing: try SystemConfiguration.advertising(interval: advertisement.interval))
         do { try openListener() } catch { throw TransportError(.failed, error.description) }
+        openConnectionTimingWatch()
         if advertising != set {
             advertising = set
+            attemptNow(.advertising)
             sendAdvertising(set)
         }
         sweepStaleLinks()
@@ -202,22 +225,33 @@ public final class KernelTransport: BluetoothTransport {
     public func stopAdvertising() {
         guard advertising != nil else { return }
         advertising = nil
+        forgetRetry(.advertising)
         command(.removeAdvertising(instance: Self.advertisingInstance))
     }
 
     /// Interval first (the kernel copies its default interval into an instance when the
-    /// instance is added), then the instance; re-adding an instance replaces it.
+    /// instance is added), then the instance; re-adding an instance replaces it. Either
+    /// refused (the instance would carry the default interval without the first) is one
+    /// refusal of the advertising, asked again; answers for a set no longer wanted are the
+    /// newer set's business.
     func sendAdvertising(_ set: AdvertisingSet) {
-        command(.setDefaultSystemConfiguration(set.timing))
-        command(.addAdvertising(set.instance)) { [weak self] _ in
-            guard let self, self.advertising?.instance == set.instance else { return }
-            self.advertising = nil
+        let timing = Refusal()
+        send(.setDefaultSystemConfiguration(set.timing)) { result in
+            if case .failure(let error) = result { timing.error = error }
+        }
+        send(.addAdvertising(set.instance)) { [weak self] result in
+            guard let self, self.advertising == set else { return }
+            switch (result, timing.error) {
+            case (.failure(let error), _), (.success, let error?): self.refused(.advertising, error)
+            case (.success, nil): self.took(.advertising)
+            }
         }
     }
 
     // MARK: Scanning
 
-    public var isScanning: Bool { scan != nil && state == .poweredOn }
+    /// False while a refused Start Discovery waits for its next attempt.
+    public var isScanning: Bool { scan != nil && state == .poweredOn && !isRetrying(.scanning) }
 
     /// mgmt discovery is always an active scan: `parameters.active` cannot be honoured, and
     /// duplicate filtering is the caller's (CentralManager does it).
@@ -226,31 +260,40 @@ public final class KernelTransport: BluetoothTransport {
         let timing = try SystemConfiguration.discovery(parameters)
         if scan != nil { discoveryCommand(.stopDiscovery(.lowEnergy)) }
         scan = parameters
-        command(.setDefaultSystemConfiguration(timing))
+        attemptNow(.scanning)
+        command(.setDefaultSystemConfiguration(timing)) { [weak self] error in
+            if self?.scan == parameters { self?.refused(.scanning, error) }
+        }
         startDiscovery()
     }
 
     public func stopScanning() {
         guard scan != nil else { return }
         scan = nil
+        forgetRetry(.scanning)
         discoveryCommand(.stopDiscovery(.lowEnergy))
     }
 
+    /// A refused start keeps the scan wanted and is asked again (KernelTransport+Retry.swift).
     func startDiscovery() {
-        discoveryCommand(.startDiscovery(.lowEnergy), failed: { [weak self] in self?.scan = nil })
+        let parameters = scan
+        discoveryCommand(.startDiscovery(.lowEnergy)) { [weak self] result in
+            guard let self, let parameters, self.scan == parameters else { return }
+            switch result {
+            case .success: self.took(.scanning)
+            case .failure(let error): self.refused(.scanning, error)
+            }
+        }
     }
 
     /// A Start/Stop Discovery, counted so the Discovering events it causes are not taken
     /// for the kernel ending the scan by itself. A failed stop is harmless (Rejected: the
-    /// kernel had already stopped).
-    private func discoveryCommand(_ command: MgmtCommand, failed: (() -> Void)? = nil) {
+    /// kernel had already stopped), so a stop's answer is not looked at.
+    private func discoveryCommand(_ command: MgmtCommand, answered: MgmtClient.Completion? = nil) {
         let sent = send(command) { [weak self] result in
             guard let self else { return }
             self.discoveryCommandsInFlight -= 1
-            if case .failure(let error) = result, command.opcode == .startDiscovery {
-                failed?()
-                self.onFailure?(KernelError(error))
-            }
+            answered?(result)
         }
         if sent { discoveryCommandsInFlight += 1 }
     }
@@ -268,7 +311,7 @@ public final class KernelTransport: BluetoothTransport {
     public func addPendingConnection(to peer: BluetoothAddress) throws(TransportError) {
         guard peer != address else { throw TransportError(.invalidParameters, "cannot connect to ourselves") }
         guard pendingConnections.insert(peer).inserted else { return claimIfWanted(peer) }
-        command(.addDevice(peer, .autoConnect)) { [weak self] _ in self?.pendingConnections.remove(peer) }
+        sendAddDevice(peer)
         // Already linked at the HCI level (made while we were away): claim it now.
         claimIfWanted(peer)
         restartPendingRefresh()
@@ -276,6 +319,7 @@ public final class KernelTransport: BluetoothTransport {
 
     public func removePendingConnection(to peer: BluetoothAddress) {
         guard pendingConnections.remove(peer) != nil else { return }
+        forgetRetry(.pendingConnection(peer))
         command(.removeDevice(peer))
         restartPendingRefresh()
     }
@@ -287,7 +331,8 @@ public final class KernelTransport: BluetoothTransport {
     public func setConnectionParameters(_ parameters: ConnectionParameters) throws(TransportError) {
         let timing = try SystemConfiguration.connection(parameters)
         connectionTiming = timing
-        command(.setDefaultSystemConfiguration(timing))
+        attemptNow(.connectionTiming)
+        sendConnectionTiming(timing)
         guard state == .poweredOn else { return }
         for peer in unlinkedPendingConnections { resendPending(peer) }
     }
@@ -313,6 +358,17 @@ public final class KernelTransport: BluetoothTransport {
         return true
     }
 
-    /// The mgmt queue answers in order, so what waits follows the last command sent.
-    public func afterRequestsAnswered(_ body: @escaping () -> Void) { mgmt.afterAnswers(on: index, body) }
+    /// The mgmt queue answers in order, so what waits follows the last command sent; a
+    /// refused request waiting for its next attempt is not answered yet (it has not taken).
+    public func afterRequestsAnswered(_ body: @escaping () -> Void) {
+        mgmt.afterAnswers(on: index) { [weak self] in
+            guard let self, !self.retries.isEmpty else { return body() }
+            self.retryWaiters.append(body)
+        }
+    }
+}
+
+/// The first refusal among commands answered in order (one request's several commands).
+final class Refusal {
+    var error: MgmtError?
 }

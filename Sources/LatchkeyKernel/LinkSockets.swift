@@ -81,6 +81,7 @@ final class L2CAPSockets: LinkSocketProvider {
     /// (L2CAP_DEFAULT_MTU, net/bluetooth/l2cap_core.c `l2cap_add_scid`); ATT itself never
     /// goes beyond 517, and GATT negotiates the ATT MTU within this.
     func maximumTransmissionUnit(_ fd: CInt) -> Int {
+        // Unreadable options: the ATT default MTU, which every LE link carries (attMTU's fallback).
         Self.attMTU(channel: try? Syscalls.l2capMTUs(fd))
     }
 

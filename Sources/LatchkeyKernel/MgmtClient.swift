@@ -1,8 +1,8 @@
 import LatchkeyMgmt
 import LatchkeyPosix
 
-/// A client of the kernel's Bluetooth management interface over one socket (BlueZ's
-/// `src/shared/mgmt.c`): commands go out through a queue, at most one outstanding per
+/// A client of the kernel's Bluetooth management interface over one socket (shaped like
+/// BlueZ's own mgmt client, its `mgmt.c`): commands go out through a queue, at most one outstanding per
 /// controller index, and each completes when a Command Complete or Command Status with
 /// its index and opcode comes back; every other event goes to `onEvent`.
 ///

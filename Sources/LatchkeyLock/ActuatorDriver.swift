@@ -2,7 +2,7 @@ import LatchkeyTransport
 
 /// How the lock's actuator is driven. Every kind is safe when its outputs are inactive:
 /// that is the level each output is requested with, and the level a dead process should
-/// leave through the board's pull resistors (lock-domain.md: the safe state comes from
+/// leave through the board's pull resistors (docs/LOCK-RULES.md: the safe state comes from
 /// hardware). Fail-safe hardware (energise to lock) is not supported.
 public enum ActuatorKind: Hashable, Sendable {
     /// One output, active while unlocked: a relay, strike or bolt rated for continuous duty.

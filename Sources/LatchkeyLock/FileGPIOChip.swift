@@ -12,9 +12,16 @@ import LatchkeyTransport
 ///     <directory>/line<N>/value    "0"/"1": the physical level the holding process drives
 ///     <directory>/line<N>/pull     "pull-up"/"pull-down": the level applied from outside
 ///     <directory>/line<N>/consumer who requested the line (like `gpioinfo`)
+///     <directory>/line<N>/edges    every level the holding process drove, in order, one
+///                                  "<0|1> <ns>" line each, stamped on the driver's loop clock
+///                                  (CLOCK_MONOTONIC for a real process, as the kernel stamps
+///                                  a line event): what `gpiomon` would print for the line
 ///
-/// Every write is a write to a temporary file in the same directory followed by
-/// rename(2), so a reader sees the old content or the new one, never half of it.
+/// Every write of a level file is a write to a temporary file in the same directory followed
+/// by rename(2), so a reader sees the old content or the new one, never half of it. The
+/// edge log is append-only (O_APPEND, one write(2) per entry, written BEFORE `value`), so a
+/// reader that keeps its offset misses nothing — not a pulse shorter than its wake-ups, not
+/// a level driven just before the driver was killed (`FileGPIOEdgeReader`).
 ///
 /// Waking up: nothing here watches files. When a pull file may have changed, the owner of
 /// the event loop calls `pollInputs()`, which re-reads the pulls and queues an edge for
@@ -41,6 +48,7 @@ public final class FileGPIOChip: GPIOChip {
             try files.store(ChipFiles.linePath(offset, "value"), "0")
             try files.store(ChipFiles.linePath(offset, "pull"), ChipFiles.pullText(high: false))
             try files.store(ChipFiles.linePath(offset, "consumer"), "")
+            try files.truncate(ChipFiles.linePath(offset, "edges"))
         }
     }
 
@@ -51,7 +59,8 @@ public final class FileGPIOChip: GPIOChip {
         let files = ChipFiles(directory: directory, label: label)
         let names = try files.lineNames()
         self.directory = directory
-        table = SimulatedLineTable(label: label, names: names, loop: loop, levels: FileLevels(files, names: names))
+        table = SimulatedLineTable(label: label, names: names, loop: loop,
+                                   levels: FileLevels(files, names: names, clock: { loop.now }))
     }
 
     public var label: String { table.label }
@@ -96,6 +105,7 @@ public struct FileGPIOChipFinder: GPIOChipFinder {
         for entry in try ChipFiles.list(root, chip: label) {
             let directory = root + "/" + entry
             let candidate = ChipFiles(directory: directory, label: label)
+            // A directory without a readable label is not this chip; the search goes on and fails with the list if none is.
             if (try? candidate.load("label")) == label {
                 return try FileGPIOChip(directory: directory, loop: loop)
             }
@@ -131,8 +141,16 @@ public struct FileGPIOSimulator {
 
     /// The physical level applied to `line` from outside (its `pull` file).
     public func isPulledHigh(_ line: String) throws(GPIOError) -> Bool {
-        try FileLevels(files, names: names).pulled(offset: try offset(line))
+        try FileLevels(files, names: names, clock: { .zero }).pulled(offset: try offset(line))
     }
+
+    /// The bytes of `line`'s edge log from byte `offset` on (`FileGPIOEdgeReader` parses them).
+    func edgeLogBytes(_ line: String, from offset: Int) throws(GPIOError) -> [UInt8] {
+        try files.read(ChipFiles.linePath(try self.offset(line), "edges"), from: offset)
+    }
+
+    /// The chip's label, for errors about its files.
+    var label: String { files.label }
 
     /// Applies a physical level to `line`. The lock process sees it at its next `pollInputs()`.
     public func pull(_ line: String, high: Bool) throws(GPIOError) {
@@ -155,13 +173,18 @@ public struct FileGPIOSimulator {
 private final class FileLevels: SimulatedLevels {
     let files: ChipFiles
     let names: [String]
+    let clock: () -> Instant
 
-    init(_ files: ChipFiles, names: [String]) {
+    init(_ files: ChipFiles, names: [String], clock: @escaping () -> Instant) {
         self.files = files
         self.names = names
+        self.clock = clock
     }
 
+    /// The edge log first: a driver killed between the two leaves a level logged that the
+    /// value file may not show yet (an observer errs towards seeing a rise), never the reverse.
     func drive(offset: Int, high: Bool) throws(GPIOError) {
+        try files.append(ChipFiles.linePath(offset, "edges"), "\(high ? 1 : 0) \(clock().nanoseconds)")
         try files.store(ChipFiles.linePath(offset, "value"), high ? "1" : "0")
     }
 
@@ -220,6 +243,55 @@ struct ChipFiles {
             let renameError = failure("rename \(temporary) to \(target)")
             unlink(temporary)
             throw renameError
+        }
+    }
+
+    /// Appends `text` plus a newline in one write(2) to a file opened with O_APPEND: entries
+    /// never interleave, and a process killed after the call returned has still logged it.
+    func append(_ relative: String, _ text: String) throws(GPIOError) {
+        let path = directory + "/" + relative
+        let fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw failure("open \(path)") }
+        defer { close(fd) }
+        let bytes = Array((text + "\n").utf8)
+        while true {
+            let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+            if written == bytes.count { return }
+            if written < 0 && errno == EINTR { continue }
+            // A short append would leave half an entry: the reader would stop at it.
+            throw written < 0 ? failure("write \(path)")
+                : GPIOError(.ioFailed, chip: label, detail: "short write to \(path): \(written) of \(bytes.count) bytes")
+        }
+    }
+
+    /// Creates `relative` empty, or empties it.
+    func truncate(_ relative: String) throws(GPIOError) {
+        let path = directory + "/" + relative
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw failure("open \(path)") }
+        close(fd)
+    }
+
+    /// The bytes of `relative` from byte `offset` to its current end; none when the file does
+    /// not exist (a chip laid out before edge logs).
+    func read(_ relative: String, from offset: Int) throws(GPIOError) -> [UInt8] {
+        let path = directory + "/" + relative
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            if errno == ENOENT { return [] }
+            throw failure("open \(path)")
+        }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, off_t(offset + bytes.count)) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw failure("read \(path)")
+            }
+            if count == 0 { return bytes }
+            bytes += buffer[..<count]
         }
     }
 

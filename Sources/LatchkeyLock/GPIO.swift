@@ -14,7 +14,7 @@ import LatchkeyTransport
 // Values are LOGICAL everywhere above this file: `true` means "active". Active-low is part
 // of the request (the kernel inverts, as FLAG_ACTIVE_LOW does), never of the lock logic.
 //
-// Rules every implementation keeps (lock-domain.md, "Hardware and failure behaviour"):
+// Rules every implementation keeps (docs/LOCK-RULES.md, "Hardware and failure behaviour"):
 // - an output is requested with its INACTIVE value in the same request, so it never
 //   glitches active between the request and a first `set`;
 // - an output is never released and re-requested (that glitches too): there is no release

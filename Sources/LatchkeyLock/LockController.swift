@@ -53,25 +53,33 @@ public enum LockFault {
 /// The shell around `LockStateMachine`: feeds it inputs from the sensors, the actuator,
 /// the journal, the timers and the agent; performs the actions it returns, in order, on
 /// the one event loop. Journal calls happen here, so `record` always returns before the
-/// actuator moves, and a failed `record` means no movement.
+/// actuator moves, and a failed `record` means no movement — but for a lock (locking is
+/// safe): its record, and any outcome the journal refused, wait in `unwritten` and are
+/// written, in order, when the journal takes writes again (JournalBacklog.swift).
 public final class LockController {
     public let loop: any EventLoop
     public private(set) var machine: LockStateMachine
     private let actuator: ActuatorDriver
     private let sensors: LockSensors
-    private let journal: any DecisionJournal
+    let journal: any DecisionJournal
     private var timers: [LockTimer: Scheduled] = [:]
     private var inbox: [LockInput] = []
     private var draining = false
+    /// Journal writes the journal refused, oldest first (JournalBacklog.swift).
+    var backlog = JournalBacklog()
 
     /// Every event, in order: the audit log and what the GATT service notifies.
     public var onEvent: ((LockEvent) -> Void)?
     /// Failures of the journal or the outputs, for the logger and alerts.
     public var onFault: ((LockFault) -> Void)?
+    /// The journal took every write that waited (after a fault).
+    public var onJournalCaughtUp: (() -> Void)?
     /// The board's status LED, shown the lock state after each input has run.
     public var statusLight: StatusLight?
     /// The last decision the journal accepted (durable), for the agent's timeline.
-    public private(set) var lastRecordedDecision: DecisionID?
+    public internal(set) var lastRecordedDecision: DecisionID?
+    /// The journal's last error while it refuses writes; nil since its last write went through.
+    public internal(set) var journalFault: (any Error)?
 
     /// Wires everything up; nothing is read or moved until `start(recovered:)`.
     /// `firstDecisionID` should follow the highest id the journal ever held.
@@ -164,15 +172,27 @@ public final class LockController {
         switch action {
         case .record(let decision):
             do {
+                try writeBacklog()  // in order: what waits goes first
                 try journal.record(decision)
                 lastRecordedDecision = decision.id
+                journalFault = nil
                 inbox.append(.journalRecorded(decision.id))
             } catch {
+                journalFault = error
                 onFault?(.journal(error))
+                if decision.operation == .lock { keepForLater(.record(decision)) }  // the machine moves it anyway
                 inbox.append(.journalFailed(decision.id))
             }
         case .complete(let id, let outcome):
-            do { try journal.complete(id, outcome: outcome) } catch { onFault?(.journal(error)) }
+            do {
+                try writeBacklog()
+                try journal.complete(id, outcome: outcome)
+                journalFault = nil
+            } catch {
+                journalFault = error
+                onFault?(.journal(error))
+                keepForLater(.complete(id, outcome))
+            }
         case .drive(let operation):
             do { try actuator.drive(operation) } catch {
                 onFault?(.actuator(error))

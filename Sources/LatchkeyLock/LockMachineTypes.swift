@@ -54,14 +54,17 @@ public enum ButtonAction: Hashable, Sendable {
 /// The lock's configurable policy.
 public struct LockBehaviour: Hashable, Sendable {
     /// Relock this long after an unlock completes; nil turns auto-relock off. 30 s: Yale's
-    /// default (zwave-js yale_template.json `auto_relock_time_180`, lock-anchors §3.4).
+    /// default (zwave-js yale_template.json `auto_relock_time_180`; docs/LOCK-RULES.md,
+    /// "Hardware and failure behaviour").
     public var autoRelockTime: Duration? = .seconds(30)
     /// A movement that has not reached its target by then is a jam. 5 s: the motor
-    /// timeout of the EECS 473 smart door (`deadbolt.h` MOTOR_TIMEOUT 5000 ms, §3.4).
+    /// timeout of the EECS 473 smart door (`deadbolt.h` MOTOR_TIMEOUT 5000 ms; docs/LOCK-RULES.md,
+    /// "Hardware and failure behaviour").
     public var jamTimeout: Duration = .seconds(5)
     /// Validity window of a decision without its own (button, auto): an unlock cut short
     /// by a crash is resumed only inside it. 5 s: "a few seconds", the lifetime of a
-    /// lock-issued challenge (lock-anchors §7 item 2), longer than a systemd restart.
+    /// lock-issued challenge, longer than a systemd restart (docs/LOCK-RULES.md, "Decisions
+    /// that survive death").
     public var decisionValidity: Duration = .seconds(5)
     /// Door open this long becomes Ajar with a DoorAjar alarm; nil turns it off (the
     /// default: no source gives a typical value, so the board or user chooses).

@@ -3,7 +3,7 @@ import LatchkeyTransport
 // Start-up reconciliation and the door.
 extension LockStateMachine {
     /// Start: take the measured state, then reconcile with the decision a crash left
-    /// unfinished (lock-domain.md): a lock decision is always resumed; an unlock only while
+    /// unfinished (docs/LOCK-RULES.md): a lock decision is always resumed; an unlock only while
     /// still inside its validity window, otherwise it resolves to locked.
     mutating func begin(_ reading: StartupReading, recovered: LockDecision?) {
         phase = .idle

@@ -4,10 +4,11 @@ import LatchkeyTransport
 /// (swift-nio HappyEyeballs' `processInput` shape): no I/O, no clock of its own. The
 /// shell (`LockController`) performs the returned actions and feeds back what they report.
 ///
-/// Rules, each from lock-domain.md:
+/// Rules, each from docs/LOCK-RULES.md:
 /// - nothing is known until the sensors are read at start (LockState unknown);
 /// - a decision is recorded in the journal BEFORE the actuator moves; a failed record
-///   leaves the lock where it is;
+///   leaves the lock where it is, except for a lock: locking is safe, so the bolt moves and
+///   the shell records the decision when the journal takes writes again;
 /// - a movement that misses its target within `jamTimeout` is a jam: NotFullyLocked,
 ///   LockJammed alarm, ActuatorEnabled false until a later movement succeeds;
 /// - no locking into an open door: an auto-relock that finds the door open waits for it
@@ -172,6 +173,8 @@ public struct LockStateMachine {
         // The journal's answer.
         case (.journaling(let movement), .journalRecorded(let id)) where movement.decision == id:
             startMoving(movement)
+        case (.journaling(let movement), .journalFailed(let id)) where movement.decision == id && movement.operation == .lock:
+            startMoving(movement)  // locking is safe: the shell records it once the journal takes writes
         case (.journaling(let movement), .journalFailed(let id)) where movement.decision == id:
             phase = .idle
             emit(.lockOperationError(movement.record, .journalFailed))

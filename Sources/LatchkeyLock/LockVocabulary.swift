@@ -74,7 +74,7 @@ public enum LockOperationType: UInt8, Hashable, Sendable, CaseIterable {
     public var movingState: LockState { self == .lock ? .locking : .unlocking }
 }
 
-/// Matter OperationErrorEnum, plus our own reasons (0x80+, lock-anchors §5.2).
+/// Matter OperationErrorEnum, plus our own reasons (0x80+, docs/LOCK-RULES.md, "The audit log").
 public enum OperationError: UInt8, Hashable, Sendable, CaseIterable {
     case unspecified = 0
     case invalidCredential = 1

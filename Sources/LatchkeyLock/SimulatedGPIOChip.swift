@@ -52,6 +52,7 @@ public final class SimulatedGPIOChip: GPIOChip {
     public func consumer(of line: String) -> String? { table.consumer(ofLine: line) }
 
     private func existing(_ line: String) -> Int {
+        // A missing line is a wiring bug in the test: the trap below names it.
         guard let offset = try? table.offset(of: line) else {
             preconditionFailure("no line '\(line)' on simulated chip '\(label)'")
         }

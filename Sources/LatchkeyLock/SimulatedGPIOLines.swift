@@ -86,6 +86,7 @@ final class SimulatedLineTable {
     }
 
     func consumer(ofLine line: String) -> String? {
+        // No such line: no consumer, which is the answer asked for.
         guard let offset = try? offset(of: line) else { return nil }
         return requests[offset]?.consumer
     }

@@ -74,7 +74,7 @@ public enum LockOperation: UInt8, Sendable, CaseIterable, CustomStringConvertibl
     /// Admin only: switch the operating mode (Matter OperatingMode value in the body).
     case setOperatingMode = 0x06
 
-    /// Whether only an admin key may ask for it (lock-domain.md rule 2: configuration).
+    /// Whether only an admin key may ask for it (docs/LOCK-RULES.md rule 2: configuration).
     public var isAdminOnly: Bool { self == .setOperatingMode }
 
     public var description: String {

@@ -78,6 +78,10 @@ public final class CentralGate: CentralManagerDelegate, PeripheralDelegate {
         gate.deliver("preservation failed") { [weak self] in self?.app?.centralManager(central, didFailToPreserveState: error) }
     }
 
+    public func centralManager(_ central: CentralManager, didRefuse refusal: TransportRefusal) {
+        gate.deliver("refused \(refusal.request)") { [weak self] in self?.app?.centralManager(central, didRefuse: refusal) }
+    }
+
     public func centralManagerDidUpdateState(_ central: CentralManager) {
         let state = central.state
         gate.deliver("state \(state.rawValue)") { [weak self] in
@@ -123,6 +127,7 @@ public final class CentralGate: CentralManagerDelegate, PeripheralDelegate {
         // A held app cannot ask again from this callback, so the system keeps its request
         // (Core Bluetooth's pending connect is the system's, not the suspended app's).
         if gate.isHolding, error != nil, let options, central.pendingConnects[peer] == nil {
+            // The same request was taken before; connect throws only for a request to our own address.
             try? central.connect(peripheral, options: options)
         }
     }

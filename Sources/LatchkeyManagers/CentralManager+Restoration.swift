@@ -113,6 +113,7 @@ extension CentralManager {
         }
         for p in lostWhileAway where p.state != .connected { linkLost(p, reason: nil) }
         if let scan = preserved.scan, state == .poweredOn, !isScanning {
+            // The preserved scan passed the same checks when the app started it; a scan is bounded, and the app scans again.
             try? scanForPeripherals(withServices: scan.serviceUUIDs, options: scan.options)
         }
         preservation?.isReconciling = false

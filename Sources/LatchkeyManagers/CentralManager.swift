@@ -17,6 +17,9 @@ public protocol CentralManagerDelegate: AnyObject {
     /// The preserved state could not be written (or read back at start): after a relaunch
     /// the manager would not find the work it has now.
     func centralManager(_ central: CentralManager, didFailToPreserveState error: any Error)
+    /// The system refused one of the manager's requests (a pending connect, a scan, timing):
+    /// the request still stands and is asked again after `refusal.retryIn`.
+    func centralManager(_ central: CentralManager, didRefuse refusal: TransportRefusal)
 }
 
 extension CentralManagerDelegate {
@@ -28,6 +31,7 @@ extension CentralManagerDelegate {
                                error: BluetoothError?) {}
     public func centralManager(_ central: CentralManager, willRestoreState state: RestoredCentralState) {}
     public func centralManager(_ central: CentralManager, didFailToPreserveState error: any Error) {}
+    public func centralManager(_ central: CentralManager, didRefuse refusal: TransportRefusal) {}
 }
 
 /// CBCentralManager on any `BluetoothTransport`.
@@ -199,11 +203,16 @@ public final class CentralManager: BluetoothTransportDelegate {
         if state != .poweredOn {
             if isScanning { endScan(.poweredOff) }
         } else {
+            // Fixed, valid timing per mode: only an impossible parameter throws.
             try? applyModeTiming()  // a mode chosen before the radio was on
             // Re-assert every outstanding request: a controller power-down clears the list.
             reassertPendingConnects()
         }
         delegate?.centralManagerDidUpdateState(self)
+    }
+
+    public func transport(_ transport: any BluetoothTransport, didRefuse refusal: TransportRefusal) {
+        delegate?.centralManager(self, didRefuse: refusal)
     }
 
     public func transport(_ transport: any BluetoothTransport, didReceive report: AdvertisementReport) {
@@ -275,6 +284,7 @@ public final class CentralManager: BluetoothTransportDelegate {
 
     func reassertPendingConnects() {
         for address in pendingConnects.keys.sorted() where !transport.pendingConnections.contains(address) {
+            // Each was taken before; only a request to our own address throws, and none got this far.
             try? transport.addPendingConnection(to: address)
         }
     }

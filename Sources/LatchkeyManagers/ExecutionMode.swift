@@ -11,7 +11,7 @@ public enum ExecutionMode: String, Sendable, CaseIterable {
 /// Radio timing a central uses in background mode.
 public enum BackgroundScanTiming {
     /// 1.28 s interval with an 11.25 ms window: Android's background connect scan
-    /// (ble-linux.md, "Numbers worth knowing"), the same duty-cycle class iOS uses for a
+    /// (docs/LINUX-BLE.md, "Numbers worth knowing"), the same duty-cycle class iOS uses for a
     /// backgrounded central. Against the kernel default 60/30 ms it is ~1/57 of the radio time.
     public static let interval: Duration = .milliseconds(1_280)
     public static let window: Duration = .microseconds(11_250)

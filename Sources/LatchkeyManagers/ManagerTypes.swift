@@ -71,7 +71,7 @@ public struct ScanOptions: Hashable, Sendable {
     /// instead of one discovery per peripheral.
     public var allowDuplicates: Bool
     /// How long the scan runs before it stops by itself. An unbounded scan drains the
-    /// battery and, on Linux, suspends the kernel's auto-connect (ble-linux.md).
+    /// battery and, on Linux, suspends the kernel's auto-connect (docs/LINUX-BLE.md).
     public var duration: Duration
     /// Active scanning asks for scan responses (longer names, more UUIDs).
     public var active: Bool

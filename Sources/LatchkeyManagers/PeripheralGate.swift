@@ -90,6 +90,10 @@ public final class PeripheralGate: PeripheralManagerDelegate {
         gate.deliver("preservation failed") { [weak self] in self?.app?.peripheralManager(pm, didFailToPreserveState: error) }
     }
 
+    public func peripheralManager(_ pm: PeripheralManager, didRefuse refusal: TransportRefusal) {
+        gate.deliver("refused \(refusal.request)") { [weak self] in self?.app?.peripheralManager(pm, didRefuse: refusal) }
+    }
+
     public func peripheralManagerDidUpdateState(_ pm: PeripheralManager) {
         gate.deliver("state \(pm.state.rawValue)") { [weak self] in self?.app?.peripheralManagerDidUpdateState(pm) }
     }

@@ -96,7 +96,6 @@ extension PeripheralManager {
     /// air: a connected legacy advertiser is re-armed later through `rearmAdvertising`.
     private func reapplyAdvertising() {
         guard let advertisement, transport.isAdvertising, !background.suppressed else { return }
-        let wanted = advertisingForMode(advertisement)
-        try? transport.startAdvertising(wanted)
+        advertiseAgain(advertisingForMode(advertisement))
     }
 }

@@ -72,11 +72,14 @@ public struct RestorationRegistry {
     /// The identifiers of `role` whose preserved state has work pending, sorted. An entry
     /// that cannot be read is left out: its manager starts fresh.
     public func identifiersWithPendingWork(_ role: RestorationRole) -> [String] {
+        // Launch-time hint only (logged); each manager reports its own unreadable state through didFailToPreserveState.
         guard let all = try? storage.identifiers(role) else { return [] }
         return all.filter { identifier in
             switch role {
+            // As above: the manager itself reports an entry it cannot read.
             case .central:
                 (try? storage.load(CentralRestorationState.self, identifier: identifier))??.hasPendingWork ?? false
+            // As above: the manager itself reports an entry it cannot read.
             case .peripheral:
                 (try? storage.load(PeripheralRestorationState.self, identifier: identifier))??.hasPendingWork ?? false
             }

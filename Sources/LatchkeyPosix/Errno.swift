@@ -18,6 +18,20 @@ public struct Errno: RawRepresentable, Hashable, Sendable, CustomStringConvertib
     public static let connectionReset = Errno(rawValue: 104)      // ECONNRESET
     public static let notConnected = Errno(rawValue: 107)         // ENOTCONN
     public static let connectionRefused = Errno(rawValue: 111)    // ECONNREFUSED
+    public static let operationNotPermitted = Errno(rawValue: 1)  // EPERM
+    public static let noNetwork = Errno(rawValue: 64)             // ENONET
+    public static let protocolError = Errno(rawValue: 71)         // EPROTO
+    public static let protocolNotAvailable = Errno(rawValue: 92)  // ENOPROTOOPT
+    public static let operationNotSupported = Errno(rawValue: 95) // EOPNOTSUPP
+    public static let networkDown = Errno(rawValue: 100)          // ENETDOWN
+    public static let networkUnreachable = Errno(rawValue: 101)   // ENETUNREACH
+    public static let connectionAborted = Errno(rawValue: 103)    // ECONNABORTED
+    public static let hostDown = Errno(rawValue: 112)             // EHOSTDOWN
+    public static let hostUnreachable = Errno(rawValue: 113)      // EHOSTUNREACH
+    public static let tooManyOpenFiles = Errno(rawValue: 24)      // EMFILE
+    public static let tooManyOpenFilesInSystem = Errno(rawValue: 23)  // ENFILE
+    public static let outOfMemory = Errno(rawValue: 12)           // ENOMEM
+    public static let noBufferSpace = Errno(rawValue: 105)        // ENOBUFS
 
     public var description: String { "\(Syscalls.errorString(rawValue)) (errno \(rawValue))" }
 }

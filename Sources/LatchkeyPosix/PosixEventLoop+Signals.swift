@@ -72,6 +72,7 @@ final class SignalRelay {
     }
 
     private func drain() {
+        // Only wake-up bytes are in the pipe: a failed read ends the drain like an empty pipe, and the handlers still run.
         while case .done(let bytes) = (try? Syscalls.read(readFD, capacity: 64)) ?? .wouldBlock, !bytes.isEmpty {
             for byte in bytes {
                 for signalWatch in handlers[Signal(rawValue: CInt(byte))] ?? [] { signalWatch.handler?() }

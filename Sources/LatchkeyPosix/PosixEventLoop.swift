@@ -52,7 +52,15 @@ public final class PosixEventLoop: EventLoop {
     /// One turn: runs due timers, waits (at most `timeout`, nil = until something happens)
     /// for fd readiness or the next timer, dispatches what became ready, runs due timers.
     public func runOnce(timeout: Duration?) throws(SystemError) {
+        try turn(timeout: timeout, unless: { false })
+    }
+
+    /// One turn of `runOnce`; when `satisfied` holds after the due timers ran, it returns
+    /// before blocking in poll: the work that just ran may be what `run(until:)` waits for,
+    /// and the wait would otherwise sleep out its whole timeout.
+    private func turn(timeout: Duration?, unless satisfied: () -> Bool) throws(SystemError) {
         runDueTimers()
+        if satisfied() { return }
         watches.removeAll { $0.isCancelled }
         var wait = timeout?.nanoseconds
         if let next = timers.first() {
@@ -80,7 +88,7 @@ public final class PosixEventLoop: EventLoop {
         while !condition() {
             let left = deadline - now
             if left <= .zero { return false }
-            try runOnce(timeout: left)
+            try turn(timeout: left, unless: condition)
         }
         return true
     }

@@ -101,6 +101,7 @@ public final class SeqPacketListener {
 
     /// A socket file nobody listens on any more (connecting is refused).
     private static func isStale(_ path: String) -> Bool {
+        // No probe socket (out of descriptors): not known to be stale, so the caller's EADDRINUSE stands and is reported.
         guard Syscalls.isSocket(path), let probe = try? Syscalls.seqPacketSocket() else { return false }
         defer { Syscalls.close(probe) }
         do throws(SystemError) {

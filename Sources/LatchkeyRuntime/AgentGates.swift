@@ -12,18 +12,19 @@ final class AgentGates {
     let control: ApplicationControl
     /// Kept alive with the daemon: the managers hold their delegates weakly.
     let retained: [AnyObject]
-    private let alerts: HookAlertSink?
+    /// The alert hook's processes, reaped on SIGCHLD; nil without `execution.alert_hook`.
+    private let hooks: HookProcesses?
     private(set) var signals: [SignalWatch] = []
 
-    private init(control: ApplicationControl, retained: [AnyObject], alerts: HookAlertSink?) {
-        self.control = control; self.retained = retained; self.alerts = alerts
+    private init(control: ApplicationControl, retained: [AnyObject], hooks: HookProcesses?) {
+        self.control = control; self.retained = retained; self.hooks = hooks
     }
 
     static func phone(_ agent: PhoneAgent, lock: BluetoothAddress, settings: ExecutionSettings, loop: any EventLoop,
                       events: any AgentEventSink, logger: Logger) throws(RuntimeError) -> AgentGates {
         let gate = ApplicationGate(loop: loop, mode: settings.mode, capacity: settings.queueCapacity,
                                    wakeBudget: settings.wakeBudget)
-        let alerts = HookAlertSink(command: settings.alertHook, log: { logger.notice("\($0)") })
+        let alerts = HookAlertSink(command: settings.alertHook, loop: loop, log: { logger.notice("\($0)") })
         alerts.onHookFailure = { logger.warning("\($0)") }
         let recorder = AlertTimeline(next: alerts, events: events, role: "phone")
         let central = CentralGate(central: agent.central, peripherals: agent.central.retrievePeripherals(withIdentifiers: [lock]),
@@ -35,7 +36,7 @@ final class AgentGates {
         let control = ApplicationControl(role: "phone", gate: gate, suspend: central.suspend, resume: central.resume,
                                          setMode: { mode in try central.setMode(mode) })
         control.report(to: events, logger: logger)
-        return AgentGates(control: control, retained: [central, alerts, recorder], alerts: alerts)
+        return AgentGates(control: control, retained: [central, alerts, recorder], hooks: alerts.hooks)
     }
 
     static func lock(_ agent: LockAgent, settings: ExecutionSettings, loop: any EventLoop, events: any AgentEventSink,
@@ -51,14 +52,20 @@ final class AgentGates {
         let control = ApplicationControl(role: "lock", gate: gate, suspend: peripheral.suspend, resume: peripheral.resume,
                                          setMode: { mode in peripheral.setMode(mode) })
         control.report(to: events, logger: logger)
-        return AgentGates(control: control, retained: [peripheral], alerts: nil)
+        // Jam, lockout and forced door run the alert hook (LockAlarmHook).
+        let alarms = settings.alertHook.map { LockAlarmHook(command: $0, loop: loop, log: { logger.notice("\($0)") }) }
+        if let alarms {
+            alarms.hooks.onFailure = { logger.warning("\($0)") }
+            agent.onLogged = { alarms.handle($0) }
+        }
+        return AgentGates(control: control, retained: [peripheral] + (alarms.map { [$0] } ?? []), hooks: alarms?.hooks)
     }
 
     /// SIGTSTP/SIGCONT suspend and resume the application layer; SIGCHLD reaps alert hooks.
     func installSignals(on loop: PosixEventLoop) throws(RuntimeError) {
         do {
             signals += try control.installSignals(on: loop)
-            if let alerts { signals.append(try loop.onSignal(.child) { alerts.reap() }) }
+            if let hooks { signals.append(try loop.onSignal(.child) { hooks.reap() }) }
         } catch {
             throw RuntimeError("signal handlers: \(error)")
         }

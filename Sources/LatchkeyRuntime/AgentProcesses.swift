@@ -17,14 +17,16 @@ public enum AgentProcesses {
                 throw error
             }
             settings = try LockSettings.load(file, board: board)
-        } catch { throw RuntimeError("\(error)") }
+        } catch { throw RuntimeError.configuration("\(error)") }
         try LockDaemon.run(settings, logger: logger)
     }
 
     /// `latchkey phone --config <path>`.
     public static func runPhone(configPath: String, logger: Logger) throws(RuntimeError) {
         let settings: PhoneSettings
-        do { settings = try PhoneSettings.load(try loadConfig(configPath)) } catch { throw RuntimeError("\(error)") }
+        do { settings = try PhoneSettings.load(try loadConfig(configPath)) } catch {
+            throw RuntimeError.configuration("\(error)")
+        }
         try PhoneDaemon.run(settings, logger: logger)
     }
 
@@ -42,8 +44,10 @@ public enum AgentProcesses {
         withExtendedLifetime((term, int)) {}
     }
 
-    /// Loads a configuration file; any problem reads file:line: field: message.
+    /// Loads a configuration file; any problem reads file:line: field: message (exit status 78).
     public static func loadConfig(_ path: String) throws(RuntimeError) -> ConfigFile {
-        do { return try ConfigFile.load(path) { try readTextFile($0) } } catch { throw RuntimeError("\(error)") }
+        do { return try ConfigFile.load(path) { try readTextFile($0) } } catch {
+            throw RuntimeError.configuration("\(error)")
+        }
     }
 }

@@ -1,4 +1,5 @@
 import LatchkeyPosix
+import Logging
 
 /// What a daemon's control socket (`<state_directory>/control.sock`) answers, one command
 /// per message: `status`, then the application layer's commands (`ApplicationControl`:
@@ -28,10 +29,18 @@ struct ControlDispatcher {
     }
 
     /// Listens on `<stateDirectory>/control.sock` and answers there; returns the server and the path.
-    func serve(in stateDirectory: String, loop: PosixEventLoop) throws(RuntimeError) -> (LocalControlServer, String) {
+    /// An accept error (out of descriptors) pauses the socket and is logged as a warning.
+    func serve(in stateDirectory: String, loop: PosixEventLoop, logger: Logger) throws(RuntimeError)
+        -> (LocalControlServer, String)
+    {
         let path = stateDirectory + "/control.sock"
+        let server: LocalControlServer
         do {
-            return (try LocalControlServer(path: path, loop: loop) { words, reply in handle(words, reply: reply) }, path)
+            server = try LocalControlServer(path: path, loop: loop) { words, reply in handle(words, reply: reply) }
         } catch { throw RuntimeError("control socket in \(stateDirectory): \(error)") }
+        server.onAcceptPause = { failure, delay in
+            logger.warning("control socket: \(failure); accepting again in \(delay)")
+        }
+        return (server, path)
     }
 }

@@ -45,6 +45,9 @@ func format3(_ x: Double) -> String {
 /// buffer it until exit).
 public func printLine(_ line: String) { writeLine(line, to: STDOUT_FILENO) }
 
+/// Writes a line to standard error (the CLI's error messages).
+public func printErrorLine(_ line: String) { writeLine(line, to: STDERR_FILENO) }
+
 /// Writes a whole line with write(2): unbuffered, so nothing is lost to a SIGKILL.
 func writeLine(_ line: String, to fd: CInt) {
     var bytes = Array((line + "\n").utf8)

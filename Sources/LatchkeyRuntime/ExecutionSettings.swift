@@ -9,7 +9,8 @@ public struct ExecutionSettings: Sendable, Equatable {
     /// Events a suspension can hold before the overflow is reported.
     public var queueCapacity = ApplicationGate.defaultCapacity
     public var wakeBudget = ApplicationGate.defaultWakeBudget
-    /// Command run (via /bin/sh -c) for each connection alert; nil logs them only.
+    /// Command run (via /bin/sh -c) for each connection alert (phone) or each jam, lockout
+    /// and forced door (lock); nil: logged only.
     public var alertHook: String?
     /// Lock only: Apple's fast-then-slow advertising schedule (20 ms for 30 s after a
     /// start or a disconnection, then the configured interval). false: the interval only.

@@ -38,9 +38,3 @@ final class FileChipWatcher {
         close(fd)
     }
 }
-
-/// A runtime failure with a sentence for the operator.
-public struct RuntimeError: Error, CustomStringConvertible {
-    public var description: String
-    public init(_ description: String) { self.description = description }
-}

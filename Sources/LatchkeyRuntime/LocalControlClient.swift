@@ -12,6 +12,7 @@ public enum LocalControlClient {
         var final: Bool?
         let channel = try send(command, to: path, on: loop, line: print) { final = $0 }
         // A probe of many commands takes a while; each answer arrives as it happens.
+        // A loop error ends the wait like the timeout: no final reply, so false is returned.
         _ = try? loop.run(until: { final != nil }, timeout: .seconds(600))
         channel.close()
         return final ?? false

@@ -8,7 +8,7 @@ final class LocalControlServer {
     typealias Handler = (_ words: [String], _ reply: @escaping (String) -> Void) -> Void
     private let loop: PosixEventLoop
     private let listener: SeqPacketListener
-    private var watch: Watch?
+    private var acceptor: Acceptor?
     private var clients: [ObjectIdentifier: PacketChannel] = [:]
     private let handler: Handler
 
@@ -16,25 +16,31 @@ final class LocalControlServer {
         self.loop = loop
         self.handler = handler
         listener = try SeqPacketListener(path: path)
-        watch = loop.watch(fd: listener.fileDescriptor, events: .readable) { [weak self] _ in self?.acceptAll() }
+        acceptor = Acceptor(fileDescriptor: listener.fileDescriptor, loop: loop) { [weak self] in self?.acceptOne() ?? .empty }
     }
 
-    private func acceptAll() {
-        while let socket = try? listener.accept() {
-            let channel = PacketChannel(socket: socket, loop: loop)
-            let id = ObjectIdentifier(channel)
-            clients[id] = channel
-            channel.onMessage = { [weak self, weak channel] bytes in
-                guard let self, let channel else { return }
-                let words = String(decoding: bytes, as: UTF8.self).split(separator: " ").map(String.init)
-                self.handler(words) { [weak channel] line in channel?.send(Array(line.utf8)) }
-            }
-            channel.onClose = { [weak self] _ in self?.clients[id] = nil }
+    /// Each pause after an accept error (out of descriptors): the daemon logs it.
+    var onAcceptPause: ((String, Duration) -> Void)? {
+        get { acceptor?.onPause }
+        set { acceptor?.onPause = newValue }
+    }
+
+    private func acceptOne() -> Acceptor.Attempt { listener.acceptOne(serve) }
+
+    private func serve(_ socket: SeqPacketSocket) {
+        let channel = PacketChannel(socket: socket, loop: loop)
+        let id = ObjectIdentifier(channel)
+        clients[id] = channel
+        channel.onMessage = { [weak self, weak channel] bytes in
+            guard let self, let channel else { return }
+            let words = String(decoding: bytes, as: UTF8.self).split(separator: " ").map(String.init)
+            self.handler(words) { [weak channel] line in channel?.send(Array(line.utf8)) }
         }
+        channel.onClose = { [weak self] _ in self?.clients[id] = nil }
     }
 
     func close() {
-        watch?.cancel()
+        acceptor?.cancel()
         for c in clients.values { c.close() }
         listener.close()
     }

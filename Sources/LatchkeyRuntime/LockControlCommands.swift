@@ -3,9 +3,10 @@ import LatchkeySecurity
 
 /// The lock agent's local control socket (`<state_directory>/control.sock`, reachable only
 /// by the service user and root through the 0700 state directory): the "secure side" that
-/// opens pairing windows (lock-domain.md rule 3).
+/// opens pairing windows (docs/LOCK-RULES.md rule 3).
 ///
 ///     pair SECONDS ROLE ARRIVAL [NAME...]   open a window; ROLE admin|user, ARRIVAL yes|no
+///                                            (yes only with admin: a user key never has it)
 ///     fingerprint                            the lock's identity fingerprint
 ///
 /// (`status`, `suspend`, `resume` and `execution` are answered before these: ControlDispatcher.)
@@ -18,7 +19,8 @@ enum LockControlCommands {
     /// The lock's part of `status`.
     static func status(_ agent: LockAgent) -> String {
         "lock=\(agent.controller.lockState) door=\(agent.controller.doorState) "
-            + "operating_mode=\(agent.controller.operatingMode)"
+            + "operating_mode=\(agent.controller.operatingMode) transport_refusals=\(agent.transportRefusals) "
+            + "store=\(agent.storeFaults.isEmpty ? "ok" : agent.storeFaults.joined(separator: ","))"
     }
 
     /// Everything the lock daemon's control socket answers.
@@ -34,6 +36,10 @@ enum LockControlCommands {
             guard words.count >= 4, let seconds = Int(words[1]), (1...600).contains(seconds),
                   let role = KeyRole(rawValue: words[2]), ["yes", "no"].contains(words[3]) else {
                 reply("error usage: pair SECONDS(1...600) admin|user yes|no [NAME]")
+                return true
+            }
+            if let refusal = arrivalUnlockRefusal(role: role, arrival: words[3] == "yes") {
+                reply("error \(refusal)")
                 return true
             }
             let name = words.count > 4 ? words[4...].joined(separator: " ") : nil

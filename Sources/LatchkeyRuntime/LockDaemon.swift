@@ -96,7 +96,7 @@ public enum LockDaemon {
             controller = try LockController(loop: loop, behaviour: settings.behaviour, hardware: hardware,
                                             journal: stores.journal,
                                             firstDecisionID: DecisionID((stores.lastDecisionID?.rawValue ?? 0) + 1))
-        } catch { throw RuntimeError("lock configuration: \(error)") }
+        } catch { throw RuntimeError.configuration("lock configuration: \(error)") }
         let pairing = stores.pairing.map { PairingResponder(identity: $0.identity, registry: $0.registry, loop: loop) }
         let agent = LockAgent(transport: transport, controller: controller, keys: stores.keys, log: stores.log,
                               events: printer, configuration: settings.agent, outputClock: outputClock,
@@ -127,7 +127,7 @@ public enum LockDaemon {
         // One control socket: status, suspend/resume/execution (the application gate), and
         // what `latchkey pair` sends (docs/SECURITY.md, "Pairing").
         let dispatcher = LockControlCommands.dispatcher(agent, application: gates.control)
-        let (control, path) = try dispatcher.serve(in: settings.stateDirectory, loop: loop)
+        let (control, path) = try dispatcher.serve(in: settings.stateDirectory, loop: loop, logger: logger)
         return RunningAgent(agent: agent, gates: gates, control: control, controlPath: path,
                             readiness: service, stopping: {
             logger.info("lock agent stopping")

@@ -4,7 +4,7 @@ import Glibc
 import LatchkeySecurity
 
 /// The phone's key as `latchkey phone pair` stores it: `<state_directory>/paired.key`, mode
-/// 0600 in the 0700 state directory (lock-domain.md rule 7). One `name: value` per line:
+/// 0600 in the 0700 state directory (docs/LOCK-RULES.md rule 7). One `name: value` per line:
 ///
 ///     key_id: 4
 ///     secret: <64 hex digits>
@@ -31,7 +31,8 @@ public enum PairedKeyFile {
 
     /// The key id and secret from a paired-key file.
     public static func read(_ path: String) throws(RuntimeError) -> (keyID: UInt32, secret: [UInt8]) {
-        guard let text = try? readTextFile(path) else { throw RuntimeError("cannot read key file \(path)") }
+        let text: String
+        do { text = try readTextFile(path) } catch { throw RuntimeError("cannot read key file \(path): \(error)") }
         var fields: [String: String] = [:]
         for line in text.split(separator: "\n") where !line.hasPrefix("#") {
             guard let colon = line.firstIndex(of: ":") else { continue }

@@ -45,7 +45,8 @@ public enum PhoneDaemon {
                                    configuration: PhoneAgentConfiguration(lockAddress: settings.lockAddress,
                                                                           keyID: keyID, secret: secret,
                                                                           gracePeriod: settings.gracePeriod,
-                                                                          connectOptions: settings.connectOptions),
+                                                                          connectOptions: settings.connectOptions,
+                                                                          arrivalIntentWindow: settings.arrivalIntentWindow),
                                    store: store, events: printer, restoration: restoration)
         } catch { throw RuntimeError("phone state in \(settings.stateDirectory): \(error)") }
         agent.central.trace = { peer, direction, pdu in logger.trace("ATT \(direction) \(peer): \(hex(pdu))") }
@@ -56,7 +57,7 @@ public enum PhoneDaemon {
                                          events: printer, logger: logger)
         try gates.installSignals(on: loop)
         let dispatcher = PhoneControlCommands.dispatcher(agent, application: gates.control)
-        let (control, path) = try dispatcher.serve(in: settings.stateDirectory, loop: loop)
+        let (control, path) = try dispatcher.serve(in: settings.stateDirectory, loop: loop, logger: logger)
         return RunningAgent(agent: agent, gates: gates, control: control, controlPath: path,
                             readiness: service, stopping: {
             logger.info("phone agent stopping")
@@ -68,7 +69,8 @@ public enum PhoneDaemon {
 
     /// Reads a key file: 64 hex digits (whitespace ignored).
     static func readSecret(_ path: String) throws(RuntimeError) -> [UInt8] {
-        guard let text = try? readTextFile(path) else { throw RuntimeError("cannot read key file \(path)") }
+        let text: String
+        do { text = try readTextFile(path) } catch { throw RuntimeError("cannot read key file \(path): \(error)") }
         let hex = text.filter { !$0.isWhitespace }
         guard hex.count == 64 else { throw RuntimeError("key file \(path): expected 64 hex digits") }
         var out: [UInt8] = []

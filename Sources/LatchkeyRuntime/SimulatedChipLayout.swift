@@ -18,6 +18,7 @@ public enum SimulatedChipLayout {
     /// Returns the directory it laid out, or nil when the chip existed.
     @discardableResult
     public static func ensure(root: String, wiring: LockWiring) throws(RuntimeError) -> String? {
+        // No chip there yet (or unreadable): lay one out below, whose own errors are thrown.
         if (try? existingDirectory(root: root, label: wiring.chipLabel)) != nil { return nil }
         if mkdir(root, 0o755) != 0 && errno != EEXIST {
             throw RuntimeError("cannot make the simulated GPIO root \(root): \(String(cString: strerror(errno)))")

@@ -21,8 +21,8 @@ public enum StateStores {
                                 report: (String) -> Void = { _ in }) throws(RuntimeError) -> LockStores {
         var reset = false
         let store = try open(directory, lockFile, wallClock: wallClock, report: { reset = true; report($0) })
-        let records = store.lockRecords(loop: loop)
         do {
+            let records = try store.lockRecords(loop: loop)
             let keys = store.keyStore()
             let identity = try LockIdentity(rawPrivateKey: try store.lockIdentity(create: LockIdentity.newRawPrivateKey))
             // The verifier's counters commit with the decisions (`StoredLockRecords+Counters`).

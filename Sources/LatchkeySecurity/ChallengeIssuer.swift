@@ -1,7 +1,7 @@
 import LatchkeyLockProtocol
 import LatchkeyTransport
 
-/// Issues single-use challenges, one live challenge per link (lock-domain.md rule 1).
+/// Issues single-use challenges, one live challenge per link (docs/LOCK-RULES.md rule 1).
 ///
 /// A challenge is 16 random octets, never a counter, so it cannot be predicted; it is
 /// valid only on the link it was issued on, only once, and only for `lifetime`. Issuing a

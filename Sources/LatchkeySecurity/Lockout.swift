@@ -1,6 +1,6 @@
 import LatchkeyTransport
 
-/// Whose failed attempts a count belongs to (lock-domain.md rule 5).
+/// Whose failed attempts a count belongs to (docs/LOCK-RULES.md rule 5).
 public enum LockoutPrincipal: Hashable, Sendable, CustomStringConvertible {
     /// Every failure, whatever key it named (or none): the lock-wide limit.
     case overall
@@ -35,7 +35,8 @@ public struct LockoutState: Equatable, Sendable {
 
 /// The limits. Defaults follow Matter's Door Lock attributes as its certification tests set
 /// them (WrongCodeEntryLimit 3, UserCodeTemporaryDisableTime 15 s, TC_DRLK_2_x), made
-/// escalating as lock-anchors §1.6 recommends: each further lockout in a series doubles.
+/// escalating as docs/LOCK-RULES.md, "Lockout pitfalls" asks: each further lockout in a
+/// series doubles.
 public struct LockoutPolicy: Sendable, Equatable {
     /// Failures of one key before it is disabled. Matter WrongCodeEntryLimit (1–255), 3 in TC_DRLK.
     public var perKeyLimit: UInt32 = 3
@@ -65,7 +66,7 @@ public struct LockoutPolicy: Sendable, Equatable {
 }
 
 /// Where the lockout state lives. The lock's implementation is the SQLite store, so a
-/// restart neither forgets a count nor ends a lockout early (lock-domain.md rule 5).
+/// restart neither forgets a count nor ends a lockout early (docs/LOCK-RULES.md rule 5).
 public protocol LockoutStore: AnyObject {
     func state(of principal: LockoutPrincipal) throws -> LockoutState
     /// Durable before it returns.
@@ -76,12 +77,17 @@ public protocol LockoutStore: AnyObject {
 public final class InMemoryLockoutStore: LockoutStore {
     public var states: [LockoutPrincipal: LockoutState] = [:]
     public var failReads = false
+    /// A full or read-only store: saves throw, nothing changes.
+    public var failSaves = false
     public init() {}
     public func state(of principal: LockoutPrincipal) throws -> LockoutState {
         if failReads { throw InMemoryKeyStore.StoreWriteFailed() }
         return states[principal] ?? .clean
     }
-    public func save(_ state: LockoutState, of principal: LockoutPrincipal) throws { states[principal] = state }
+    public func save(_ state: LockoutState, of principal: LockoutPrincipal) throws {
+        if failSaves { throw InMemoryKeyStore.StoreWriteFailed() }
+        states[principal] = state
+    }
 }
 
 /// A lockout that a failure just engaged: the alarm's content.

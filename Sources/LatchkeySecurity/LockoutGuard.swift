@@ -1,7 +1,7 @@
 import LatchkeyTransport
 
 /// Counts failed attempts per key and overall and disables them for escalating times
-/// (lock-domain.md rule 5; the pitfalls of lock-anchors §1.6 are the design):
+/// (docs/LOCK-RULES.md rule 5; its "Lockout pitfalls" are the design):
 ///
 /// - a failure counts against the overall principal always, and against a key when the
 ///   frame named a key the lock holds;
@@ -11,15 +11,21 @@ import LatchkeyTransport
 ///   and nothing but time (`forgiveAfter` without a failure) ends the overall series;
 /// - every change is written to the store before the command is answered, so a restart
 ///   changes nothing;
-/// - a store that cannot be read fails closed: everything is locked out.
+/// - a store that cannot be read fails closed: everything is locked out;
+/// - a change the store cannot save (a full or read-only SD card) is kept in memory and
+///   fails closed too: every command but `lock` (which `CommandVerifier` never asks
+///   about) is refused as locked out until the store has taken it (tried again at each
+///   command), so a failure is never forgotten and lockout never quietly turns off. `storeFault` says why, for `status`.
 ///
 /// Time is the injected loop's.
 public final class LockoutGuard {
     public let policy: LockoutPolicy
     private let store: any LockoutStore
     private let loop: any EventLoop
-    /// The last error the store raised, for the agent's log.
-    public private(set) var lastError: (any Error)?
+    /// States the store refused to save, newest per principal: they count, and they refuse.
+    private var unsaved: [LockoutPrincipal: LockoutState] = [:]
+    /// The store's last error while it reads or saves badly; nil once it works again.
+    public private(set) var storeFault: (any Error)?
 
     public init(store: any LockoutStore, policy: LockoutPolicy = LockoutPolicy(), loop: any EventLoop) {
         self.store = store
@@ -28,8 +34,10 @@ public final class LockoutGuard {
     }
 
     /// The principal whose lockout refuses a command naming `keyID` now, the overall one
-    /// first; nil when none does. Pass nil before the key id is known.
+    /// first; nil when none does. Pass nil before the key id is known. While a change waits
+    /// to be saved, or the store cannot be read, the overall principal refuses everything.
     public func lockedOut(keyID: UInt32?) -> LockoutPrincipal? {
+        guard saveWaiting() else { return .overall }
         let now = loop.now
         var principals: [LockoutPrincipal] = [.overall]
         if let keyID { principals.append(.key(keyID)) }
@@ -37,10 +45,11 @@ public final class LockoutGuard {
             do {
                 if let until = try store.state(of: p).lockedUntil, now < until { return p }
             } catch {
-                lastError = error
+                storeFault = error
                 return .overall
             }
         }
+        storeFault = nil
         return nil
     }
 
@@ -56,18 +65,48 @@ public final class LockoutGuard {
     /// The key's own success ends its series (never another key's, never the overall one).
     public func recordSuccess(keyID: UInt32) {
         do {
-            guard try store.state(of: .key(keyID)) != .clean else { return }
-            try store.save(.clean, of: .key(keyID))
+            guard try state(of: .key(keyID)) != .clean else { return }
         } catch {
-            lastError = error
+            storeFault = error
+            return  // unread, the series stands: nothing to end
+        }
+        save(.clean, of: .key(keyID))
+    }
+
+    /// Writes what waits; true when nothing waits any more.
+    private func saveWaiting() -> Bool {
+        for (principal, state) in unsaved.sorted(by: { "\($0.key)" < "\($1.key)" }) {
+            do { try store.save(state, of: principal) } catch {
+                storeFault = error
+                return false
+            }
+            unsaved[principal] = nil
+        }
+        return true
+    }
+
+    private func state(of principal: LockoutPrincipal) throws -> LockoutState {
+        if let waiting = unsaved[principal] { return waiting }
+        return try store.state(of: principal)
+    }
+
+    private func save(_ state: LockoutState, of principal: LockoutPrincipal) {
+        do {
+            try store.save(state, of: principal)
+            unsaved[principal] = nil
+        } catch {
+            storeFault = error
+            unsaved[principal] = state
         }
     }
 
     private func count(_ principal: LockoutPrincipal, limit: UInt32) -> LockoutEngagement? {
         let now = loop.now
         var s: LockoutState
-        do { s = try store.state(of: principal) } catch {
-            lastError = error
+        do { s = try state(of: principal) } catch {
+            // Unreadable: the failure cannot be added to a count we cannot see; every command
+            // is refused while the store cannot be read (`lockedOut`), so none is forgotten.
+            storeFault = error
             return nil
         }
         let quietSince = max(s.lastFailure ?? now, s.lockedUntil ?? now)
@@ -82,7 +121,7 @@ public final class LockoutGuard {
             s.lockedUntil = now + d
             engagement = LockoutEngagement(principal: principal, level: s.level, duration: d)
         }
-        do { try store.save(s, of: principal) } catch { lastError = error }
+        save(s, of: principal)
         return engagement
     }
 }

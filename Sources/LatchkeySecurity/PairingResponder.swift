@@ -3,13 +3,14 @@ import LatchkeyLockProtocol
 import LatchkeyTransport
 
 /// What the lock's owner decided when opening a pairing window: the phone does not choose
-/// its own role (lock-domain.md rule 2).
+/// its own role (docs/LOCK-RULES.md rule 2).
 public struct PairingOffer: Equatable, Sendable {
     public var role: KeyRole
+    /// Off unless the owner asked for it; never granted with a user role (`mayHaveArrivalUnlock`).
     public var mayRequestArrivalUnlock: Bool
     /// The key's name; nil takes the name the phone proposes.
     public var name: String?
-    public init(role: KeyRole, mayRequestArrivalUnlock: Bool = true, name: String? = nil) {
+    public init(role: KeyRole, mayRequestArrivalUnlock: Bool = false, name: String? = nil) {
         self.role = role; self.mayRequestArrivalUnlock = mayRequestArrivalUnlock; self.name = name
     }
 }
@@ -21,7 +22,7 @@ public enum PairingOutcome: Equatable, Sendable {
     case closedUnused
 }
 
-/// The lock's side of pairing (lock-domain.md rule 3): pairing writes are refused unless a
+/// The lock's side of pairing (docs/LOCK-RULES.md rule 3): pairing writes are refused unless a
 /// window opened on the lock's side — `latchkey pair --window N` over the local control
 /// socket — is open. A window admits ONE phone and then closes, so a stranger who pairs
 /// first is seen (the owner's own phone is then refused, and `latchkey pair` names the key
@@ -68,6 +69,7 @@ public final class PairingResponder {
     /// A pairing write on `link`. On success the new key is stored and returned.
     public func handleRequest(_ bytes: [UInt8], on link: LinkID) -> Result<PhoneKey, CommandRejection> {
         guard let w = window else { return .failure(.pairingClosed) }
+        // Malformed requests and keys are refused below with invalidFrame, the attacker learning nothing more.
         guard let request = try? PairingRequest(decoding: bytes),
               let phone = try? Curve25519.KeyAgreement.PublicKey(rawRepresentation: request.phonePublicKey) else {
             return .failure(.malformed)
@@ -79,7 +81,8 @@ public final class PairingResponder {
         do {
             keyID = try registry.nextID()
             grant = PairingKeyAgreement.Grant(keyID: keyID, role: w.offer.role,
-                                              mayRequestArrivalUnlock: w.offer.mayRequestArrivalUnlock)
+                                              mayRequestArrivalUnlock: w.offer.mayRequestArrivalUnlock
+                                                && w.offer.role.mayHaveArrivalUnlock)
             let lockPublic = Array(ephemeral.publicKey.rawRepresentation)
             derived = try PairingKeyAgreement.derive(
                 ephemeralShared: try ephemeral.sharedSecretFromKeyAgreement(with: phone),

@@ -70,6 +70,7 @@ public final class AirControlClient {
     }
 
     private func receive(_ bytes: [UInt8]) {
+        // A peer speaking garbage is hung up on; the close reaches the caller's completion.
         guard let message = try? AirMessage(decoding: bytes) else { return channel.close() }
         let request: UInt32
         switch message {

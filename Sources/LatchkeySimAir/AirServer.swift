@@ -31,7 +31,7 @@ public final class AirServer {
     public var unclaimedLinkTimeout = SimulatedLink.unclaimedLinkTimeout
 
     private var listener: SeqPacketListener?
-    private var listenerWatch: Watch?
+    private var acceptor: Acceptor?
     /// Connections that have not said hello yet, and control connections.
     private var connections: [ObjectIdentifier: PacketChannel] = [:]
     /// Devices in creation order (the simulated air has no public listing).
@@ -50,15 +50,17 @@ public final class AirServer {
         guard listener == nil else { return }
         let listener = try SeqPacketListener(path: socketPath)
         self.listener = listener
-        listenerWatch = loop.watch(fd: listener.fileDescriptor, events: .readable) { [weak self] _ in
-            self?.acceptAll()
+        let acceptor = Acceptor(fileDescriptor: listener.fileDescriptor, loop: loop) { [weak self] in
+            self?.acceptOne() ?? .empty
         }
+        acceptor.onPause = { [weak self] failure, delay in self?.log?("accept: \(failure); accepting again in \(delay)") }
+        self.acceptor = acceptor
     }
 
     /// Stops listening and closes every connection, detaching every agent.
     public func stop() {
-        listenerWatch?.cancel()
-        listenerWatch = nil
+        acceptor?.cancel()
+        acceptor = nil
         listener?.close()
         listener = nil
         for channel in connections.values { channel.close() }
@@ -72,14 +74,14 @@ public final class AirServer {
     /// Whether an agent process is attached to `address` right now.
     public func isAttached(_ address: BluetoothAddress) -> Bool { agents[address] != nil }
 
-    private func acceptAll() {
-        while let listener, let socket = try? listener.accept() {
-            let channel = PacketChannel(socket: socket, loop: loop)
-            let key = ObjectIdentifier(channel)
-            connections[key] = channel
-            channel.onMessage = { [weak self, unowned channel] bytes in self?.receiveFirst(bytes, on: channel) }
-            channel.onClose = { [weak self] _ in self?.connections[key] = nil }
-        }
+    private func acceptOne() -> Acceptor.Attempt { listener?.acceptOne(serve) ?? .empty }
+
+    private func serve(_ socket: SeqPacketSocket) {
+        let channel = PacketChannel(socket: socket, loop: loop)
+        let key = ObjectIdentifier(channel)
+        connections[key] = channel
+        channel.onMessage = { [weak self, unowned channel] bytes in self?.receiveFirst(bytes, on: channel) }
+        channel.onClose = { [weak self] _ in self?.connections[key] = nil }
     }
 
     /// The hello decides what the connection is.

@@ -60,14 +60,20 @@ public enum StoreBenchmark {
             guard fd >= 0 else { throw StoreError.fileSystem(path: path, call: "open", errno: errno) }
             defer { close(fd) }
             let block = [UInt8](repeating: 0x5A, count: 4096)
-            for index in 0..<16 { _ = pwrite(fd, block, block.count, off_t(index * block.count)) }
-            fsync(fd)
+            // A short write or a failed flush would make the floor a lie: each is checked.
+            func write(at index: Int) throws {
+                guard pwrite(fd, block, block.count, off_t(index * block.count)) == block.count else {
+                    throw StoreError.fileSystem(path: path, call: "pwrite", errno: errno)
+                }
+            }
+            for index in 0..<16 { try write(at: index) }
+            guard fsync(fd) == 0 else { throw StoreError.fileSystem(path: path, call: "fsync", errno: errno) }
             let clock = ContinuousClock()
             var samples: [Duration] = []
             for index in 0..<count {
-                samples.append(clock.measure {
-                    _ = pwrite(fd, block, block.count, off_t((index % 16) * block.count))
-                    fdatasync(fd)
+                samples.append(try clock.measure {
+                    try write(at: index % 16)
+                    guard fdatasync(fd) == 0 else { throw StoreError.fileSystem(path: path, call: "fdatasync", errno: errno) }
                 })
             }
             return figures(samples)
@@ -108,9 +114,10 @@ public enum StoreBenchmark {
             throw StoreError.fileSystem(path: directory, call: "mkdtemp", errno: errno)
         }
         let scratch = String(cString: made)
+        // A scratch directory left behind is litter in /var/tmp, not a wrong figure.
         defer { try? FileManager.default.removeItem(atPath: scratch) }
         let store = try AgentStore(directory: scratch, fileName: "bench.db")
-        defer { try? store.close() }
+        defer { try? store.close() }  // the figures are taken; a failed close changes none
         return try body(store)
     }
 

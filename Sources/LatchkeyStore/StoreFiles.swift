@@ -5,7 +5,7 @@ import Glibc
 /// The few file-system calls the store makes itself, in one place (ANCHORS (b) 5): the
 /// state directory and the database file get their modes here, before SQLite sees them.
 ///
-/// lock-domain.md rule 7: keys and the store live in a 0700 state directory owned by the
+/// docs/LOCK-RULES.md rule 7: keys and the store live in a 0700 state directory owned by the
 /// service user; the database file is 0600 (SQLite gives its -wal and -shm the same mode).
 enum StoreFiles {
     static let directoryMode: mode_t = 0o700

@@ -13,7 +13,7 @@ public struct LoggedEvent: Hashable, Sendable {
     public var event: LockEvent
 }
 
-/// The lock's audit log (lock-domain.md: who unlocked, when and how; failed attempts;
+/// The lock's audit log (docs/LOCK-RULES.md: who unlocked, when and how; failed attempts;
 /// jams): `LockEvent`s in their binary form (`LockEvent+Binary.swift`), one row each,
 /// durable when `append` returns. Keeps the newest `retention` entries.
 public final class StoredEventLog {

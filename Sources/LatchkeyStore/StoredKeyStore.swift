@@ -12,7 +12,7 @@ public struct StoredKey: Equatable, Sendable {
     public var lastCounter: UInt64
 }
 
-/// The lock's phone keys and their counters (lock-domain.md rules 1–3, 7).
+/// The lock's phone keys and their counters (docs/LOCK-RULES.md rules 1–3, 7).
 ///
 /// `recordCounter` is durable before it returns (a counter lost in a crash would let the
 /// last command be replayed) and only moves forward. The `KeyStore` reads cannot throw, so
@@ -69,6 +69,9 @@ public final class StoredKeyStore: KeyRegistry {
     public func add(_ key: PhoneKey) throws(StoreError) {
         let now = store.wallClock.nanosecondsSinceEpoch()
         let path = store.path
+        if let refusal = arrivalUnlockRefusal(role: key.role, arrival: key.mayRequestArrivalUnlock) {
+            throw StoreError.rejected(path: path, reason: refusal)
+        }
         try store.write { db in
             guard try Int.fetchOne(db, sql: "SELECT count(*) FROM phoneKey WHERE id = ?", arguments: [key.id]) == 0 else {
                 throw StoreError.rejected(path: path, reason: "key \(key.id) already exists")

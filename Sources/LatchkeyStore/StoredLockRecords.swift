@@ -36,13 +36,15 @@ public final class StoredLockRecords: DecisionJournal, LockEventLog {
     /// A noted completion that could not be committed on the next turn.
     public var onDeferredFailure: ((any Error) -> Void)?
 
-    init(store: AgentStore, journal: StoredDecisionJournal, log: StoredEventLog, loop: any EventLoop) {
+    /// Throws when the log's last sequence cannot be read: numbering from 0 again would give
+    /// new events the numbers of old ones.
+    init(store: AgentStore, journal: StoredDecisionJournal, log: StoredEventLog, loop: any EventLoop) throws(StoreError) {
         self.store = store
         self.journal = journal
         self.log = log
         self.loop = loop
         keys = store.keyStore()
-        last = UInt32(truncatingIfNeeded: (try? log.lastSequence()) ?? 0)
+        last = UInt32(truncatingIfNeeded: try log.lastSequence() ?? 0)
     }
 
     // MARK: DecisionJournal
@@ -101,7 +103,7 @@ extension LockEvent {
     public var decision: DecisionID? {
         switch kind {
         case .lockOperation(let record), .lockOperationError(let record, _): record.decision
-        case .doorLockAlarm, .doorStateChange, .lockUserChange, .operatingModeChange: nil
+        case .doorLockAlarm, .doorStateChange, .lockUserChange, .operatingModeChange, .suspectedRelay: nil
         }
     }
 }
@@ -111,8 +113,8 @@ extension AgentStore {
     /// lock's loop clock; the loop runs the deferred commits.
     public func lockRecords(loop: any EventLoop,
                             journalRetention: Int = StoredDecisionJournal.defaultRetention,
-                            logRetention: Int = StoredEventLog.defaultRetention) -> StoredLockRecords {
-        StoredLockRecords(store: self, journal: decisionJournal(monotonicNow: { loop.now }, retention: journalRetention),
+                            logRetention: Int = StoredEventLog.defaultRetention) throws(StoreError) -> StoredLockRecords {
+        try StoredLockRecords(store: self, journal: decisionJournal(monotonicNow: { loop.now }, retention: journalRetention),
                           log: eventLog(retention: logRetention), loop: loop)
     }
 }

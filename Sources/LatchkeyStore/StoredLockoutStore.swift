@@ -3,7 +3,7 @@ import LatchkeySQLite
 import LatchkeySecurity
 import LatchkeyTransport
 
-/// The lock's failed-attempt counts on disk (lock-domain.md rule 5: persisted across
+/// The lock's failed-attempt counts on disk (docs/LOCK-RULES.md rule 5: persisted across
 /// restarts). `save` is committed (WAL, synchronous=FULL) before it returns, so the answer
 /// to a failed command never goes out before its count is durable. Times per
 /// `LockoutTimeRule`; a row written by an earlier process is rebased once, at its first

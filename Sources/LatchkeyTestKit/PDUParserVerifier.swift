@@ -35,6 +35,7 @@ public struct PDUParserVerifier {
 
     public func verify(_ vector: [UInt8]) -> Report {
         var report = Report()
+        // The question is only whether it decodes; the error itself is not part of the report.
         if (try? ATTPDU(decoding: vector[...])) == nil {
             report.problems.append("the vector [\(hex(vector))] itself does not decode")
         }
@@ -72,6 +73,7 @@ public struct PDUParserVerifier {
             let invalidPDU = ATTPDU.errorResponse(request: op, handle: 0, error: .invalidPDU).bytes
             return answer == invalidPDU ? nil : what + ", expected [\(hex(invalidPDU))]"
         }
+        // Undecodable is the finding, reported in the return below.
         guard let response = try? ATTPDU(decoding: answer[...]) else { return what + ", which does not decode" }
         if response.opcode == op.responseOpcode { return nil }
         if case .errorResponse(let request, _, _) = response, request == op { return nil }

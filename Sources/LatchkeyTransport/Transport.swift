@@ -70,6 +70,47 @@ public protocol BluetoothTransportDelegate: AnyObject {
     /// The receiver must set `link.delegate` before returning, or the link is dropped the
     /// way the kernel drops an unclaimed link.
     func transport(_ transport: any BluetoothTransport, didConnect link: any ATTLink)
+    /// The system refused a request that carries a wanted state (advertising, a scan, a
+    /// pending connection, power, timing). The transport keeps the wish and asks again after
+    /// `refusal.retryIn`, until it takes or the request is withdrawn; this is the report.
+    func transport(_ transport: any BluetoothTransport, didRefuse refusal: TransportRefusal)
+}
+
+extension BluetoothTransportDelegate {
+    /// A transport that never refuses (the simulated radio) never calls it.
+    public func transport(_ transport: any BluetoothTransport, didRefuse refusal: TransportRefusal) {}
+}
+
+/// A refused request the transport will make again (see `didRefuse`).
+public struct TransportRefusal: Sendable, Hashable, CustomStringConvertible {
+    /// What was asked for.
+    public enum Request: Sendable, Hashable, CustomStringConvertible {
+        case power, advertising, scanning, connectionTiming
+        case pendingConnection(BluetoothAddress)
+        public var description: String {
+            switch self {
+            case .power: "power"
+            case .advertising: "advertising"
+            case .scanning: "scanning"
+            case .connectionTiming: "connection timing"
+            case .pendingConnection(let peer): "pending connection to \(peer)"
+            }
+        }
+    }
+
+    public var request: Request
+    /// The system's words for the refusal.
+    public var reason: String
+    /// How many times in a row this request has been refused (1 for the first).
+    public var attempt: Int
+    /// When the request is made again.
+    public var retryIn: Duration
+
+    public init(request: Request, reason: String, attempt: Int, retryIn: Duration) {
+        self.request = request; self.reason = reason; self.attempt = attempt; self.retryIn = retryIn
+    }
+
+    public var description: String { "\(request) refused (\(reason)), attempt \(attempt), asking again in \(retryIn)" }
 }
 
 public enum RadioState: String, Sendable {
@@ -85,6 +126,11 @@ public protocol ATTLink: AnyObject {
     /// The largest ATT_MTU the bearer can carry; GATT negotiates the ATT MTU within it.
     var maximumTransmissionUnit: Int { get }
     var isConnected: Bool { get }
+    /// The link's connection interval as the controller last reported it (LE Connection
+    /// Complete, then each LE Connection Update Complete); nil while unknown. The central
+    /// chooses it, so on the lock's side it is a fact about whoever connected: the arrival
+    /// rule refuses a link whose interval is above its ceiling, or unknown (docs/SECURITY.md).
+    var connectionInterval: Duration? { get }
     var delegate: (any ATTLinkDelegate)? { get set }
     /// Queues one PDU. `.full` means nothing was queued: wait for `linkIsWritable`.
     func send(_ pdu: [UInt8]) -> SendResult

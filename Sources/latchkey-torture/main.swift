@@ -5,11 +5,15 @@ import LatchkeyRuntime
 import Logging
 
 // latchkey-torture --kills N [--seed S] [--verbose] [--trace] [--log-rows R]
+// latchkey-torture --self-test
 //
 // Runs the lock and phone agents as processes on the simulated air and kills them at
 // random moments N times (see `Torture`). Its last line reads
 //     kills: N, lost decisions: X, unintended unlocks: Y, relink failures: Z
-// and it exits non-zero unless X, Y and Z are 0.
+// and it exits non-zero unless X, Y and Z are 0. `--self-test` injects, one at a time, the
+// faults the audit exists to catch (an unrecorded pulse, a stale decision, a twice-used
+// decision, one whose outcome forbids it) and exits non-zero unless each is reported and a
+// clean unlock is not (`TortureSelfTest`).
 //
 // It starts its agents as copies of itself: `latchkey-torture air|lock|phone ...` run the
 // same bodies as `latchkey air|lock|phone` (`AgentProcesses`), so that `swift run
@@ -17,6 +21,7 @@ import Logging
 
 func usage() -> Never {
     printLine("usage: latchkey-torture --kills N [--seed S] [--verbose] [--trace] [--log-rows R]")
+    printLine("       latchkey-torture --self-test")
     exit(2)
 }
 
@@ -41,6 +46,10 @@ do {
         } else {
             try AgentProcesses.runPhone(configPath: config, logger: logger)
         }
+    case "--self-test":
+        let passed = TortureSelfTest.run { printLine($0) }
+        printLine(passed ? "self-test: the audit reports every injected fault" : "self-test: FAILED")
+        exit(passed ? 0 : 1)
     default:
         guard let kills = value(after: "--kills", in: arguments).flatMap(Int.init), kills > 0 else { usage() }
         var options = Torture.Options(kills: kills)

@@ -18,7 +18,9 @@ extension Latchkey {
         @OptionGroup var logging: LoggingOptions
 
         func run() throws {
-            try AgentProcesses.runLock(configPath: config, board: board, logger: logging.makeLogger("latchkey.lock"))
+            try exitingWithStatus { () throws(RuntimeError) in
+                try AgentProcesses.runLock(configPath: config, board: board, logger: logging.makeLogger("latchkey.lock"))
+            }
         }
     }
 
@@ -33,7 +35,9 @@ extension Latchkey {
         @OptionGroup var logging: LoggingOptions
 
         func run() throws {
-            try AgentProcesses.runPhone(configPath: config, logger: logging.makeLogger("latchkey.phone"))
+            try exitingWithStatus { () throws(RuntimeError) in
+                try AgentProcesses.runPhone(configPath: config, logger: logging.makeLogger("latchkey.phone"))
+            }
         }
     }
 
@@ -52,6 +56,16 @@ extension Latchkey {
         func run() throws {
             try AgentProcesses.runAir(socket: socket, seed: seed, range: range)
         }
+    }
+}
+
+/// Runs an agent; a `RuntimeError` that carries its own exit status (78: configuration)
+/// ends the process with it, after the message ArgumentParser would print ("Error: ...").
+func exitingWithStatus(_ body: () throws(RuntimeError) -> Void) throws {
+    do { try body() } catch {
+        guard error.exitStatus != ExitCode.failure.rawValue else { throw error }
+        printErrorLine("Error: \(error)")
+        throw ExitCode(error.exitStatus)
     }
 }
 

@@ -7,8 +7,9 @@ extension Latchkey {
         static let configuration = CommandConfiguration(
             commandName: "doctor",
             abstract: "Check this machine for the lock agent (or, with --phone, the phone agent): kernel Bluetooth, "
-                + "adapters, bluetoothd, mgmt permission, the board's GPIO chip and lines (lock) or the key (phone), "
-                + "the state directory. Exits non-zero when something blocks the agent.")
+                + "adapters, bluetoothd, mgmt permission, the kernel's L2CAP crash after a lost link (a warning), "
+                + "the board's GPIO chip and lines (lock) or CAP_NET_RAW (a warning) and the key (phone), "
+                + "the state directory. Exits non-zero when something blocks the agent (a FIX line).")
 
         @Flag(help: "Check for the phone agent instead of the lock agent.")
         var phone = false
@@ -61,6 +62,7 @@ extension Latchkey {
         func loadLockSettings(_ config: String, _ findings: inout [DoctorFinding]) -> LockSettings? {
             let file: ConfigFile
             do {
+                // With --board, a missing configuration file is expected: the board alone is checked.
                 if let board, (try? readTextFile(config)) == nil {
                     file = try ConfigFile(path: "--board \(board)", text: "transport: kernel\n")
                 } else {

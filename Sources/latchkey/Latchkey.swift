@@ -1,4 +1,5 @@
 import ArgumentParser
+import LatchkeyBuildInfo
 import LatchkeyConfig
 import LatchkeyRuntime
 
@@ -10,6 +11,8 @@ struct Latchkey: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "latchkey",
         abstract: "A Bluetooth LE smart lock for Pi-class Linux, and the phone agent that opens it when you come home.",
+        // `latchkey --version`: the release and the commit this binary was built from.
+        version: BuildInfo.versionLine,
         subcommands: [Demo.self, Lock.self, Phone.self, Air.self, Status.self, Log.self, Keys.self, PhoneCtl.self,
                       LockCtl.self, Pair.self, Doctor.self, GPIOSim.self])
 }

@@ -2,7 +2,7 @@ import LatchkeyAgents
 import LatchkeyLock
 import Testing
 
-/// An arrival unlock that meets a moving bolt (M8, lock-domain.md rule 4): the lock refuses
+/// An arrival unlock that meets a moving bolt (M8, docs/LOCK-RULES.md rule 4): the lock refuses
 /// it as busy, deciding nothing; the phone asks once more when the bolt is at rest, and the
 /// cycle is spent by that answer — still one unlock per away→home cycle.
 struct ArrivalRetryTests {
@@ -14,14 +14,14 @@ struct ArrivalRetryTests {
         #expect(w.advance(until: { w.phone.presence == .away }, limit: .seconds(6)))
 
         // First trip home: unlocked, the cycle spent.
-        w.walkPhone(to: 2)
+        w.comeHome()
         #expect(w.advance(until: { w.lock.controller.lockState == .unlocked && w.phone.presence == .home }, limit: .seconds(6)))
 
         // The owner leaves; the lock locks behind them (3 s of motor) and they turn back.
         w.walkPhone(to: 100)
         #expect(w.advance(until: { w.lock.controller.machine.isMoving && w.phone.presence == .away }, limit: .seconds(12)))
         let events = w.phoneEvents.events.count
-        w.walkPhone(to: 2)
+        w.comeHome()
         #expect(w.advance(until: { w.phoneEvents.names().dropFirst(events).contains("phone.arrival_busy") },
                           limit: .seconds(3)), "refused as busy, not by policy")
         #expect(w.lock.controller.machine.isMoving)
@@ -35,7 +35,7 @@ struct ArrivalRetryTests {
         #expect(!later.contains { $0.name == "phone.arrival_refused" })
         let requests = later.filter { $0.name == "phone.command_sent" && $0.field("op") == "arrival-unlock" }
         #expect(requests.count == 2, "the request and its one retry")
-        #expect(w.phoneStore.state?.presence.answeredCycle == 2)
+        #expect(w.phoneStore.state?.presence.spentCycle == 2)
 
         // Home: a flap asks for nothing more.
         w.walkPhone(to: 100)

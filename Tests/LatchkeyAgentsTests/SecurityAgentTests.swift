@@ -35,7 +35,7 @@ extension AgentWorld {
     }
 }
 
-/// Pairing over the simulated radio (lock-domain.md rule 3).
+/// Pairing over the simulated radio (docs/LOCK-RULES.md rule 3).
 struct PairingOverTheAirTests {
     @Test func aPhonePairsInsideTheWindowAndItsKeyOpensTheLock() throws {
         let w = try AgentWorld(autoRelock: nil, phoneStartsAt: 100)
@@ -44,7 +44,7 @@ struct PairingOverTheAirTests {
         #expect(w.lock.openPairingWindow(for: .seconds(60), offer: PairingOffer(role: .user)) { outcome = $0 })
         let key = try #require(try w.pair(from: AgentWorld.strangerAddress)?.get())
 
-        #expect(key.keyID == 2 && key.role == .user && key.mayRequestArrivalUnlock)
+        #expect(key.keyID == 2 && key.role == .user && !key.mayRequestArrivalUnlock)
         #expect(key.lockFingerprint == w.identity.fingerprint)
         #expect(w.keys.key(id: 2)?.secret == key.secret, "the lock holds the key the phone derived")
         #expect(outcome == .paired(try #require(w.keys.key(id: 2)), comparisonCode: key.comparisonCode))
@@ -83,10 +83,12 @@ struct PairingOverTheAirTests {
     }
 }
 
-/// Per-command authorization (lock-domain.md rule 2).
+/// Per-command authorization (docs/LOCK-RULES.md rule 2).
 struct RoleTests {
     @Test func aUserKeyCannotChangeTheOperatingModeAnAdminKeyCan() throws {
         let w = try AgentWorld(autoRelock: nil, phoneStartsAt: 1)
+        w.keys.keys[1]!.role = .user
+        w.keys.keys[1]!.mayRequestArrivalUnlock = false
         #expect(w.advance(until: { w.lockEvents.names().contains("lock.phone_present") }, limit: .seconds(5)))
         let noRemote = OperatingMode.noRemoteLockUnlock.rawValue
         #expect(w.command(.setOperatingMode, mode: noRemote) == .rejected(.notAuthorized))
@@ -104,7 +106,7 @@ struct RoleTests {
     }
 }
 
-/// Brute force and revocation against a running lock agent (lock-domain.md rules 3, 5).
+/// Brute force and revocation against a running lock agent (docs/LOCK-RULES.md rules 3, 5).
 struct BruteForceAndRevocationTests {
     /// A frame of the key's own holder that fails after its tag (a counter already used):
     /// what counts towards a lockout. A stranger's frames do not (`StrangerAttackTests`).
@@ -116,8 +118,9 @@ struct BruteForceAndRevocationTests {
     }
 
     @Test func aKeysOwnFailuresLockItOutAndRaiseTheAlarmButNeverRefuseLock() throws {
-        let w = try AgentWorld(autoRelock: nil, phoneStartsAt: 1)
-        #expect(w.command(.unlock) == nil)
+        let w = try AgentWorld(autoRelock: nil, phoneStartsAt: 100)
+        #expect(w.advance(until: { w.phone.presence == .away && w.lockEvents.names().contains("lock.departure") },
+                          limit: .seconds(12)))
         _ = w.air.addDevice(address: AgentWorld.strangerAddress, position: 3)
         // A copy of the key on another device (a phone restored from an old backup).
         let copy = RawCentral(transport: w.air.device(AgentWorld.strangerAddress)!, lockAddress: w.lockAddress)
@@ -129,11 +132,17 @@ struct BruteForceAndRevocationTests {
         let attempt = LockOperationRecord(operation: .unlock, source: .remote, who: KeyID(1))
         #expect(w.logged(.lockOperationError(attempt, .invalidCredential)) == 3, "each failure is logged")
         #expect(w.logged(.doorLockAlarm(.wrongCodeEntryLimit)) == 1, "reaching the limit raises the alarm")
+        copy.disconnect()
 
-        // During the lockout the owner's unlock is refused; locking is not: it is always safe.
+        // The owner comes home during the lockout: its arrival request is refused.
+        w.comeHome()
+        #expect(w.advance(until: { w.phone.presence == .home }, limit: .seconds(3)))
+        #expect(!w.latchEnergised)
+        #expect(w.phoneEvents.events.contains { $0.name == "phone.arrival_refused" && $0.field("reason") == "locked out" })
+        // So is its unlock; its lock is not: locking is always safe.
         #expect(w.command(.unlock) == .rejected(.lockedOut))
         #expect(w.command(.lock) == nil)
-        #expect(w.advance(until: { !w.latchEnergised }, limit: .seconds(2)))
+        #expect(w.lockEvents.events.contains { $0.name == "lock.command_accepted" && $0.field("op") == "lock" })
         // 15 s after the lockout began, the key unlocks again.
         w.loop.advance(by: .seconds(15))
         #expect(w.command(.unlock) == nil)
@@ -161,7 +170,7 @@ struct BruteForceAndRevocationTests {
     }
 }
 
-/// A link is not a request (lock-domain.md rule 4), at the agent level.
+/// A link is not a request (docs/LOCK-RULES.md rule 4), at the agent level.
 struct RelinkTests {
     @Test func aCentralThatRelinksAgainAndAgainMovesNothing() throws {
         let w = try AgentWorld(autoRelock: nil, phoneStartsAt: 100)

@@ -20,10 +20,12 @@ struct StrangerAttackTests {
     }
 
     /// A world whose phone is away, with a stranger's central beside the door.
-    static func strangerAtTheDoor() throws -> (AgentWorld, RawCentral) {
-        let w = try AgentWorld(autoRelock: nil, phoneStartsAt: 100)
+    static func strangerAtTheDoor(maximumLinks: Int = 4) throws -> (AgentWorld, RawCentral) {
+        let w = try AgentWorld(autoRelock: nil, phoneStartsAt: 100, maximumLinks: maximumLinks)
         _ = w.air.addDevice(address: AgentWorld.strangerAddress, position: 3)
-        #expect(w.advance(until: { w.phone.presence == .away }, limit: .seconds(6)))
+        // Gone long enough for the lock to see it leave (an arrival needs a departure it saw).
+        #expect(w.advance(until: { w.phone.presence == .away && w.lockEvents.names().contains("lock.departure") },
+                          limit: .seconds(12)))
         let stranger = RawCentral(transport: w.air.device(AgentWorld.strangerAddress)!, lockAddress: w.lockAddress)
         stranger.connect()
         #expect(w.advance(until: { stranger.isReady }, limit: .seconds(2)))
@@ -34,7 +36,7 @@ struct StrangerAttackTests {
         let (w, stranger) = try Self.strangerAtTheDoor()
         let linkedAt = w.loop.now
         // The owner comes home while the stranger holds its link: the lock still advertises.
-        w.walkPhone(to: 2)
+        w.comeHome()
         #expect(w.advance(until: { w.latchEnergised }, limit: .seconds(3)), "the phone links and unlocks")
         #expect(stranger.lock.state == .connected, "the stranger is still linked")
         // The stranger proves nothing: the lock ends its link after the timeout, not later.
@@ -48,14 +50,9 @@ struct StrangerAttackTests {
     }
 
     @Test func atItsLinkLimitTheLockStopsAdvertisingUntilALinkEnds() throws {
-        let w = try AgentWorld(autoRelock: nil, phoneStartsAt: 100, maximumLinks: 1)
-        _ = w.air.addDevice(address: AgentWorld.strangerAddress, position: 3)
-        #expect(w.advance(until: { w.phone.presence == .away }, limit: .seconds(6)))
-        let stranger = RawCentral(transport: w.air.device(AgentWorld.strangerAddress)!, lockAddress: w.lockAddress)
-        stranger.connect()
-        #expect(w.advance(until: { stranger.isReady }, limit: .seconds(2)))
+        let (w, stranger) = try Self.strangerAtTheDoor(maximumLinks: 1)
         #expect(!w.air.device(w.lockAddress)!.isAdvertising, "its one link is taken")
-        w.walkPhone(to: 2)
+        w.comeHome()
         w.loop.advance(by: .seconds(2))
         #expect(!w.phone.isLinked)
         // The stranger is dropped as unauthenticated; the lock advertises and the owner links.
@@ -88,7 +85,7 @@ struct StrangerAttackTests {
         #expect(w.logged(.lockOperationError(attempt, .invalidCredential)) == 6)
 
         // The owner comes home: its arrival unlocks.
-        w.walkPhone(to: 2)
+        w.comeHome()
         #expect(w.advance(until: { w.latchEnergised && w.phone.presence == .home }, limit: .seconds(3)))
     }
 
@@ -108,7 +105,7 @@ struct StrangerAttackTests {
         #expect(stranger.logRequests == [noSession])
         #expect(stranger.subscriptions == [noSession, noSession], "to the state and to the log")
         // The bolt moves while the stranger is subscribed: it hears nothing of it.
-        w.walkPhone(to: 2)
+        w.comeHome()
         #expect(w.advance(until: { w.latchEnergised }, limit: .seconds(3)))
         w.loop.advance(by: .seconds(1))
         #expect(stranger.notified.isEmpty)
@@ -120,8 +117,10 @@ struct StrangerAttackTests {
         w.air.sniffer = { _, _, pdu in heard.append(pdu) }
         var seen: [[UInt8]] = []
         w.phone.onStatus = { seen.append($0.bytes) }
-        #expect(w.advance(until: { w.phone.presence == .away }, limit: .seconds(6)))
-        w.walkPhone(to: 2)
+        // Gone long enough for the lock to see it leave (an arrival needs a departure it saw).
+        #expect(w.advance(until: { w.phone.presence == .away && w.lockEvents.names().contains("lock.departure") },
+                          limit: .seconds(12)))
+        w.comeHome()
         #expect(w.advance(until: { w.latchEnergised }, limit: .seconds(3)))
         #expect(w.advance(until: { !w.latchEnergised }, limit: .seconds(5)), "auto-relock: one more state")
         w.loop.advance(by: .seconds(1))

@@ -55,7 +55,13 @@ final class FakeListener: LinkListener {
         return theirs
     }
 
+    /// Errors the next accepts throw, in order (EMFILE and the like).
+    var failures: [KernelError] = []
+    private(set) var accepts = 0
+
     func accept() throws(KernelError) -> (CInt, BluetoothAddress)? {
+        accepts += 1
+        if !failures.isEmpty { throw failures.removeFirst() }
         guard !incoming.isEmpty else {
             var byte: UInt8 = 0
             while Glibc.recv(fileDescriptor, &byte, 1, Int32(MSG_DONTWAIT)) > 0 {}
@@ -78,6 +84,9 @@ final class RecordingDelegate: BluetoothTransportDelegate, ATTLinkDelegate {
     var writable = 0
     var disconnects: [DisconnectReason] = []
     var claimsLinks = true
+    var refusals: [TransportRefusal] = []
+
+    func transport(_ transport: any BluetoothTransport, didRefuse refusal: TransportRefusal) { refusals.append(refusal) }
 
     func transport(_ transport: any BluetoothTransport, didChangeState state: RadioState) {
         states.append(state)

@@ -152,6 +152,27 @@ import Testing
         #expect(world.kernel.received.last?.encoded() == bytes("14 00 00 00 07 00 01 00 00 ee ff c0 01"))
     }
 
+    /// Was: any accept error closed the listener while `isAdvertising` stayed true, so the
+    /// lock advertised and took no connection, forever. Now the listener pauses, reports,
+    /// and accepts again after the backoff; the failing calls are bounded, not a spin.
+    @Test func anAcceptErrorPausesTheListenerAndItAcceptsAgain() throws {
+        let world = try TransportWorld(address: TransportWorld.lock)
+        world.transport.acceptBackoff = (first: .milliseconds(10), cap: .milliseconds(20))
+        try world.settle()
+        try world.transport.startAdvertising(Advertisement(data: AdvertisingData(localName: "Door")))
+        let listener = try #require(world.sockets.listener)
+        let emfile = KernelError(.system, "accept4: Too many open files (errno 24)", errno: Errno(rawValue: 24))
+        listener.failures = [emfile, emfile, emfile]
+        let far = listener.push(TransportWorld.phone)
+        try world.until { world.delegate.links.count == 1 }
+        #expect(!listener.isClosed)
+        #expect(world.transport.isAdvertising)
+        #expect(world.failures.filter { $0.message.hasPrefix("ATT listener: ") }.count == 3)
+        #expect(listener.accepts == 5, "three failures, each followed by a pause, the link, then nothing waiting")
+        #expect(world.delegate.links.first?.peer == TransportWorld.phone)
+        withExtendedLifetime(far) {}
+    }
+
     @Test func theLockAcceptsIncomingLinks() throws {
         let world = try TransportWorld(address: TransportWorld.lock)
         try world.settle()

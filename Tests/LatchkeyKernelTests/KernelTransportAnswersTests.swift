@@ -46,27 +46,39 @@ import Testing
         try world.until { ran == 2 }
     }
 
-    @Test func aRefusalHasCorrectedTheMirrorBeforeItRuns() throws {
+    /// A refused request is not answered yet: it waits for its retry, and READY with it.
+    @Test func aRefusedAdvertisingRunsItOnlyOnceTheRetryTook() throws {
         let world = try TransportWorld(address: TransportWorld.lock)
+        world.transport.retryBackoff = .init(first: .milliseconds(10), cap: .milliseconds(20))
         try world.settle()
-        world.model.refusals[MgmtOpcode.addAdvertising.rawValue] = 0x0D  // Invalid Parameters
+        world.model.repeatedRefusals[MgmtOpcode.addAdvertising.rawValue] = (0x0A, 2)  // Busy, twice
         try world.transport.startAdvertising(Self.advertisement)
         var advertisingWhenAnswered: Bool?
         world.transport.afterRequestsAnswered { advertisingWhenAnswered = world.transport.isAdvertising }
+        try world.until { world.failures.count == 1 }
+        #expect(!world.transport.isAdvertising, "refused: the kernel does not hold it")
+        for _ in 0..<3 { try world.loop.runOnce(timeout: .milliseconds(1)) }
+        #expect(advertisingWhenAnswered == nil, "not taken yet")
         try world.until { advertisingWhenAnswered != nil }
-        #expect(advertisingWhenAnswered == false)
-        #expect(world.failures.count == 1)
+        #expect(advertisingWhenAnswered == true)
+        #expect(world.failures.count == 2)
+        #expect(world.kernel.commands(.addAdvertising).count == 3)
     }
 
-    @Test func aRefusedPendingConnectIsGoneBeforeItRuns() throws {
+    /// Was: a refused Add Device dropped the entry (and nothing asked again until a power
+    /// cycle). Now the entry stays wanted, is asked again, and READY follows the retry.
+    @Test func aRefusedPendingConnectStaysWantedAndRunsItOnceTaken() throws {
         let world = try TransportWorld()
+        world.transport.retryBackoff = .init(first: .milliseconds(10), cap: .milliseconds(20))
         try world.settle()
-        world.model.refusals[MgmtOpcode.addDevice.rawValue] = 0x0D
+        world.model.repeatedRefusals[MgmtOpcode.addDevice.rawValue] = (0x0D, 2)
         try world.transport.addPendingConnection(to: TransportWorld.lock)
         #expect(world.transport.pendingConnections == [TransportWorld.lock], "mirrored at once")
         var wantedWhenAnswered: Set<BluetoothAddress>?
         world.transport.afterRequestsAnswered { wantedWhenAnswered = world.transport.pendingConnections }
         try world.until { wantedWhenAnswered != nil }
-        #expect(wantedWhenAnswered == [])
+        #expect(wantedWhenAnswered == [TransportWorld.lock])
+        #expect(world.kernel.commands(.addDevice).count == 3)
+        #expect(world.failures.count == 2)
     }
 }

@@ -93,14 +93,18 @@ import Testing
         #expect(world.kernel.received.last?.encoded() == bytes("3f 00 00 00 01 00 01"))
     }
 
-    @Test func aRefusedInstanceCorrectsTheMirror() throws {
+    /// Refused: not advertising (the mirror says what the kernel holds) until the retry takes.
+    @Test func aRefusedInstanceCorrectsTheMirrorUntilTheRetryTakes() throws {
         let world = try TransportWorld(address: TransportWorld.lock)
+        world.transport.retryBackoff = .init(first: .milliseconds(200), cap: .milliseconds(200))
         try world.settle()
         world.model.refusals[0x003E] = 0x0D
         try world.transport.startAdvertising(Advertisement(data: AdvertisingData(localName: "Door")))
-        try world.settle()
+        try world.until { !world.failures.isEmpty }
         #expect(!world.transport.isAdvertising)
         #expect(world.failures.map(\.description) == ["mgmt command failed: Add Advertising (0x003e) on hci0 failed: Invalid Parameters (0x0d)"])
+        try world.until { world.transport.isAdvertising }
+        #expect(world.kernel.commands(.addAdvertising).count == 2)
     }
 
     @Test func nothingRadioWhilePoweredOff() throws {
@@ -127,10 +131,12 @@ import Testing
         ])
         #expect(world.transport.pendingConnections.isEmpty)
 
+        // A refused Add Device stays wanted and is asked again (KernelTransportRetryTests).
+        world.transport.retryBackoff = .init(first: .milliseconds(10), cap: .milliseconds(10))
         world.model.refusals[0x0033] = 0x03
         try world.transport.addPendingConnection(to: TransportWorld.lock)
-        try world.settle()
-        #expect(world.transport.pendingConnections.isEmpty, "a refused Add Device leaves the mirror")
+        try world.until { world.kernel.commands(.addDevice).count == 3 }
+        #expect(world.transport.pendingConnections == [TransportWorld.lock], "a refused Add Device stays wanted")
         #expect(world.failures.count == 1)
     }
 

@@ -13,11 +13,17 @@ final class KernelModel {
     var connections: [BluetoothAddress] = []
     /// Statuses to answer instead of Success, by opcode (consumed once).
     var refusals: [UInt16: UInt8] = [:]
+    /// Statuses to answer instead of Success the next `times` times, by opcode.
+    var repeatedRefusals: [UInt16: (status: UInt8, times: Int)] = [:]
 
     init(settings: MgmtSettings) { self.settings = settings }
 
     func answer(_ p: MgmtPacket) -> [[UInt8]] {
         if let status = refusals.removeValue(forKey: p.code) { return [FakeKernel.status(p.code, p.index, status)] }
+        if let (status, times) = repeatedRefusals[p.code], times > 0 {
+            repeatedRefusals[p.code] = (status, times - 1)
+            return [FakeKernel.status(p.code, p.index, status)]
+        }
         let bits: [UInt16: MgmtSettings] = [0x0005: .powered, 0x0007: .connectable, 0x0009: .bondable, 0x000D: .lowEnergy]
         if let bit = bits[p.code] {
             if p.parameters == [1] { settings.insert(bit) } else { settings.remove(bit) }

@@ -54,7 +54,43 @@ import Testing
         #expect(String(decoding: try reader.readToEnd() ?? Data(), as: UTF8.self) == "1\n")
         #expect(try contents("line0/value") == "0\n")
         let leftovers = try FileManager.default.contentsOfDirectory(atPath: root + "/chip1/line0")
-        #expect(leftovers.sorted() == ["consumer", "name", "pull", "value"], "no temporary files left behind")
+        #expect(leftovers.sorted() == ["consumer", "edges", "name", "pull", "value"], "no temporary files left behind")
+    }
+
+    @Test func everyLevelDrivenIsLoggedInOrderWithItsTimeForAReaderThatComesLate() throws {
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let chip = try FileGPIOChip(directory: root + "/chip1", loop: loop)
+        let output = try chip.requestOutput("ACTUATOR", GPIOLineConfig(consumer: "latchkey-lock", activeLow: true))
+        var reader = try FileGPIOEdgeReader(directory: root + "/chip1")
+        #expect(try reader.newLevels(of: "ACTUATOR") == [DrivenLevel(high: true, at: .zero)], "the request's own level")
+        // A pulse much shorter than any reader's wake-up: the value file is back to high
+        // before anyone looks, the log still holds both edges.
+        loop.advance(by: .seconds(1))
+        try output.set(true)
+        loop.advance(by: .microseconds(20))
+        try output.set(false)
+        #expect(try FileGPIOSimulator(directory: root + "/chip1").isHigh("ACTUATOR"))
+        #expect(try reader.newLevels(of: "ACTUATOR") == [
+            DrivenLevel(high: false, at: .zero + .seconds(1)),
+            DrivenLevel(high: true, at: .zero + .seconds(1) + .microseconds(20)),
+        ])
+        #expect(try reader.newLevels(of: "ACTUATOR").isEmpty, "each entry once")
+        #expect(try reader.newLevels(of: "DOOR").isEmpty, "an input nobody drove")
+    }
+
+    @Test func anEntryStillBeingAppendedWaitsAndAGarbledOneIsAnError() throws {
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        var reader = try FileGPIOEdgeReader(directory: root + "/chip1")
+        let log = try #require(FileHandle(forWritingAtPath: root + "/chip1/line0/edges"))
+        defer { try? log.close() }
+        try log.write(contentsOf: Data("1 50\n0 6".utf8))
+        #expect(try reader.newLevels(of: "ACTUATOR") == [DrivenLevel(high: true, at: .zero + .nanoseconds(50))])
+        try log.write(contentsOf: Data("0\n".utf8))
+        #expect(try reader.newLevels(of: "ACTUATOR") == [DrivenLevel(high: false, at: .zero + .nanoseconds(60))])
+        try log.write(contentsOf: Data("high soon\n".utf8))
+        let error = #expect(throws: GPIOError.self) { _ = try reader.newLevels(of: "ACTUATOR") }
+        #expect(error?.code == .invalidValue)
+        #expect(error?.line == "ACTUATOR")
     }
 
     @Test func pulledInputsChangeAtTheNextPoll() throws {

@@ -4,7 +4,7 @@ import LatchkeyTransport
 import Testing
 
 /// The decision journal comes before the actuator, and crash recovery follows
-/// lock-domain.md: unlocks past their window resolve to locked, lock intents are resumed.
+/// docs/LOCK-RULES.md: unlocks past their window resolve to locked, lock intents are resumed.
 @Suite struct LockJournalAndRecoveryTests {
     @Test func decisionIsRecordedBeforeTheLineMoves() throws {
         var probe: ProbeJournal?
@@ -34,6 +34,51 @@ import Testing
         #expect(rig.errors == [.journalFailed])
         #expect(rig.faults.count == 1)
         #expect(journal.entries.isEmpty)
+    }
+
+    /// Locking is safe (issue 14): with the journal refusing writes the bolt still locks,
+    /// and the decision and its outcome are written, in order, once the journal takes
+    /// writes again. An unlock in the same state stays refused.
+    @Test func aLockMovesWithTheJournalDownAndIsRecordedWhenItReturns() throws {
+        let journal = InMemoryDecisionJournal()
+        let rig = try LockRig(journal: journal)
+        rig.start()
+        rig.submit(.unlock)
+        rig.loop.advance(by: .seconds(1))
+        #expect(rig.state == .unlocked)
+        let entriesBefore = journal.entries.count
+        journal.recordFailure = .init("No space left on device")
+        journal.completeFailure = .init("No space left on device")
+        rig.submit(.lock)
+        rig.loop.advance(by: .milliseconds(1))
+        #expect(rig.state == .locked, "the bolt moved though nothing was written")
+        #expect(rig.errors.isEmpty)
+        #expect(journal.entries.count == entriesBefore)
+        #expect(rig.controller.unwrittenJournalEntries == 2, "the decision and its outcome wait")
+
+        rig.submit(.unlock)
+        #expect(rig.state == .locked, "no unlock without a durable record")
+        #expect(rig.errors == [.journalFailed])
+        #expect(!rig.unlockEnergized)
+
+        // Still failing at the first retry: kept, reported, tried again later.
+        let faults = rig.faults.count
+        rig.loop.advance(by: .seconds(1))
+        #expect(rig.faults.count == faults + 1)
+        #expect(rig.controller.unwrittenJournalEntries == 2)
+
+        var caughtUp = false
+        rig.controller.onJournalCaughtUp = { caughtUp = true }
+        journal.recordFailure = nil
+        journal.completeFailure = nil
+        rig.loop.advance(by: .seconds(2))
+        #expect(caughtUp)
+        #expect(rig.controller.unwrittenJournalEntries == 0)
+        let lock = try #require(journal.entries.dropFirst(entriesBefore).first)
+        guard case .recorded(let decision) = lock else { Issue.record("\(lock)"); return }
+        #expect(decision.operation == .lock)
+        #expect(journal.outcome(of: decision.id) == .succeeded)
+        #expect(journal.interrupted == nil)
     }
 
     @Test func aFailingCompleteIsReportedNotHidden() throws {

@@ -92,6 +92,10 @@ import Testing
             switch input {
             case .journalRecorded(let id):
                 #expect(recorded.contains(id), "drive after the journal confirmed \(id)")
+            case .journalFailed(let id):
+                // Locking is safe: a lock moves without its record (written later by the shell).
+                #expect(actions.allSatisfy { if case .drive(let op) = $0 { op == .lock } else { true } },
+                        "only a lock drives after its record failed (\(id))")
             case .start(_, let recovered?):
                 #expect(recovered.operation == .lock || recovered.id == DecisionID(51), "only a recovered decision resumes")
             default:

@@ -26,11 +26,15 @@ import Testing
         let loop = PosixEventLoop()
         var log: [String] = []
         let cancelled = loop.schedule(after: .milliseconds(5)) { log.append("cancelled") }
+        // "later" is scheduled from the same callback, after the execute: a timer that is due
+        // at once still runs after work queued before it. (It used to be a separate 15 ms
+        // timer, which a loaded machine delayed past the 10 ms one, making both due together:
+        // the order then depended on scheduling latency, and the test failed under load.)
         loop.schedule(after: .milliseconds(10)) {
             loop.execute { log.append("executed") }
+            loop.schedule(after: .zero) { log.append("later") }
             log.append("timer")
         }
-        loop.schedule(after: .milliseconds(15)) { log.append("later") }
         cancelled.cancel()
         #expect(try loop.run(until: { log.count == 3 }, timeout: .seconds(2)))
         #expect(log == ["timer", "executed", "later"])

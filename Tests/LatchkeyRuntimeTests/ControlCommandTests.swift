@@ -52,6 +52,7 @@ func ask(_ dispatcher: ControlDispatcher, _ line: String) -> [String] {
             ("unlock now", "error usage: unlock (no arguments)"),
             ("mode sideways", "error usage: mode normal|no-remote|passage"),
             ("probe 0", "error usage: probe N (1...10000)"),
+            ("arriving now", "error usage: arriving (no arguments)"),
         ]
         for (line, expected) in cases { #expect(ask(control, line) == [expected], "\(line)") }
         h.loop.advance(by: .seconds(5))
@@ -59,7 +60,37 @@ func ask(_ dispatcher: ControlDispatcher, _ line: String) -> [String] {
         #expect(h.phone!.central.executionMode == .foreground)
         #expect(h.phoneController.connectionParameters == .kernelDefault)
         #expect(!gates.control.gate.isSuspended)
-        #expect(ask(control, "status") == ["ok presence=home linked=true execution=foreground suspended=false queued=0"])
+        #expect(ask(control, "status") == ["ok presence=home linked=true transport_refusals=0 execution=foreground suspended=false queued=0"])
+    }
+
+    /// A request the system refused reaches the agent through the manager and its gate: an
+    /// event on the timeline and a count in `status` (the request itself stands: the
+    /// transport asks again).
+    @Test func aRefusedRequestIsAnEventAndCountsInStatus() throws {
+        let h = try Household()
+        let (_, control) = try phone(h)
+        let refusal = TransportRefusal(request: .pendingConnection(Household.lockAddress),
+                                       reason: "Add Device failed: Busy (0x0a)", attempt: 2, retryIn: .seconds(1))
+        h.phone!.central.transport(h.phoneController, didRefuse: refusal)
+        h.loop.advance(by: .milliseconds(1))
+        let event = try #require(h.phoneEvents.events.last { $0.name == "phone.transport_refused" })
+        #expect(event.field("request") == "pending connection to \(Household.lockAddress)")
+        #expect(event.field("attempt") == "2")
+        #expect(event.field("reason") == "Add Device failed: Busy (0x0a)")
+        #expect(ask(control, "status").first?.contains(" transport_refusals=1 ") == true)
+    }
+
+    @Test func arrivingOpensTheIntentWindowOnlyForAnOwnerWhoWasAway() throws {
+        let h = try Household()
+        let (_, control) = try phone(h)
+        #expect(ask(control, "arriving") == ["ok arriving: nothing to ask: home"], "home: an intent means nothing")
+        h.air.setPosition(100, of: Household.phoneAddress)
+        #expect(h.advance(until: { h.phone?.presence == .away }, limit: .seconds(10)))
+        #expect(ask(control, "arriving") == ["ok arriving: window open for 120 s"])
+        #expect(h.phone?.state.presence.intentOpen == true)
+        h.loop.advance(by: .seconds(121))
+        #expect(h.phone?.state.presence.intentOpen == false, "the window closes by itself")
+        #expect(h.count("phone.arrival_intent_expired", in: h.phoneEvents) == 1)
     }
 
     @Test func executionBackgroundSlowsTheSystemScanAndRefusesAnUnfilteredScan() throws {
@@ -78,7 +109,7 @@ func ask(_ dispatcher: ControlDispatcher, _ line: String) -> [String] {
         }
         try central.scanForPeripherals(withServices: [LockServiceUUID.service])
         #expect(h.phoneController.scanParameters?.interval == BackgroundScanTiming.interval)
-        #expect(ask(control, "status") == ["ok presence=home linked=true execution=background suspended=false queued=0"])
+        #expect(ask(control, "status") == ["ok presence=home linked=true transport_refusals=0 execution=background suspended=false queued=0"])
 
         #expect(ask(control, "execution foreground") == ["ok mode=foreground"])
         #expect(h.phoneController.connectionParameters == .kernelDefault)
@@ -99,14 +130,14 @@ func ask(_ dispatcher: ControlDispatcher, _ line: String) -> [String] {
         h.loop.advance(by: .milliseconds(500))
         #expect(!h.phoneEvents.events.dropFirst(mark).contains { $0.name == "phone.lock_status" })
         #expect(gates.control.gate.queuedEvents.count == 2)
-        #expect(ask(control, "status") == ["ok presence=home linked=true execution=foreground suspended=true queued=2"])
+        #expect(ask(control, "status") == ["ok presence=home linked=true transport_refusals=0 execution=foreground suspended=true queued=2"])
 
         #expect(ask(control, "resume") == ["ok resumed mode=foreground"])
         let after = Array(h.phoneEvents.events.dropFirst(mark))
         #expect(after.filter { $0.name == "phone.lock_status" }.map { $0.field("lock_state") } == ["2", "1"],
                 "Unlocked, then Locked: in the order they happened")
         #expect(after.last { $0.name == "phone.app_resumed" }?.fields.map(\.1) == ["2", "0"])
-        #expect(ask(control, "status") == ["ok presence=home linked=true execution=foreground suspended=false queued=0"])
+        #expect(ask(control, "status") == ["ok presence=home linked=true transport_refusals=0 execution=foreground suspended=false queued=0"])
     }
 }
 
@@ -134,7 +165,7 @@ func ask(_ dispatcher: ControlDispatcher, _ line: String) -> [String] {
         #expect(h.lockController.isAdvertising && advertisedName(h) == "Latchkey")
         #expect(ask(control, "status")
                 == ["ok lock=locked door=\(h.lock!.controller.doorState) operating_mode=normal "
-                    + "execution=foreground suspended=false queued=0"])
+                    + "transport_refusals=0 store=ok execution=foreground suspended=false queued=0"])
     }
 
     @Test func suspendStopsAForegroundLocksAdvertisingAndBackgroundAdvertisesWithoutItsName() throws {

@@ -32,7 +32,7 @@ import Testing
         #expect(rig.phoneController.connectionParameters?.scanWindow == BackgroundScanTiming.window)
         #expect(throws: BluetoothError.self) { try rig.phone?.agent.central.scanForPeripherals(withServices: nil) }
         #expect(try rig.send("status", to: rig.phone)
-                == ["ok presence=home linked=true execution=background suspended=false queued=0"])
+                == ["ok presence=home linked=true transport_refusals=0 execution=background suspended=false queued=0"])
 
         #expect(try rig.send("execution foreground", to: rig.phone) == ["ok mode=foreground"])
         #expect(rig.wait(until: { rig.phoneController.connectionParameters == .kernelDefault }))
@@ -80,7 +80,7 @@ import Testing
         try rig.startLock()
         #expect(rig.wait(until: { rig.lockController.isAdvertising && rig.lock?.agent.controller.lockState == .locked }))
         #expect(try rig.send("status", to: rig.lock)
-                == ["ok lock=locked door=closed operating_mode=normal execution=foreground suspended=false queued=0"])
+                == ["ok lock=locked door=closed operating_mode=normal transport_refusals=0 store=ok execution=foreground suspended=false queued=0"])
 
         #expect(try rig.send("suspend", to: rig.lock) == ["ok suspended mode=foreground"])
         #expect(rig.wait(until: { !rig.lockController.isAdvertising }), "a suspended foreground lock is off the air")

@@ -17,7 +17,8 @@ struct DoctorTests {
                              : .failure(GPIOError(.chipNotFound, chip: label, detail: "GPIO chips present: none"))
                      },
                      fileStatus: { $0 == "/var/lib/latchkey/lock" ? (999, 0o700) : nil },
-                     deviceNode: { $0 == "/dev/gpiochip0" ? (0, 997, 0o660) : nil }, deviceGroupID: { 997 })
+                     deviceNode: { $0 == "/dev/gpiochip0" ? (0, 997, 0o660) : nil }, deviceGroupID: { 997 },
+                     kernel: { ("6.12.95+deb12-amd64", "#1 SMP PREEMPT_DYNAMIC Debian 6.12.95-1~bpo12+1 (2026-10-01)") })
     }
 
     func run(_ probes: DoctorProbes, led: String? = "GPIO22") -> [DoctorFinding] {
@@ -25,13 +26,36 @@ struct DoctorTests {
     }
 
     func fixes(_ findings: [DoctorFinding]) -> [String] { findings.filter { $0.verdict == .fix }.map(\.message) }
+    func warnings(_ findings: [DoctorFinding]) -> [String] { findings.filter { $0.verdict == .warn }.map(\.message) }
 
     @Test func aReadyPiHasNothingToFix() {
         let findings = run(healthy())
         #expect(fixes(findings) == [])
         #expect(!Doctor.blocks(findings))
-        #expect(findings.count == 8)
+        #expect(findings.count == 9)
         #expect(findings.allSatisfy { "\($0)".hasPrefix("ok   ") })
+    }
+
+    /// Store faults show in the doctor (issue 14): a full or read-only state filesystem, and
+    /// the running agent's own `store=` report.
+    @Test func aFullOrReadOnlyStateFilesystemAndTheAgentsStoreFaultAreFixes() {
+        var p = healthy()
+        p.filesystemSpace = { _ in (readOnly: false, availableBytes: 64 << 20) }
+        p.agentStatus = { _ in "ok lock=locked door=closed operating_mode=normal transport_refusals=0 store=ok" }
+        #expect(fixes(run(p)) == [])
+
+        p.filesystemSpace = { _ in (readOnly: false, availableBytes: 4096) }
+        #expect(fixes(run(p)).count == 1)
+        #expect(fixes(run(p)).first?.contains("4096 bytes free") == true)
+
+        p.filesystemSpace = { _ in (readOnly: true, availableBytes: 64 << 20) }
+        #expect(fixes(run(p)).first?.contains("read-only filesystem") == true)
+
+        p.filesystemSpace = { _ in (readOnly: false, availableBytes: 64 << 20) }
+        p.agentStatus = { _ in "ok lock=locked door=closed operating_mode=normal transport_refusals=0 store=journal,lockout" }
+        #expect(fixes(run(p)) == ["the running lock agent reports a store fault (journal,lockout): writes to its state "
+                                  + "directory fail; see its log (`journalctl -u latchkey-lock.service`), then free space "
+                                  + "or remount read-write"])
     }
 
     @Test func thisMachineNoBluetoothAndNoChip() {
@@ -146,8 +170,66 @@ struct DoctorTests {
         #expect(fixes(phone(p)).contains { $0.contains("latchkey-phone.service creates it") })
     }
 
+    /// Debian 12's own kernel crashes when a link's socket is closed after the link was lost
+    /// (docs/LINUX-BLE.md, "Kernels"): the doctor warns, without blocking the agent.
+    @Test func aKernelWithTheL2CAPCloseCrashIsAWarning() {
+        var p = healthy()
+        p.kernel = { ("6.1.0-56-amd64", "#1 SMP PREEMPT_DYNAMIC Debian 6.1.192-2 (2026-09-01)") }
+        let findings = run(p)
+        #expect(!Doctor.blocks(findings))
+        let w = warnings(findings)
+        #expect(w.count == 1 && w[0].hasPrefix("kernel 6.1.192 (6.1.0-56-amd64) lacks upstream ab4eedb790ca"))
+        #expect(findings.map(\.description).contains { $0.hasPrefix("WARN kernel 6.1.192") })
+        p.kernel = { nil }
+        #expect(warnings(run(p)).count == 1 && warnings(run(p))[0].hasPrefix("cannot read the kernel's release"))
+        p.kernel = { ("6.12.95+deb12-amd64", "#1 SMP") }
+        #expect(warnings(run(p)) == [])
+        #expect(run(p).map(\.message).contains("kernel 6.12.95 (6.12.95+deb12-amd64) has the fix for the L2CAP crash after a lost link"))
+    }
+
+    /// Each series from the release that carries the fix (docs/LINUX-BLE.md, "Kernels").
+    @Test func theL2CAPFixIsFoundByStableRelease() {
+        let cases: [(String, String, Bool?)] = [
+            ("6.1.0-56-amd64", "#1 SMP PREEMPT_DYNAMIC Debian 6.1.192-2 (2026-09-01)", false),
+            ("6.1.0-56-amd64", "#1 SMP", false),
+            ("6.6.84-v8+", "#1", false), ("6.6.85-v8+", "#1", true),
+            ("6.6.0-1-amd64", "#1 Debian 6.6.90-1", true),
+            ("6.12.19-rpi", "#1", false), ("6.12.20", "#1", true),
+            ("6.12.47+rpt-rpi-v8", "#1 SMP PREEMPT Debian 1:6.12.47-1+rpt1 (2025-09-16)", true),
+            ("6.12.95+deb12-amd64", "#1 SMP", true),
+            ("6.13.12", "#1", false), ("6.8.0-45-generic", "#45-Ubuntu SMP", false),
+            ("6.14.0-rc2", "#1", true), ("6.18.44-fc-v657", "#1", true), ("7.0.1", "#1", true),
+            ("5.15.0-100-generic", "#1", false), ("garbage", "#1", nil),
+        ]
+        for (release, version, fixed) in cases {
+            #expect(L2CAPCloseCrash.isFixed(release: release, version: version) == fixed, "\(release) / \(version)")
+        }
+    }
+
+    /// The phone sees a failed connect on a raw HCI socket; without CAP_NET_RAW it falls back
+    /// to re-sending every 5 s, which works, later: a warning for the phone, nothing for the lock.
+    @Test func thePhoneWithoutCapNetRawIsWarnedOfTheTimerFallback() {
+        var p = healthy()
+        p.effectiveCapabilities = { 1 << 12 }
+        p.fileStatus = { path in path == "/var/lib/latchkey/phone" || path == "/k" ? (999, path == "/k" ? 0o600 : 0o700) : nil }
+        var doctor = Doctor(probes: p, wiring: nil, stateDirectory: "/var/lib/latchkey/phone")
+        doctor.agent = .phone(keyFile: "/k")
+        let findings = doctor.run()
+        #expect(fixes(findings) == [] && !Doctor.blocks(findings))
+        let w = warnings(findings)
+        #expect(w.count == 1 && w[0].hasPrefix("no CAP_NET_RAW (uid 999)") && w[0].contains("every 5 s"))
+        p.effectiveCapabilities = { 1 << 12 | 1 << 13 }
+        doctor.probes = p
+        #expect(warnings(doctor.run()) == [])
+        #expect(doctor.run().map(\.message).contains("HCI event watch: CAP_NET_RAW is effective"))
+        // The lock watches no HCI events: no line about CAP_NET_RAW.
+        p.effectiveCapabilities = { 1 << 12 }
+        #expect(!run(p).contains { $0.message.contains("CAP_NET_RAW") && $0.verdict != .fix })
+        #expect(warnings(run(p)) == [])
+    }
+
     /// On the machine running the tests, the system probes answer for real: whatever they
-    /// find, every line is ok or FIX, and a FIX means the exit status says so.
+    /// find, every line is ok, WARN or FIX, and a FIX means the exit status says so.
     @Test func theSystemProbesAnswer() {
         let findings = Doctor(probes: .system, wiring: wiring, stateDirectory: "/nonexistent/latchkey").run()
         #expect(fixes(findings).contains { $0.contains("/nonexistent/latchkey does not exist") })

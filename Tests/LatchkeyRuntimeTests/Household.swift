@@ -23,7 +23,8 @@ final class Household {
     let loop = ManualEventLoop()
     private(set) var air: SimulatedAir
     let directory: String
-    let key = PhoneKey(id: 1, name: "alice", secret: CommandSealing.newSecret(), role: .user)
+    let key = PhoneKey(id: 1, name: "alice", secret: CommandSealing.newSecret(), role: .admin,
+                       mayRequestArrivalUnlock: true)
     /// Wall time follows the manual clock, so that the stores see the time that passes.
     let wallClock: WallClock
     private(set) var chip: SimulatedGPIOChip
@@ -34,6 +35,9 @@ final class Household {
     let phoneEvents = RecordingEventSink()
     /// The PDUs the current phone process sent.
     private(set) var phoneSent = SentPDUs()
+    /// Set before `startLock`: the lock's stores pass through it (FaultyStore), and the agent
+    /// gets its lockout store from them (else lockout is in memory).
+    var wrapLockStores: ((LockStores) -> LockStores)?
 
     var lockState: String { directory + "/lock" }
     var phoneState: String { directory + "/phone" }
@@ -66,7 +70,8 @@ final class Household {
     /// Starts the lock agent as `LockDaemon` does: stores, hardware (outputs inactive), the
     /// agent with its restoration storage, then `start(from:)`.
     func startLock() throws {
-        let stores = try StateStores.openLock(lockState, loop: loop, wallClock: wallClock)
+        var stores = try StateStores.openLock(lockState, loop: loop, wallClock: wallClock)
+        if let wrapLockStores { stores = wrapLockStores(stores) }
         let wiring = LockWiring(chipLabel: "door", actuator: .motor(runTime: motorRun),
                                 unlockOutput: .init("UNLOCK"), lockOutput: .init("LOCK"))
         let hardware = try LockHardware.open(wiring, chips: GPIOChipSet([chip]), loop: loop)
@@ -76,7 +81,8 @@ final class Household {
                                             firstDecisionID: DecisionID((stores.lastDecisionID?.rawValue ?? 0) + 1))
         let agent = LockAgent(transport: air.device(Self.lockAddress)!, controller: controller, keys: stores.keys,
                               log: stores.log, events: lockEvents,
-                              configuration: LockAgentConfiguration(departureGrace: .seconds(30)),
+                              configuration: LockAgentConfiguration(departureGrace: .seconds(5)),
+                              lockout: wrapLockStores == nil ? InMemoryLockoutStore() : stores.lockout,
                               restoration: stores.restoration)
         agent.start(from: stores)
         lock = agent

@@ -43,7 +43,7 @@ import Testing
         let disk = try TortureAudit.read(lockState: s.path)
         audit.check(disk, final: true)
         #expect(audit.lostDecisions.isEmpty)
-        #expect(audit.unexplainedRises([disk.entries[0].wall.recorded + 1], disk) == 0)
+        // Its rise: TortureSelfTestTests' clean case (this store's wall clock stands still).
     }
 
     @Test func anAnnouncedDecisionMissingFromTheJournalIsLost() throws {
@@ -70,7 +70,7 @@ import Testing
         let records = try s.store().lockRecords(loop: s.loop)
         try records.record(s.decision(1, .lock))
         var audit = TortureAudit()
-        audit.noteKilled(open: try TortureAudit.read(lockState: s.path).open, restartWall: 0)
+        audit.noteStart(at: .zero, wall: 0, open: try TortureAudit.read(lockState: s.path).open)
         try records.complete(DecisionID(1), outcome: .abandoned)
         try records.append(s.closing(1, .lock, error: .interrupted, recovered: true))
         audit.check(try TortureAudit.read(lockState: s.path), final: true)
@@ -82,11 +82,102 @@ import Testing
         let records = try s.store().lockRecords(loop: s.loop)
         try records.record(s.decision(1, .unlock))
         let disk = try TortureAudit.read(lockState: s.path)
-        let recorded = disk.entries[0].wall.recorded
         var audit = TortureAudit()
-        #expect(audit.unexplainedRises([recorded - 1], disk) == 1, "a rise before the decision was durable")
-        #expect(audit.unexplainedRises([recorded + 1, recorded + 2], disk) == 1, "one decision, one rise")
-        audit.noteKilled(open: disk.open, restartWall: recorded + 3)
-        #expect(audit.unexplainedRises([recorded + 1, recorded + 4], disk) == 0, "resumed once after a kill")
+        let early = Instant(nanoseconds: -1), rise = Instant.zero + .milliseconds(1)
+        #expect(audit.unexplainedRises([early], disk).map(\.reason) == [.noDecision], "a rise before the decision was durable")
+        #expect(audit.unexplainedRises([rise, rise + .milliseconds(1)], disk).count == 1, "one decision, one rise")
+        audit.noteStart(at: rise + .milliseconds(2), wall: 0, open: disk.open)
+        #expect(audit.unexplainedRises([rise, rise + .milliseconds(3)], disk).isEmpty, "resumed once after a kill")
+    }
+}
+
+/// The self-test's faults, each injected into a real store and a real file chip, read back
+/// through the torture's own line observer: the audit must report each, for its reason, and
+/// must not report a clean unlock. On the audit before edge logs (levels read at inotify
+/// wake-ups, any earlier unlock with budget left explaining a rise) every fault case fails.
+@Suite struct TortureSelfTestTests {
+    typealias Bench = TortureSelfTest.Bench
+
+    static let caseNames = TortureSelfTest.cases.map(\.name)
+
+    @Test(arguments: caseNames) func eachCaseComesOutAsItMust(_ name: String) throws {
+        let test = try #require(TortureSelfTest.cases.first { $0.name == name })
+        let unexplained = try TortureSelfTest.outcome(of: test)
+        if let expected = test.expected {
+            #expect(unexplained.count == 1, "\(unexplained)")
+            #expect(unexplained.first.map { expected($0.reason) } == true, "\(unexplained)")
+        } else {
+            #expect(unexplained.isEmpty, "\(unexplained)")
+        }
+    }
+
+    @Test func theSelfTestPassesAndSaysSoCaseByCase() {
+        var lines: [String] = []
+        #expect(TortureSelfTest.run { lines.append($0) })
+        #expect(lines.count == TortureSelfTest.cases.count)
+        #expect(lines.allSatisfy { $0.contains("-> ok: ") })
+    }
+
+    func unexplained(_ play: (Bench) throws -> Void) throws -> [UnlockRiseAudit.Unexplained] {
+        let bench = try Bench()
+        defer { bench.tearDown() }
+        try play(bench)
+        return try bench.unexplained()
+    }
+
+    @Test func aPulseBetweenTwoReadsOfTheLineIsSeenWithTheTimesItWasDriven() throws {
+        let bench = try Bench()
+        defer { bench.tearDown() }
+        bench.observer.sample()
+        let start = bench.loop.now
+        try bench.pulse(width: .microseconds(50))
+        #expect(bench.observer.changes.isEmpty, "not read yet")
+        bench.observer.sample()
+        #expect(bench.observer.changes == [
+            LineObserver.Change(line: Bench.line, high: true, at: start),
+            LineObserver.Change(line: Bench.line, high: false, at: start + .microseconds(50)),
+        ])
+        #expect(!bench.observer.isHigh(Bench.line))
+    }
+
+    @Test func anUnlockResumedAfterAKillExplainsOneRiseInEachProcess() throws {
+        let bench = try Bench()
+        defer { bench.tearDown() }
+        let id = try bench.decide(.unlock)
+        try bench.pulse()       // killed while the motor ran
+        try bench.restart()     // found open inside its window: driven again
+        try bench.pulse()
+        try bench.complete(id, .succeeded)
+        let verdict = try bench.verdict()
+        #expect(verdict.unexplained.isEmpty, "\(verdict.unexplained)")
+        #expect(verdict.explainedByResume == 1)
+    }
+
+    @Test func aRiseInALaterProcessThatDidNotTakeTheDecisionUpIsUnintended() throws {
+        let found = try unexplained { bench in
+            _ = try bench.decide(.unlock)
+            try bench.restart(findingOpen: false)  // as if the journal had held nothing open
+            try bench.pulse()
+        }
+        #expect(found.map(\.reason) == [.notCarried(decision: 1)], "\(found)")
+    }
+
+    @Test func aLockDecisionExplainsNoRiseOfTheUnlockLine() throws {
+        let found = try unexplained { bench in
+            let id = try bench.decide(.lock)
+            try bench.pulse()
+            try bench.complete(id, .succeeded)
+        }
+        #expect(found.map(\.reason) == [.noDecision], "\(found)")
+    }
+
+    @Test func aRiseAfterItsUnlockSucceededIsUnintended() throws {
+        let found = try unexplained { bench in
+            let id = try bench.decide(.unlock)
+            try bench.pulse()
+            try bench.complete(id, .succeeded)
+            try bench.pulse()
+        }
+        #expect(found.map(\.reason) == [.ended(decision: 1, outcome: .succeeded)], "\(found)")
     }
 }

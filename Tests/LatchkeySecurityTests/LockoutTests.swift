@@ -4,7 +4,7 @@ import LatchkeyTransport
 import Testing
 @testable import LatchkeySecurity
 
-/// Failed attempts against the verifier (lock-domain.md rule 5). Each test fails if the rule
+/// Failed attempts against the verifier (docs/LOCK-RULES.md rule 5). Each test fails if the rule
 /// it names is taken out of `LockoutGuard` or `CommandVerifier`. Only a key's holder can
 /// count towards a lockout (a frame whose tag verified); a stranger's frames count against
 /// their link only (`strangersFramesNeverCount...`).
@@ -63,6 +63,27 @@ struct LockoutTests {
         #expect(throws: Never.self) { try attempt(try good(alice, .lock)).get() }
         // Bob is not alice: his key works.
         #expect(attempt(try good(bob)).rejection == nil)
+    }
+
+    /// A full or read-only SD card must not turn lockout off (issue 14; before, a failed save
+    /// was swallowed and the failure forgotten): the key holder's failure is kept, every
+    /// command but `lock` is refused until the store has saved it, and then it counts.
+    @Test mutating func aFailureTheStoreCannotSaveRefusesEveryCommandUntilItIsSaved() throws {
+        lockouts.failSaves = true
+        #expect(attempt(try failing(alice)).rejection == .replayedCounter)
+        #expect(verifier.lockout.storeFault != nil)
+        for i in 1...5 {
+            #expect(attempt(try failing(alice)).rejection == .lockedOut, "attempt \(i) is not even counted")
+        }
+        #expect(attempt(try good(bob)).rejection == .lockedOut, "fails closed for every key")
+        #expect(throws: Never.self, "locking is always safe") { try attempt(try good(bob, .lock)).get() }
+        #expect(lockouts.states.isEmpty, "nothing was saved")
+
+        lockouts.failSaves = false
+        #expect(attempt(try good(bob)).rejection == nil, "saved first, then evaluated")
+        #expect(verifier.lockout.storeFault == nil)
+        #expect(lockouts.states[.overall]?.failures == 1, "the failure was not forgotten")
+        #expect(lockouts.states[.key(alice.id)]?.failures == 1)
     }
 
     @Test mutating func theLockoutEndsAfterItsTimeAndEachFurtherOneDoubles() throws {

@@ -4,7 +4,7 @@ import LatchkeyTransport
 import Testing
 @testable import LatchkeySecurity
 
-/// Pairing's key agreement and window, without a radio (lock-domain.md rules 1–3).
+/// Pairing's key agreement and window, without a radio (docs/LOCK-RULES.md rules 1–3).
 struct PairingTests {
     let loop = ManualEventLoop()
     let link = LinkID(5)
@@ -38,6 +38,19 @@ struct PairingTests {
         #expect(stored.name == "alice's phone" && stored.role == .admin && !stored.mayRequestArrivalUnlock)
         #expect(outcome == .paired(stored, comparisonCode: key.comparisonCode), "the lock shows the same code")
         #expect(key.comparisonCode.count == 6)
+    }
+
+    @Test func arrivalUnlockIsOffUnlessTheOwnerAsksAndNeverForAUserKey() throws {
+        open(PairingOffer(role: .admin))
+        #expect(try !pair(PairingInitiator(name: "default")).mayRequestArrivalUnlock, "off by default")
+        open(PairingOffer(role: .admin, mayRequestArrivalUnlock: true))
+        #expect(try pair(PairingInitiator(name: "owner")).mayRequestArrivalUnlock, "an admin's explicit opt-in")
+        // A user (guest) offer that asks for it anyway is granted without it, on both sides.
+        open(PairingOffer(role: .user, mayRequestArrivalUnlock: true))
+        let guest = try pair(PairingInitiator(name: "guest"))
+        #expect(!guest.mayRequestArrivalUnlock && keys.key(id: guest.keyID)?.mayRequestArrivalUnlock == false)
+        #expect(arrivalUnlockRefusal(role: .user, arrival: true)?.contains("only an admin key") == true)
+        #expect(arrivalUnlockRefusal(role: .admin, arrival: true) == nil)
     }
 
     @Test func writesOutsideAWindowAreRefused() throws {

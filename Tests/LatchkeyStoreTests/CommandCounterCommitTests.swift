@@ -16,7 +16,7 @@ import Testing
     func records() throws -> StoredLockRecords {
         let store = try fixture.open()
         if try store.keyStore().stored(id: key.id) == nil { try store.keyStore().add(key) }
-        return store.lockRecords(loop: loop)
+        return try store.lockRecords(loop: loop)
     }
 
     /// What another process (the next start) finds on disk.

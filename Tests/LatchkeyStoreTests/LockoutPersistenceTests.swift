@@ -4,7 +4,7 @@ import LatchkeyStore
 import LatchkeyTransport
 import Testing
 
-/// Brute force against the lock's real stores (lock-domain.md rule 5: lockout state
+/// Brute force against the lock's real stores (docs/LOCK-RULES.md rule 5: lockout state
 /// persisted across restarts, not kept in memory). A "restart" opens the database file
 /// again in a new store with a new monotonic origin, as a new process would.
 @Suite struct LockoutPersistenceTests {

@@ -7,7 +7,7 @@ import LatchkeyStore
 import LatchkeyTransport
 import Testing
 
-/// `latchkey keys revoke` while the lock agent runs (lock-domain.md rule 3: keys can be
+/// `latchkey keys revoke` while the lock agent runs (docs/LOCK-RULES.md rule 3: keys can be
 /// revoked at once): the agent reads its keys from the SQLite file at every command, so
 /// the revocation another process writes applies to the very next command.
 @Suite struct RevocationWhileRunningTests {

@@ -2,7 +2,7 @@ import Foundation
 import LatchkeyStore
 import Testing
 
-/// lock-domain.md rule 7 and the durability settings the journal relies on.
+/// docs/LOCK-RULES.md rule 7 and the durability settings the journal relies on.
 @Suite struct StoreFilesAndModesTests {
     @Test func aNewStoreIsPrivate() throws {
         let fixture = StoreFixture()

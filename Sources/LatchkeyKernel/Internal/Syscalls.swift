@@ -320,13 +320,10 @@ enum Syscalls {
 }
 
 extension Errno {
-    static let operationNotPermitted = Errno(rawValue: 1)   // EPERM
     static let busy = Errno(rawValue: 16)                   // EBUSY
     static let permissionDenied = Errno(rawValue: 13)       // EACCES
     static let noSuchDevice = Errno(rawValue: 19)           // ENODEV
-    static let connectionAborted = Errno(rawValue: 103)     // ECONNABORTED
     static let timedOut = Errno(rawValue: 110)              // ETIMEDOUT
-    static let hostDown = Errno(rawValue: 112)              // EHOSTDOWN
     static let inProgress = Errno(rawValue: 115)            // EINPROGRESS
 }
 

@@ -1,15 +1,24 @@
+import LatchkeyKernel
 import LatchkeyLock
 
-/// One line of `latchkey doctor`: something checked and found right, or what to fix.
+/// One line of `latchkey doctor`: something checked and found right, something that works
+/// but worse than it should (a warning, which does not block), or what to fix.
 public struct DoctorFinding: Equatable, Sendable, CustomStringConvertible {
-    public enum Verdict: String, Sendable { case ok, fix = "FIX" }
+    public enum Verdict: String, Sendable { case ok, warn = "WARN", fix = "FIX" }
     public var verdict: Verdict
     public var message: String
 
     public static func ok(_ m: String) -> Self { Self(verdict: .ok, message: m) }
+    public static func warn(_ m: String) -> Self { Self(verdict: .warn, message: m) }
     public static func fix(_ m: String) -> Self { Self(verdict: .fix, message: m) }
 
-    public var description: String { (verdict == .ok ? "ok   " : "FIX  ") + message }
+    public var description: String {
+        switch verdict {
+        case .ok: "ok   " + message
+        case .warn: "WARN " + message
+        case .fix: "FIX  " + message
+        }
+    }
 }
 
 /// `latchkey doctor`: checks what the lock agent needs on this machine, each check a
@@ -46,13 +55,14 @@ public struct Doctor {
     /// The lock unit's `SupplementaryGroups=`: the group that owns /dev/gpiochip* on Raspberry Pi OS.
     public static let deviceGroup = "gpio"
 
-    /// CAP_NET_ADMIN is capability 12 (linux/capability.h).
+    /// CAP_NET_ADMIN is capability 12, CAP_NET_RAW 13 (linux/capability.h).
     static let capNetAdmin: UInt64 = 1 << 12
+    static let capNetRaw: UInt64 = 1 << 13
 
     public func run() -> [DoctorFinding] {
         switch agent {
-        case .lock: bluetooth() + gpio() + state()
-        case .phone(let keyFile): bluetooth() + state() + key(keyFile)
+        case .lock: bluetooth() + [kernel()] + gpio() + state()
+        case .phone(let keyFile): bluetooth() + [kernel()] + state() + key(keyFile)
         }
     }
 
@@ -98,7 +108,38 @@ public struct Doctor {
         } else {
             out.append(.fix("cannot read this process's capabilities (/proc/self/status)"))
         }
+        if case .phone = agent, let caps = probes.effectiveCapabilities() { out.append(hciWatch(caps)) }
         return out
+    }
+
+    /// The phone watches the adapter's HCI events to see a failed connect at once; without
+    /// CAP_NET_RAW the kernel filters those events out and the phone re-sends its connect
+    /// request on a timer instead (docs/LINUX-BLE.md, "Failed connects and CAP_NET_RAW").
+    /// It still works, later: a warning, not a fix.
+    func hciWatch(_ caps: UInt64) -> DoctorFinding {
+        if caps & Self.capNetRaw != 0 { return .ok("HCI event watch: CAP_NET_RAW is effective") }
+        let interval = KernelTransport.defaultPendingRefreshInterval.components.seconds
+        return .warn("no CAP_NET_RAW (uid \(probes.userID())): the phone cannot watch the adapter for a failed connect and "
+                     + "re-sends its connect request every \(interval) s instead, so an arrival can be up to \(interval) s late; "
+                     + "run under \(agent.unit) (AmbientCapabilities=CAP_NET_ADMIN CAP_NET_RAW) or as root to check")
+    }
+
+    /// Kernels without upstream ab4eedb790ca crash when an ATT socket is closed after its
+    /// link was lost, which happens whenever a phone walks out of range (docs/LINUX-BLE.md,
+    /// "Kernels"). The agents still run, so a warning.
+    func kernel() -> DoctorFinding {
+        guard let (release, version) = probes.kernel() else {
+            return .warn("cannot read the kernel's release (uname): check it is 6.12.20 or later (docs/LINUX-BLE.md, \"Kernels\")")
+        }
+        guard let fixed = L2CAPCloseCrash.isFixed(release: release, version: version) else {
+            return .warn("cannot tell the stable release of kernel \(release): check it is 6.12.20 or later "
+                         + "(docs/LINUX-BLE.md, \"Kernels\")")
+        }
+        let named = L2CAPCloseCrash.upstreamVersion(release: release, version: version).map { "\($0.0).\($0.1).\($0.2)" } ?? release
+        if fixed { return .ok("kernel \(named) (\(release)) has the fix for the L2CAP crash after a lost link") }
+        return .warn("kernel \(named) (\(release)) lacks upstream ab4eedb790ca: closing a Bluetooth link's socket after the "
+                     + "link was lost can crash it (list_del corruption in hci_chan_del); run 6.12.20 or later — on Debian 12 "
+                     + "the bookworm-backports kernel, on Raspberry Pi OS `apt full-upgrade` (docs/LINUX-BLE.md, \"Kernels\")")
     }
 
     func gpio() -> [DoctorFinding] {
@@ -166,7 +207,34 @@ public struct Doctor {
                             + "keys live there: `chmod 0700 \(stateDirectory)`"))
         }
         if out.isEmpty { out.append(.ok("state directory \(stateDirectory): mode 0700, owned by \(who)")) }
-        return out
+        return out + storage() + agentStore()
+    }
+
+    /// Below this the store's next transaction (WAL, journal, event log) may not fit.
+    static let minimumFreeBytes: UInt64 = 1 << 20
+
+    /// A store that cannot be written refuses unlocks (docs/ARCHITECTURE.md, "Nothing fails silently").
+    func storage() -> [DoctorFinding] {
+        guard let space = probes.filesystemSpace(stateDirectory) else { return [] }
+        if space.readOnly {
+            return [.fix("state directory \(stateDirectory) is on a read-only filesystem: no decision can be recorded, "
+                         + "so the lock refuses to unlock; remount it read-write (`mount -o remount,rw`) and check the card")]
+        }
+        if space.availableBytes < Self.minimumFreeBytes {
+            return [.fix("state directory \(stateDirectory) has \(space.availableBytes) bytes free: the store cannot record "
+                         + "decisions, so the lock refuses to unlock; free space on that filesystem")]
+        }
+        return [.ok("state directory \(stateDirectory): writable, \(space.availableBytes / (1 << 20)) MiB free")]
+    }
+
+    /// What the running agent says of its store (`status`'s `store=`), when one answers.
+    func agentStore() -> [DoctorFinding] {
+        guard let status = probes.agentStatus(stateDirectory),
+              let field = status.split(separator: " ").first(where: { $0.hasPrefix("store=") }) else { return [] }
+        let faults = field.dropFirst("store=".count)
+        if faults == "ok" { return [.ok("the running \(agent.name) agent's store: every write on disk")] }
+        return [.fix("the running \(agent.name) agent reports a store fault (\(faults)): writes to its state directory "
+                     + "fail; see its log (`journalctl -u \(agent.unit)`), then free space or remount read-write")]
     }
 
     /// The phone's key: the secret every command is sealed with, readable by the agent and

@@ -26,7 +26,7 @@ final class AgentStage {
               departure_grace_seconds: 2
               # The demo presses the inside button and comes home again seconds later.
               arrival_after_manual_unlock_seconds: 1
-            """, phoneGraceSeconds: 2, phoneStartsAt: away)
+            """, phoneGraceSeconds: 2, phoneStartsAt: home)
     }
 
     let loop = PosixEventLoop()
@@ -103,6 +103,7 @@ final class AgentStage {
             grace_seconds: \(tuning.phoneGraceSeconds)
             """)
         observer = try LineObserver(chipDirectory: chipDirectory, lines: ["motor_unlock", "motor_lock"], loop: loop)
+        // Only wakes the loop on SIGCHLD; without it the stage polls `isRunning` at its timeouts.
         childWatch = try? loop.onSignal(.child) {}
     }
 
@@ -149,7 +150,9 @@ final class AgentStage {
         let p = try ChildProcess(name: arguments.first ?? "tool", executable: executable, arguments: arguments, loop: loop)
         var out: [String] = []
         p.onLine = { out.append($0) }
+        // A loop error or the timeout: the caller reads `isRunning` and the collected lines either way.
         _ = try? loop.run(until: { !p.isRunning }, timeout: timeout)
+        // Best effort: lines not collected are missing from the transcript, nothing else.
         _ = try? loop.runOnce(timeout: .milliseconds(10))  // collect the last lines
         return (p.exitStatus ?? -1, out.joined(separator: "\n"))
     }
@@ -158,6 +161,7 @@ final class AgentStage {
 
     /// Runs the loop until `condition` holds or `timeout` passes.
     @discardableResult
+    // A loop error is a wait that did not succeed: false, which the caller reports.
     func wait(_ timeout: Duration, until condition: () -> Bool) -> Bool {
         (try? loop.run(until: condition, timeout: timeout)) ?? false
     }
@@ -177,12 +181,14 @@ final class AgentStage {
     // MARK: The air's control channel
 
     func connectControl() -> Bool {
+        // Not reachable: false below, which the caller reports.
         control = try? AirControlClient(socketPath: airSocket, loop: loop)
         return control != nil
     }
 
     func movePhone(to position: Double) -> Bool {
         var done: Bool?
+        // The air's refusal is `done == false`, which the caller reports.
         control?.setPosition(position, of: phoneAddress) { done = (try? $0.get()) != nil }
         wait(.seconds(2)) { done != nil }
         return done == true

@@ -73,6 +73,15 @@ final class ChildProcess {
 
     func signal(_ signo: Int32) { if isRunning { kill(pid, signo) } }
 
+    /// Waits for the process to end and reaps it (once its output ended, it is ending).
+    func waitForExit() -> Int32 {
+        if let exitStatus { return exitStatus }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        exitStatus = status
+        return status
+    }
+
     /// SIGKILL and reap: the process gets no chance to clean up.
     func killHard() {
         guard exitStatus == nil else { return }
@@ -86,6 +95,7 @@ final class ChildProcess {
     func stop(loop: PosixEventLoop) {
         guard exitStatus == nil else { return }
         kill(pid, SIGTERM)
+        // A loop error ends the grace period early: killHard below ends the process either way.
         _ = try? loop.run(until: { !self.isRunning }, timeout: .seconds(3))
         killHard()
     }

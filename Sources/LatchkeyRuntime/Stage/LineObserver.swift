@@ -6,28 +6,38 @@ import LatchkeyPosix
 import LatchkeyTransport
 
 /// Watches the simulated chip's output lines from outside the lock process, the way a
-/// logic analyser would: every change of a `value` file is recorded with the time the demo
-/// saw it. This is what the demo checks — the GPIO line itself, not the agent's word.
+/// logic analyser would: every edge the lock drove, with the time the lock drove it, read
+/// from each line's append-only edge log (`FileGPIOEdgeReader`). inotify only says when to
+/// read; the log, not the wake-up, is the record, so a pulse shorter than the time between
+/// two wake-ups is seen all the same. This is what the demo and the torture check — the GPIO
+/// line itself, not the agent's word.
 final class LineObserver {
+    /// One edge: `at` is the driving process's clock (CLOCK_MONOTONIC), as the kernel stamps
+    /// a GPIO line event.
     struct Change: Equatable { var line: String; var high: Bool; var at: Instant }
 
     private let simulator: FileGPIOSimulator
+    private var reader: FileGPIOEdgeReader
     private let lines: [String]
-    private let loop: PosixEventLoop
     private var fd: CInt = -1
     private var watch: Watch?
     private(set) var levels: [String: Bool] = [:]
     private(set) var changes: [Change] = []
+    /// The first failure to read an edge log, if any: the record is incomplete from there on.
+    private(set) var readFailure: GPIOError?
 
     init(chipDirectory: String, lines: [String], loop: PosixEventLoop) throws(RuntimeError) {
-        do { simulator = try FileGPIOSimulator(directory: chipDirectory) } catch {
+        do {
+            simulator = try FileGPIOSimulator(directory: chipDirectory)
+            reader = try FileGPIOEdgeReader(directory: chipDirectory)
+        } catch {
             throw RuntimeError("GPIO simulator at \(chipDirectory): \(error)")
         }
         self.lines = lines
-        self.loop = loop
         fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
         guard fd >= 0 else { throw RuntimeError("inotify_init1: errno \(errno)") }
-        // Watch the whole chip tree: line<N>/ directories receive the renamed value files.
+        // Watch the whole chip tree: each line<N>/ directory holds the edge log (IN_MODIFY on
+        // an append) and the renamed value files.
         var dirs: [String] = []
         if let d = opendir(chipDirectory) {
             while let e = readdir(d) {
@@ -36,8 +46,13 @@ final class LineObserver {
             }
             closedir(d)
         }
-        for dir in dirs { _ = inotify_add_watch(fd, dir, UInt32(IN_CLOSE_WRITE | IN_MOVED_TO)) }
-        sample()
+        for dir in dirs where inotify_add_watch(fd, dir, UInt32(IN_MODIFY | IN_CLOSE_WRITE | IN_MOVED_TO)) < 0 {
+            throw RuntimeError("inotify_add_watch \(dir): errno \(errno)")
+        }
+        // The levels before the observer began: the value files, then anything already logged.
+        // A value file that cannot be read leaves its line unknown (nil) until its log says.
+        for line in lines { levels[line] = try? simulator.isHigh(line) }
+        sample(recording: false)
         watch = loop.watch(fd: fd, events: .readable) { [weak self] _ in
             guard let self else { return }
             var buffer = [UInt8](repeating: 0, count: 4096)
@@ -46,13 +61,20 @@ final class LineObserver {
         }
     }
 
-    /// Reads every watched line and records the ones that changed.
-    func sample() {
+    /// Reads every watched line's new edge-log entries and records each change of level.
+    /// Called on each wake-up, and by anyone about to judge `changes` (catching up is cheap).
+    func sample() { sample(recording: true) }
+
+    private func sample(recording: Bool) {
         for line in lines {
-            guard let high = try? simulator.isHigh(line) else { continue }
-            if levels[line] != high {
-                if levels[line] != nil { changes.append(Change(line: line, high: high, at: loop.now)) }
-                levels[line] = high
+            let driven: [DrivenLevel]
+            do { driven = try reader.newLevels(of: line) } catch {
+                readFailure = readFailure ?? error
+                continue
+            }
+            for level in driven where levels[line] != level.high {
+                if recording { changes.append(Change(line: line, high: level.high, at: level.at)) }
+                levels[line] = level.high
             }
         }
     }

@@ -1,5 +1,6 @@
 import LatchkeyLock
 import LatchkeyStore
+import LatchkeyTransport
 
 /// What `latchkey-torture` holds the lock to, read from outside the lock process: its store
 /// (as the next start would find it), the GPIO line it drives, and what it announced.
@@ -10,17 +11,19 @@ import LatchkeyStore
 ///   inside its window and abandoned after it — and closed by one `recovered` event.
 /// - **Journal and log consistent**: a completed decision has exactly one closing event, of
 ///   the kind its outcome says; every event that names a decision names a completed one.
-/// - **No unlock that was not decided**: every rise of the unlock line is matched to an
-///   unlock decision recorded before it; each decision pays for one rise, plus one per start
-///   that resumed it.
+/// - **No unlock that was not decided**: every rise of the unlock line (an edge from the
+///   line's edge log, with the time the lock drove it) is matched to an unlock decision
+///   recorded before it, still inside its window, not yet ended, and carried by the lock
+///   process that drove the line; each process pays for one rise per decision
+///   (`UnlockRiseAudit`).
 struct TortureAudit {
     /// Decision ids the lock announced; each was durable before it said so.
     var announced: Set<UInt64> = []
     /// Decisions found open at a kill, with the wall time of the last start that followed.
     private var recoveries: [UInt64: (entry: JournalEntry, restartWall: Int64)] = [:]
     private var verified: Set<UInt64> = []
-    /// Unlock decisions found open at a kill: each start may drive the line once more.
-    private var resumes: [UInt64: Int] = [:]
+    /// Every start of the lock process, with the decision it found open.
+    private(set) var starts: [UnlockRiseAudit.Start] = []
     /// Every violation of the first two rules, once each, in words.
     private(set) var lostDecisions: [String] = []
     private var reported: Set<String> = []
@@ -39,15 +42,19 @@ struct TortureAudit {
     /// readers do not disturb it).
     static func read(lockState: String) throws -> Disk {
         let store = try AgentStore(directory: lockState, fileName: StateStores.lockFile)
+        // Read-only audit: what was read stands; a failed close loses nothing.
         defer { try? store.close() }
         let journal = store.decisionJournal(monotonicNow: { .zero })
         return Disk(entries: try journal.entries(), events: try store.eventLog().read(limit: Int.max))
     }
 
-    mutating func noteKilled(open: JournalEntry?, restartWall: Int64) {
+    /// A start of the lock process, noted before it is spawned (so that every edge it drives
+    /// comes after `at`, on CLOCK_MONOTONIC; `wall` on the journal's wall clock), with the
+    /// decision the journal held open when the previous process died.
+    mutating func noteStart(at: Instant, wall: Int64, open: JournalEntry?) {
+        starts.append(UnlockRiseAudit.Start(at: at, foundOpen: open?.decision.id.rawValue))
         guard let open else { return }
-        recoveries[open.decision.id.rawValue] = (open, restartWall)
-        if open.decision.operation == .unlock { resumes[open.decision.id.rawValue, default: 0] += 1 }
+        recoveries[open.decision.id.rawValue] = (open, wall)
     }
 
     mutating func check(_ disk: Disk, final: Bool = false) {
@@ -110,20 +117,14 @@ struct TortureAudit {
         }
     }
 
-    /// How many rises of the unlock line (wall times, in order) no unlock decision explains.
-    func unexplainedRises(_ rises: [Int64], _ disk: Disk) -> Int {
-        var budgets = disk.entries.filter { $0.decision.operation == .unlock }
-            .map { (recorded: $0.wall.recorded, left: 1 + (resumes[$0.decision.id.rawValue] ?? 0)) }
-        var unexplained = 0
-        for rise in rises.sorted() {
-            // The earliest decision recorded before the rise that can still pay for one.
-            if let index = budgets.firstIndex(where: { $0.recorded <= rise && $0.left > 0 }) {
-                budgets[index].left -= 1
-            } else {
-                unexplained += 1
-            }
-        }
-        return unexplained
+    /// Judges the rises of the unlock line (CLOCK_MONOTONIC, any order) against the journal.
+    func judgeRises(_ rises: [Instant], _ disk: Disk) -> UnlockRiseAudit.Verdict {
+        UnlockRiseAudit.judge(rises, entries: disk.entries, starts: starts)
+    }
+
+    /// The rises of the unlock line that no decision explains.
+    func unexplainedRises(_ rises: [Instant], _ disk: Disk) -> [UnlockRiseAudit.Unexplained] {
+        judgeRises(rises, disk).unexplained
     }
 
     static func matches(_ outcome: DecisionOutcome, _ kind: LockEvent.Kind) -> Bool {

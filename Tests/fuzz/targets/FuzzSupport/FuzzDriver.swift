@@ -5,7 +5,7 @@ import Glibc
 /// libFuzzer's entry point for programs that keep their own `main` (LLVM LibFuzzer docs,
 /// "Using libFuzzer as a library"). SwiftPM renames an executable's `main`, so a Swift fuzz
 /// target cannot rely on libFuzzer's; it hands control over from `main.swift` instead
-/// (shared/notes/swift-build.md, "Fuzzing").
+/// (docs/BUILDING.md, "Fuzzing").
 @_silgen_name("LLVMFuzzerRunDriver")
 func LLVMFuzzerRunDriver(
     _ argc: UnsafeMutablePointer<CInt>,

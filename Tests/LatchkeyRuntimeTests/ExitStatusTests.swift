@@ -1,0 +1,77 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import LatchkeyPosix
+@testable import LatchkeyRuntime
+import Logging
+import Testing
+
+/// Exit codes systemd can act on (issue 14): a configuration error exits 78 (EX_CONFIG) with
+/// its file:line message, and the units do not restart on 78. Before, it exited 1 and
+/// `Restart=always` restarted it in a loop.
+@Suite struct ExitStatusTests {
+    /// A lock configuration whose second line names a transport that does not exist.
+    static let badLock = "name: Front Door\ntransport: warp\n"
+
+    func writeBadConfig(_ text: String = ExitStatusTests.badLock) throws -> (dir: String, path: String) {
+        let dir = try RuntimeDirectory.makeTemporary(prefix: "latchkey-exit")
+        let path = dir + "/lock.yaml"
+        try writeFile(path, text)
+        return (dir, path)
+    }
+
+    @Test func aBadLockConfigurationIsAConfigurationError() throws {
+        let (dir, path) = try writeBadConfig()
+        defer { RuntimeDirectory.remove(dir) }
+        #expect {
+            try AgentProcesses.runLock(configPath: path, logger: .quiet)
+        } throws: { error in
+            guard let error = error as? RuntimeError else { return false }
+            return error.exitStatus == 78 && error.description.hasPrefix("\(path):2")
+        }
+    }
+
+    @Test func aMissingPhoneConfigurationIsAConfigurationError() throws {
+        #expect {
+            try AgentProcesses.runPhone(configPath: "/nonexistent/latchkey/phone.yaml", logger: .quiet)
+        } throws: { error in (error as? RuntimeError)?.exitStatus == 78 }
+    }
+
+    /// The built binary, as systemd runs it: exit status 78 and the file:line message on
+    /// standard error.
+    @Test func theBinaryExits78WithTheFileAndLine() throws {
+        let binary = try #require(Self.latchkeyBinary(), "the latchkey executable is built next to the tests")
+        let (dir, path) = try writeBadConfig()
+        defer { RuntimeDirectory.remove(dir) }
+        let loop = PosixEventLoop()
+        let child = try ChildProcess(name: "lock", executable: binary, arguments: ["lock", "--config", path], loop: loop)
+        var lines: [String] = []
+        child.onLine = { lines.append($0) }
+        #expect(try loop.run(until: { child.outputEnded }, timeout: .seconds(20)))
+        let status = child.waitForExit()
+        #expect(status & 0x7f == 0, "exited, not killed")
+        #expect((status >> 8) & 0xff == 78)
+        #expect(lines.contains { $0.hasPrefix("Error: \(path):2") }, "\(lines)")
+    }
+
+    /// Both units stop restarting on 78.
+    @Test func theUnitsPreventARestartOn78() throws {
+        let root = String(#filePath.split(separator: "/Tests/").first!)
+        for unit in ["latchkey-lock.service", "latchkey-phone.service"] {
+            let text = try readTextFile(root + "/systemd/" + unit)
+            #expect(text.split(separator: "\n").contains("RestartPreventExitStatus=78"), "\(unit)")
+        }
+    }
+
+    /// `latchkey` sits next to the test bundle in the build directory.
+    static func latchkeyBinary() -> String? {
+        var directory = currentExecutablePath()
+        while let slash = directory.lastIndex(of: "/"), directory != "/" {
+            directory = String(directory[..<slash])
+            let candidate = directory + "/latchkey"
+            if access(candidate, X_OK) == 0 { return candidate }
+            if directory.hasSuffix("/.build") { return nil }
+        }
+        return nil
+    }
+}
