@@ -212,13 +212,10 @@ lock_handles() {
     gatt_on $1 --char-desc -s $(printf '0x%04x' $((STATE_VALUE + 1))) -e $end > $W/desc.out
     STATE_CCCD=$(grep -i 'uuid = 00002902-' $W/desc.out | sed -n 's/^handle = \(0x[0-9a-f]*\),.*/\1/p' | head -1)
 }
-# att_errors SNOOP INDEX: the ATT Error Responses hciINDEX received in a btmon trace, one
-# "Error: ... (0xNN)" line each
+# att_errors SNOOP: the ATT Error Responses in a btmon trace, one "Error: ... (0xNN)" line each
+# (each appears twice: sent by one controller's host, received by the other's)
 att_errors() {
-    btmon -r "$1" 2>/dev/null | awk -v hci="[hci$2]" '
-        /^[<>@]/ { rx = (index($0, "ACL Data RX") > 0 && index($0, hci) > 0) }
-        rx && /ATT: Error Response/ { want = 1; next }
-        want && /Error: / { sub(/^[ \t]*/, ""); print; want = 0 }'
+    btmon -r "$1" 2>/dev/null | grep -A4 'ATT: Error Response' | grep -o 'Error: .*(0x[0-9a-fA-F]*)'
 }
 
 # --- the end ----------------------------------------------------------------------------------
