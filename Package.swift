@@ -219,6 +219,7 @@ if Context.environment["LATCHKEY_FUZZ"] == "1" {
         ("fuzz-gatt-server", ["LatchkeyGATT", "LatchkeyATT", "LatchkeyTestKit"]),
         ("fuzz-command-frame", ["LatchkeySecurity", "LatchkeyLockProtocol", "LatchkeyLock", "LatchkeySim",
                                 "LatchkeyTransport"]),
+        ("fuzz-session", ["LatchkeySecurity", "LatchkeyLockProtocol", "LatchkeySim", "LatchkeyTransport"]),
     ]
     for (name, dependencies) in fuzzTargets {
         package.targets.append(.executableTarget(name: name, dependencies: ["FuzzSupport"] + dependencies,

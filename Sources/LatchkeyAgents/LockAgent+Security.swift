@@ -13,7 +13,9 @@ extension LockAgent {
     /// during a lockout is not logged: the lockout already was, and an attacker should not
     /// be able to flush the log's retention with refused frames.
     func audit(_ failure: CommandFailure) {
-        guard failure.counted else { return }
+        // A stranger's frames are logged once per link, when they get it dropped (the
+        // caller sees to "once"): a flood of them would push the owner's history out.
+        guard failure.counted || failure.revoked || failure.dropLink else { return }
         // A frame refused before it was opened (a revoked key, a forged tag...) has no known
         // operation, and a refused mode change is no lock operation: both are logged
         // without one, never as an unlock nobody asked for.
@@ -104,6 +106,7 @@ extension LockAgent {
             emit("lock.pairing_refused", ["central": "\(central.identifier)", "reason": "\(why)"])
             return why
         case .success:
+            linkAuthenticated(central)  // it holds a key now; its phone opens a session next
             return nil
         }
     }

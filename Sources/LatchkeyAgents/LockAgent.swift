@@ -25,17 +25,36 @@ public struct LockAgentConfiguration: Sendable {
     /// The service this version publishes. A relaunch that finds another one preserved
     /// replaces it, and phones on links that survived are sent Service Changed.
     public var serviceDefinition: GATTService
+    /// A link that has not proven a key by then (a session, or a pairing) is dropped, so an
+    /// idle stranger cannot hold the lock's attention. A phone needs about 100 ms.
+    public var unauthenticatedLinkTimeout: Duration
+    /// Frames failing before their tag (malformed, stale challenge, forged) a link may send;
+    /// the one that reaches the limit drops the link. They never count against a key.
+    public var unauthenticatedFrameLimit: Int
+    /// Links the lock takes at once: it keeps advertising while fewer are up (where the
+    /// controller can advertise beside a link), so one linked central never hides it.
+    public var maximumLinks: Int
 
+    /// 5 s: a phone's whole setup and first command is ten or so ATT round trips, about a
+    /// second at the kernel's longest default connection interval (50 ms); five leave room
+    /// for a slow phone and still free the link quickly.
+    public static let defaultUnauthenticatedLinkTimeout: Duration = .seconds(5)
     public static let defaultRestoreIdentifier = "latchkey.lock.peripheral"
 
     public init(name: String = "Latchkey", advertisingInterval: Duration = .microseconds(152_500),
                 departureGrace: Duration = .seconds(30), challengeLifetime: Duration = ChallengeIssuer.defaultLifetime,
                 arrivalPolicy: ArrivalPolicy = ArrivalPolicy(), lockout: LockoutPolicy = LockoutPolicy(),
                 restoreIdentifier: String = LockAgentConfiguration.defaultRestoreIdentifier,
-                serviceDefinition: GATTService = LockServiceDefinition.service) {
+                serviceDefinition: GATTService = LockServiceDefinition.service,
+                unauthenticatedLinkTimeout: Duration = LockAgentConfiguration.defaultUnauthenticatedLinkTimeout,
+                unauthenticatedFrameLimit: Int = CommandVerifier.defaultUnauthenticatedFrameLimit,
+                maximumLinks: Int = 4) {
         self.name = name; self.advertisingInterval = advertisingInterval; self.departureGrace = departureGrace
         self.challengeLifetime = challengeLifetime; self.arrivalPolicy = arrivalPolicy; self.lockout = lockout
         self.restoreIdentifier = restoreIdentifier; self.serviceDefinition = serviceDefinition
+        self.unauthenticatedLinkTimeout = unauthenticatedLinkTimeout
+        self.unauthenticatedFrameLimit = unauthenticatedFrameLimit
+        self.maximumLinks = max(1, maximumLinks)
     }
 }
 
@@ -67,8 +86,14 @@ public final class LockAgent: PeripheralManagerDelegate {
     public internal(set) var transportRefusals = 0
     /// Why the link→key bindings could not be read or saved, until they can.
     var bindingsFault: String?
-    private var statusDirty = false
+    var statusDirty = false
     private var transfers: [LinkID: ChunkedSender] = [:]
+    /// Each link's session, once its phone proved its key on it (LockAgent+Sessions.swift).
+    var sessions: [LinkID: LinkSession] = [:]
+    /// Links that have not proven a key yet, and when they will be dropped.
+    var unauthenticatedTimers: [LinkID: Scheduled] = [:]
+    /// Links being dropped (LockAgent+Sessions.swift).
+    var droppingLinks: Set<LinkID> = []
 
     // Arrival and departure bookkeeping.
     var keyOfLink: [LinkID: UInt32] = [:]
@@ -119,7 +144,8 @@ public final class LockAgent: PeripheralManagerDelegate {
         self.verifier = CommandVerifier(keys: keys, challenges: ChallengeIssuer(loop: transport.loop,
                                                                                lifetime: configuration.challengeLifetime),
                                         lockout: LockoutGuard(store: lockout, policy: configuration.lockout,
-                                                              loop: transport.loop))
+                                                              loop: transport.loop),
+                                        unauthenticatedFrameLimit: configuration.unauthenticatedFrameLimit)
         peripheral.delegate = self
         controller.onEvent = { [weak self] event in self?.lockEvent(event) }
         controller.onFault = { [weak self] fault in self?.emit("lock.fault", ["fault": "\(fault)"]) }
@@ -161,9 +187,9 @@ public final class LockAgent: PeripheralManagerDelegate {
         if !controller.machine.isMoving { backgroundTasks.end(Self.commandTask) }
     }
 
+    /// Tells every subscribed phone with a session, sealed to it (LockAgent+Sessions.swift).
     func publishStatus() {
-        guard let c = stateCharacteristic else { return }
-        statusDirty = !peripheral.updateValue(statusFrame.bytes, for: c)
+        statusDirty = !notifyStatus()
     }
 
     // MARK: PeripheralManagerDelegate
@@ -183,9 +209,13 @@ public final class LockAgent: PeripheralManagerDelegate {
                 return
             }
         }
-        pm.startAdvertising(Advertisement(
-            data: AdvertisingData(serviceUUIDs: [LockServiceUUID.service], localName: configuration.name),
-            interval: configuration.advertisingInterval))
+        pm.startAdvertising(advertisement)
+    }
+
+    /// The service UUID (what a phone filters on) and the name the owner chose: nothing else.
+    var advertisement: Advertisement {
+        Advertisement(data: AdvertisingData(serviceUUIDs: [LockServiceUUID.service], localName: configuration.name),
+                      interval: configuration.advertisingInterval)
     }
 
     public func peripheralManagerDidStartAdvertising(_ pm: PeripheralManager, error: BluetoothError?) {
@@ -194,13 +224,16 @@ public final class LockAgent: PeripheralManagerDelegate {
 
     public func peripheralManager(_ pm: PeripheralManager, didConnect central: Central) {
         emit("lock.central_connected", ["central": "\(central.identifier)"])
+        armUnauthenticatedTimer(for: central)
+        advertiseWhileLinksAreFree()
         // An address proves nothing (anyone can send with a bound phone's): a phone's
         // departure timer is cancelled only by an authenticated command on the new link (`rebind`).
     }
 
     public func peripheralManager(_ pm: PeripheralManager, didDisconnect central: Central, reason: DisconnectReason) {
         emit("lock.central_disconnected", ["central": "\(central.identifier)", "reason": "\(reason)"])
-        verifier.challenges.forget(central.linkID)
+        linkEnded(central)
+        advertiseWhileLinksAreFree()
         challengeReadAt[central.linkID] = nil
         pairing?.forget(central.linkID)
         transfers[central.linkID] = nil
@@ -223,7 +256,7 @@ public final class LockAgent: PeripheralManagerDelegate {
     public func peripheralManager(_ pm: PeripheralManager, didReceiveRead request: ReadRequest) -> Result<[UInt8], ATTErrorCode> {
         switch request.characteristic.uuid {
         case LockServiceUUID.lockState:
-            return .success(statusFrame.bytes)
+            return readStatus(by: request.central)
         case LockServiceUUID.challenge:
             challengeReadAt[request.central.linkID] = loop.now
             return .success(verifier.challenges.issue(for: request.central.linkID).bytes)
@@ -260,10 +293,14 @@ public final class LockAgent: PeripheralManagerDelegate {
     /// journalled; the actuator is moving or already at the target).
     private func command(_ bytes: [UInt8], from central: Central) -> CommandRejection? {
         let received = loop.now
-        switch verifier.verify(bytes, on: central.linkID) {
+        let result = verifier.verify(bytes, on: central.linkID)
+        adopt(result.session, on: central)
+        switch result {
         case .failure(let failure):
             emit("lock.command_rejected", ["central": "\(central.identifier)", "reason": "\(failure.rejection)"])
-            audit(failure)
+            let dropNow = failure.dropLink && !droppingLinks.contains(central.linkID)
+            if failure.counted || failure.revoked || dropNow { audit(failure) }
+            if dropNow { drop(central, because: "\(verifier.unauthenticatedFrameLimit) unauthenticated frames") }
             return failure.rejection
         case .success(let verified):
             let answer = carryOut(verified, from: central, received: received)
@@ -370,6 +407,10 @@ public final class LockAgent: PeripheralManagerDelegate {
 
     private func startTransfer(_ bytes: [UInt8], to central: Central) -> ATTErrorCode? {
         // A malformed request is answered with its ATT error.
+        guard sessions[central.linkID] != nil else {
+            emit("lock.log_refused", ["central": "\(central.identifier)", "reason": "no session"])
+            return CommandRejection.noSession.attError
+        }
         guard let request = try? LogRequest(decoding: bytes) else { return .invalidAttributeValueLength }
         guard let c = transferCharacteristic, c.subscribedCentrals.contains(where: { $0 === central }) else {
             return .cccdImproperlyConfigured
@@ -379,8 +420,13 @@ public final class LockAgent: PeripheralManagerDelegate {
             return .unlikelyError
         }
         var payload: [UInt8] = []
-        for r in rows { LogTransferRecord.append(sequence: r.sequence, event: r.bytes, to: &payload) }
-        transfers[central.linkID] = ChunkedSender(value: payload, mtu: central.maximumUpdateValueLength + 3)
+        for r in rows {
+            // What does not fit one sealed reply waits for the next request.
+            guard payload.count + 5 + r.bytes.count <= SealedReply.maximumPayloadLength else { break }
+            LogTransferRecord.append(sequence: r.sequence, event: r.bytes, to: &payload)
+        }
+        guard let sealed = sealedLog(payload, for: central) else { return CommandRejection.noSession.attError }
+        transfers[central.linkID] = ChunkedSender(value: sealed, mtu: central.maximumUpdateValueLength + 3)
         emit("lock.log_transfer", ["central": "\(central.identifier)", "events": "\(rows.count)"])
         loop.execute { [weak self] in self?.pumpTransfers() }
         return nil

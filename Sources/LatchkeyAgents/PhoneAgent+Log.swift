@@ -4,7 +4,8 @@ import LatchkeyLockProtocol
 import LatchkeyManagers
 
 /// Reading the lock's audit log over the data-transfer characteristic (M9): subscribe,
-/// write a `LogRequest`, reassemble the chunked notifications, decode the events.
+/// write a `LogRequest`, reassemble the chunked notifications, open them under the link's
+/// session (the lock refuses a link without one), decode the events.
 extension PhoneAgent {
     public typealias LogResult = Result<[(sequence: UInt32, event: LockEvent)], CommandError>
 
@@ -27,7 +28,11 @@ extension PhoneAgent {
         do {
             guard let whole = try fetch.assembler.receive(chunk) else { logFetch = fetch; return }
             logFetch = nil
-            guard let records = LogTransferRecord.split(whole) else {
+            guard let opened = openReply(whole, as: .logTransfer) else {
+                fetch.completion(.failure(.notDelivered("log transfer not sealed to this link's session")))
+                return
+            }
+            guard let records = LogTransferRecord.split(opened) else {
                 fetch.completion(.failure(.notDelivered("malformed log transfer")))
                 return
             }

@@ -5,25 +5,23 @@ import LatchkeyManagers
 /// The GATT setup as a sequence that resumes where it stopped (M6 step 4): each step looks
 /// at what the lock's proxy already holds — from this link, an earlier link, or the cache
 /// a relaunch restored — and only asks the lock for what is missing. A phone that comes
-/// back to a lock it knows writes one CCCD and is ready; a relaunched phone whose link
-/// survived it, with the subscription intact, sends nothing at all.
+/// back to a lock it knows is ready at once (its command opens the link's session, then it
+/// subscribes to the status); a relaunched phone whose link survived it discovers nothing.
 extension PhoneAgent {
-    /// The next missing step: services, characteristics, the status subscription, or none.
+    /// The next missing step: services, characteristics, or none.
     func continueSetup(_ peripheral: Peripheral) {
         guard peripheral.state == .connected else { return }
         guard let service = peripheral.service(LockServiceUUID.service) else {
             peripheral.discoverServices([LockServiceUUID.service])
             return
         }
-        guard service.characteristics != nil, bindCharacteristics(of: service), let status else {
+        guard service.characteristics != nil, bindCharacteristics(of: service), status != nil else {
             peripheral.discoverCharacteristics(nil, for: service)
             return
         }
-        if status.isNotifying {
-            becomeReady(peripheral)
-        } else {
-            peripheral.setNotifyValue(true, for: status)  // discovers the CCCD first if unknown
-        }
+        // The status subscription follows the first command, whose session it needs
+        // (`subscribeOnceInSession`): the lock refuses it to a link without one.
+        becomeReady(peripheral)
     }
 
     /// Takes the lock service's characteristics from `service`; false when one is missing.

@@ -108,6 +108,9 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
     var boltReportTimer: Scheduled?
     /// An arrival request that met a moving bolt, waiting to be asked again (`PhoneAgent+Arrival`).
     var arrivalRetry: (cycle: UInt64, timer: Scheduled)?
+    /// The link's session, and the one the command in flight opens (`PhoneAgent+Session`).
+    var session: LinkSession?
+    var candidateSession: LinkSession?
     /// The open arrival intent's window (`PhoneAgent+Arrival`).
     var intentTimer: Scheduled?
 
@@ -132,7 +135,7 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
         }
     }
 
-    /// The lock's last reported status bytes.
+    /// The lock's last reported status bytes (opened: the lock seals them to the session).
     public private(set) var lastStatus: [UInt8]?
     /// Called with each status the lock reports (reads and notifications).
     public var onStatus: ((LockStatusFrame) -> Void)?
@@ -173,6 +176,10 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
         backgroundTasks.begin(Self.commandsTask)
         pump()
     }
+
+    /// No command queued or in flight: the link's ATT queue is free for the subscription
+    /// (`subscribeOnceInSession`), which must not slip between a challenge read and its write.
+    var commandsIdle: Bool { queue.isEmpty && inFlight == nil }
 
     private func pump() {
         guard ready, inFlight == nil, !queue.isEmpty, let challenge else { return }
@@ -302,9 +309,13 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
         ready = false
         rediscoveredOnThisLink = false
         control = nil; challenge = nil; status = nil
+        endSession()
         armSetupTimer()
-        continueSetup(peripheral)
+        // The presence machine first: an arrival request it makes is queued before a known
+        // lock's setup, which needs no request of its own now, makes the link ready (and
+        // `becomeReady` would send `present` to an empty queue).
         feed(.linkUp)
+        continueSetup(peripheral)
     }
 
     /// The GATT setup starts (a new link, or again after Service Changed): under its
@@ -331,6 +342,7 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
                                error: BluetoothError?) {
         emit("phone.link_lost", ["reason": error.map { "\($0)" } ?? "cancelled"])
         ready = false
+        endSession()
         setupTimer?.cancel()
         setupTimer = nil
         backgroundTasks.end(Self.setupTask)
@@ -371,7 +383,7 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
             emit("phone.gatt_failed", ["step": "subscribe", "error": "\(error)"])
             return
         }
-        becomeReady(peripheral)
+        emit("phone.subscribed")
     }
 
     /// The lock service is usable on this link: tie the link to our key and send what waits.
@@ -397,7 +409,8 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
             logChunk(v)
             return
         }
-        if characteristic === status, let v = characteristic.value, error == nil {
+        if characteristic === status, let sealed = characteristic.value, error == nil {
+            guard let v = openReply(sealed, as: .status) else { return }
             lastStatus = v
             // A status the phone cannot decode changes nothing it acts on; the raw value stays in lastStatus.
             if let frame = try? LockStatusFrame(decoding: v) {
@@ -409,7 +422,19 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
             return
         }
         guard characteristic === challenge, var f = inFlight, f.awaitingChallenge else { return }
-        if let error { finish(.failure(.notDelivered("challenge read: \(error)"))); return }
+        if let error {
+            // The first request on cached handles: a stale cache shows here. Discover again
+            // and send the same command once the setup is done.
+            if rediscoverIfStale(peripheral, error) {
+                inFlight = nil
+                commandTimer?.cancel()
+                commandTimer = nil
+                queue.insert((f.operation, f.mode, f.completion), at: 0)
+                return
+            }
+            finish(.failure(.notDelivered("challenge read: \(error)")))
+            return
+        }
         // An undecodable grant fails the command below (notDelivered), reported to the caller.
         guard let grant = try? ChallengeGrant(decoding: characteristic.value ?? []), let control else {
             finish(.failure(.notDelivered("bad challenge")))
@@ -425,6 +450,7 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
                                                             operatingMode: f.mode),
                                                 keyID: configuration.keyID, secret: configuration.secret,
                                                 counter: state.counter, challenge: grant.challenge)
+            prepareSession(for: frame)
             emit("phone.command_sent", ["op": "\(f.operation)", "counter": "\(state.counter)"])
             settledReportsAtWrite = settledReports
             peripheral.writeValue(frame.bytes, for: control, withResponse: true)
@@ -438,6 +464,9 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
         if characteristic === transferCharacteristic { logRequestWritten(error: error); return }
         guard characteristic === control, let f = inFlight, !f.awaitingChallenge else { return }
         let ms = (loop.now - f.sentAt).milliseconds
+        if case .att(let code)? = error { commandAnswered(CommandRejection(code) ?? .malformed) }
+        if error == nil { commandAnswered(nil) }
+        defer { subscribeOnceInSession(peripheral) }  // after the next command, if one waits
         switch error {
         case nil:
             emit("phone.command_ok", ["op": "\(f.operation)", "ms": "\(ms)"])

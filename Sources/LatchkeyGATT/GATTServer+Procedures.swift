@@ -154,6 +154,8 @@ extension GATTServer {
             if properties.contains(.indicate) { allowed.insert(.indicate) }
             guard allowed.isSuperset(of: config) else { return .cccdImproperlyConfigured }
             let old = clientConfigurations[valueHandle, default: []]
+            if !config.isEmpty, old != config,
+               let e = delegate?.server(self, shouldChangeClientConfiguration: config, forValueAt: valueHandle) { return e }
             clientConfigurations[valueHandle] = config.isEmpty ? nil : config
             if old != config { delegate?.server(self, didChangeClientConfiguration: config, forValueAt: valueHandle) }
             return nil

@@ -10,6 +10,11 @@ public protocol GATTServerDelegate: AnyObject {
     /// a descriptor other than the CCCD. Return nil to accept; the server then stores the value
     /// unless the characteristic is dynamic.
     func server(_ server: GATTServer, write value: ATTBytes, at handle: UInt16, withResponse: Bool) -> ATTErrorCode?
+    /// The client asks to turn notifications or indications on: nil allows it, an error
+    /// (an application error, say) refuses it and the CCCD keeps its value. Turning them
+    /// off is always allowed.
+    func server(_ server: GATTServer, shouldChangeClientConfiguration configuration: ClientConfiguration,
+                forValueAt handle: UInt16) -> ATTErrorCode?
     /// The client changed a CCCD.
     func server(_ server: GATTServer, didChangeClientConfiguration configuration: ClientConfiguration,
                 forValueAt handle: UInt16)
@@ -17,6 +22,8 @@ public protocol GATTServerDelegate: AnyObject {
     func server(_ server: GATTServer, didConfirmIndicationAt handle: UInt16)
     /// The client wrote its Client Supported Features (Vol 3 Part G 7.2).
     func server(_ server: GATTServer, didChangeClientFeatures features: ClientSupportedFeatures)
+    /// The client's Exchange MTU set the bearer's ATT_MTU.
+    func server(_ server: GATTServer, didExchangeMTU mtu: Int)
 }
 
 extension GATTServerDelegate {
@@ -26,10 +33,13 @@ extension GATTServerDelegate {
     public func server(_ server: GATTServer, write value: ATTBytes, at handle: UInt16, withResponse: Bool) -> ATTErrorCode? {
         nil
     }
+    public func server(_ server: GATTServer, shouldChangeClientConfiguration configuration: ClientConfiguration,
+                       forValueAt handle: UInt16) -> ATTErrorCode? { nil }
     public func server(_ server: GATTServer, didChangeClientConfiguration configuration: ClientConfiguration,
                        forValueAt handle: UInt16) {}
     public func server(_ server: GATTServer, didConfirmIndicationAt handle: UInt16) {}
     public func server(_ server: GATTServer, didChangeClientFeatures features: ClientSupportedFeatures) {}
+    public func server(_ server: GATTServer, didExchangeMTU mtu: Int) {}
 }
 
 /// The server side of one ATT bearer, as a state machine: a request in, a response out.
@@ -128,6 +138,7 @@ public final class GATTServer {
         case .exchangeMTURequest(let clientMTU):
             // 3.4.2.2: the ATT_MTU is the minimum of both Rx MTUs, never below 23.
             mtu = max(ATTLimits.minimumMTU, min(Int(clientMTU), preferredMTU))
+            delegate?.server(self, didExchangeMTU: mtu)
             return .exchangeMTUResponse(serverRxMTU: UInt16(preferredMTU))
         case .findInformationRequest(let start, let end):
             return findInformation(start, end)

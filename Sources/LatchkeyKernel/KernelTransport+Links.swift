@@ -97,6 +97,32 @@ extension KernelTransport {
         if link.delegate == nil {
             links.removeAll { $0 === link }
             link.drop()
+            return
+        }
+        if role == .peripheral { advertiseWhileLinked() }
+    }
+
+    /// A central linked: the controller stopped advertising for it. The instance is added
+    /// again at once, so that one central (an idle stranger, say) does not hide the lock from
+    /// every phone; the kernel refuses it when the controller's LE states do not allow
+    /// connectable advertising beside a peripheral link. Then the lock advertises again when
+    /// the central leaves (`linkDidEnd`), and the refusal is reported once. The advertising
+    /// the application asked for stays asked for either way.
+    func advertiseWhileLinked() {
+        guard let advertising, state == .poweredOn, advertisesWhileLinked != false else { return }
+        command(.setDefaultSystemConfiguration(advertising.timing))
+        send(.addAdvertising(advertising.instance)) { [weak self] result in
+            guard let self else { return }
+            switch result {
+            case .success:
+                self.advertisesWhileLinked = true
+            case .failure(let error):
+                guard self.advertisesWhileLinked != false else { return }
+                self.advertisesWhileLinked = false
+                self.onFailure?(KernelError(.management, "this controller cannot advertise while a central is linked "
+                                            + "(its LE states, as the kernel checks them; \(error)): a linked central "
+                                            + "hides the lock until it leaves"))
+            }
         }
     }
 

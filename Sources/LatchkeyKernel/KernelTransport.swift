@@ -71,6 +71,11 @@ public final class KernelTransport: BluetoothTransport {
     var connectionsKnown = false
     /// The re-adding of the advertising instance after a central left (see `linkDidEnd`).
     var readvertiseTimer: Scheduled?
+    /// Whether the controller advertises while a central is linked to us: nil until a link
+    /// tried it, false once the kernel refused the instance then (it checks the
+    /// controller's LE states, `is_advertising_allowed`). While false, one linked central
+    /// hides the lock until it leaves; `onFailure` said so once (KernelTransport+Links).
+    public internal(set) var advertisesWhileLinked: Bool?
     /// How long after a central left the instance is re-added if the controller is still
     /// powered. Our choice: it outlasts the rest of a power-off after its disconnections
     /// (hci_dev_close_sync's HCI Reset, bounded by HCI_CMD_TIMEOUT, 2 s), which ends with a

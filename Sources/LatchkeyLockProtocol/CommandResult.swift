@@ -5,7 +5,11 @@ import LatchkeyATT
 /// The lock never says more than this: no detail that would help an attacker.
 public enum CommandRejection: UInt8, Error, Sendable, CaseIterable, CustomStringConvertible {
     case malformed = 0x80
+    /// The key was revoked. Said only once the frame's tag verified under that key, so only
+    /// its holder learns it; a key id the lock does not hold is `authenticationFailed`, so a
+    /// stranger cannot tell which key ids exist.
     case unknownKey = 0x81
+    /// The tag did not verify, or the frame named a key the lock does not hold.
     case authenticationFailed = 0x82
     /// Challenge unknown, already used, or expired.
     case staleChallenge = 0x83
@@ -25,6 +29,10 @@ public enum CommandRejection: UInt8, Error, Sendable, CaseIterable, CustomString
     /// The bolt is moving (another operation is under way): nothing was decided; the same
     /// request may succeed once the movement ends.
     case busy = 0x8B
+    /// A read, subscription or log request on a link without a session: the phone has not
+    /// proven its key on this link yet (docs/SECURITY.md, "Sessions"). An application error
+    /// rather than Insufficient Authentication, which would make clients try SMP pairing.
+    case noSession = 0x8C
 
     public var attError: ATTErrorCode { .application(rawValue) }
 
@@ -33,7 +41,7 @@ public enum CommandRejection: UInt8, Error, Sendable, CaseIterable, CustomString
     public var description: String {
         switch self {
         case .malformed: "malformed command"
-        case .unknownKey: "unknown key"
+        case .unknownKey: "revoked key"
         case .authenticationFailed: "authentication failed"
         case .staleChallenge: "stale challenge"
         case .replayedCounter: "replayed counter"
@@ -44,6 +52,7 @@ public enum CommandRejection: UInt8, Error, Sendable, CaseIterable, CustomString
         case .storageFailure: "storage failure"
         case .pairingClosed: "pairing window closed"
         case .busy: "busy: the bolt is moving"
+        case .noSession: "no session on this link"
         }
     }
 }

@@ -64,6 +64,20 @@ public final class PeripheralGate: PeripheralManagerDelegate {
         return result
     }
 
+    /// Answered synchronously like a write (the CCCD write's response waits for it). While
+    /// the app is held it cannot be asked: the subscription is allowed and its event queued,
+    /// as a subscription always was; what a subscriber is then sent stays the app's choice.
+    public func peripheralManager(_ pm: PeripheralManager, central: Central,
+                                  shouldSubscribeTo characteristic: LocalCharacteristic) -> ATTErrorCode? {
+        var result: ATTErrorCode?
+        guard !gate.isHolding else { return nil }
+        gate.deliver("subscribe \(characteristic.uuid)") { [weak self] in
+            guard let app = self?.app else { result = .unlikelyError; return }
+            result = app.peripheralManager(pm, central: central, shouldSubscribeTo: characteristic)
+        }
+        return result
+    }
+
     // MARK: Events
 
     /// Restoration comes first and in order with the rest (M6): queued like any event while

@@ -116,4 +116,11 @@ extension PeripheralManager {
     public func server(_ server: GATTServer, didChangeClientFeatures features: ClientSupportedFeatures) {
         preserve()
     }
+
+    /// A relaunch restores each link's MTU: before the phone subscribes (which waits for its
+    /// first command's session, docs/SECURITY.md) nothing else would preserve it, and the
+    /// restored bearer would refuse the phone's next sealed write as longer than 23 octets.
+    public func server(_ server: GATTServer, didExchangeMTU mtu: Int) {
+        preserve()
+    }
 }

@@ -50,6 +50,10 @@ public protocol PeripheralManagerDelegate: AnyObject {
     func peripheralManager(_ peripheral: PeripheralManager, didReceiveWrite request: WriteRequest) -> ATTErrorCode?
     func peripheralManager(_ peripheral: PeripheralManager, central: Central, didSubscribeTo characteristic: LocalCharacteristic)
     func peripheralManager(_ peripheral: PeripheralManager, central: Central, didUnsubscribeFrom characteristic: LocalCharacteristic)
+    /// A central asks to subscribe: nil allows it, an error refuses the CCCD write. (Core
+    /// Bluetooth lets every subscription through; a lock must not tell strangers anything.)
+    func peripheralManager(_ peripheral: PeripheralManager, central: Central,
+                           shouldSubscribeTo characteristic: LocalCharacteristic) -> ATTErrorCode?
     /// After `updateValue` returned false, there is room again.
     func peripheralManagerIsReady(toUpdateSubscribers peripheral: PeripheralManager)
     func peripheralManager(_ peripheral: PeripheralManager, didConnect central: Central)
@@ -80,6 +84,8 @@ extension PeripheralManagerDelegate {
     }
     public func peripheralManager(_ peripheral: PeripheralManager, central: Central, didSubscribeTo characteristic: LocalCharacteristic) {}
     public func peripheralManager(_ peripheral: PeripheralManager, central: Central, didUnsubscribeFrom characteristic: LocalCharacteristic) {}
+    public func peripheralManager(_ peripheral: PeripheralManager, central: Central,
+                                  shouldSubscribeTo characteristic: LocalCharacteristic) -> ATTErrorCode? { nil }
     public func peripheralManagerIsReady(toUpdateSubscribers peripheral: PeripheralManager) {}
     public func peripheralManager(_ peripheral: PeripheralManager, didConnect central: Central) {}
     public func peripheralManager(_ peripheral: PeripheralManager, didDisconnect central: Central, reason: DisconnectReason) {}
@@ -249,6 +255,13 @@ public final class PeripheralManager: BluetoothTransportDelegate, GATTServerDele
 
     public var isAdvertising: Bool { transport.isAdvertising }
 
+    /// Ends the link to `central` (mgmt Disconnect on the kernel transport); its
+    /// `didDisconnect` follows. Core Bluetooth has no such call: a lock needs one to shed
+    /// a central that never authenticates.
+    public func disconnect(_ central: Central) {
+        central.bearer.link.disconnect()
+    }
+
     func rearmAdvertising() {
         guard let advertisement, state == .poweredOn, !transport.isAdvertising, !background.suppressed else { return }
         advertiseAgain(advertisingForMode(advertisement))
@@ -385,6 +398,12 @@ public final class PeripheralManager: BluetoothTransportDelegate, GATTServerDele
         guard let delegate else { return .writeNotPermitted }
         return delegate.peripheralManager(
             self, didReceiveWrite: WriteRequest(central: central, characteristic: c, value: Array(value), withResponse: withResponse))
+    }
+
+    public func server(_ server: GATTServer, shouldChangeClientConfiguration configuration: ClientConfiguration,
+                       forValueAt handle: UInt16) -> ATTErrorCode? {
+        guard let c = lookup(handle), let central = central(for: server) else { return nil }
+        return delegate?.peripheralManager(self, central: central, shouldSubscribeTo: c)
     }
 
     public func server(_ server: GATTServer, didChangeClientConfiguration configuration: ClientConfiguration,

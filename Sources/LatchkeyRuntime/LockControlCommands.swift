@@ -16,16 +16,21 @@ import LatchkeySecurity
 enum LockControlCommands {
     static let usage = "pair SECONDS admin|user yes|no [NAME], fingerprint"
 
-    /// The lock's part of `status`.
-    static func status(_ agent: LockAgent) -> String {
+    /// The lock's part of `status`. `advertisingWhileLinked`: whether the controller
+    /// advertises beside a linked central (docs/SECURITY.md, "Strangers"), nil while no
+    /// central has linked yet to tell; `latchkey doctor` reads it.
+    static func status(_ agent: LockAgent, advertisingWhileLinked: Bool? = true) -> String {
         "lock=\(agent.controller.lockState) door=\(agent.controller.doorState) "
             + "operating_mode=\(agent.controller.operatingMode) transport_refusals=\(agent.transportRefusals) "
-            + "store=\(agent.storeFaults.isEmpty ? "ok" : agent.storeFaults.joined(separator: ","))"
+            + "store=\(agent.storeFaults.isEmpty ? "ok" : agent.storeFaults.joined(separator: ",")) "
+            + "advertising_while_linked=\(advertisingWhileLinked.map { $0 ? "yes" : "no" } ?? "unknown")"
     }
 
     /// Everything the lock daemon's control socket answers.
-    static func dispatcher(_ agent: LockAgent, application: ApplicationControl) -> ControlDispatcher {
-        ControlDispatcher(application: application, agentStatus: { status(agent) },
+    static func dispatcher(_ agent: LockAgent, application: ApplicationControl,
+                           advertisingWhileLinked: @escaping () -> Bool? = { true }) -> ControlDispatcher {
+        ControlDispatcher(application: application,
+                          agentStatus: { status(agent, advertisingWhileLinked: advertisingWhileLinked()) },
                           agentCommands: { handle($0, agent: agent, reply: $1) }, agentUsage: usage)
     }
 

@@ -131,7 +131,11 @@ public enum LockDaemon {
         agent.start(from: stores)
         // One control socket: status, suspend/resume/execution (the application gate), and
         // what `latchkey pair` sends (docs/SECURITY.md, "Pairing").
-        let dispatcher = LockControlCommands.dispatcher(agent, application: gates.control)
+        // The kernel learns whether its controller advertises beside a link when a central
+        // first links; the simulated radios always do.
+        let dispatcher = LockControlCommands.dispatcher(agent, application: gates.control, advertisingWhileLinked: {
+            (transport as? KernelTransport).map(\.advertisesWhileLinked) ?? true
+        })
         let (control, path) = try dispatcher.serve(in: settings.stateDirectory, loop: loop, logger: logger)
         return RunningAgent(agent: agent, gates: gates, control: control, controlPath: path,
                             readiness: service, stopping: {

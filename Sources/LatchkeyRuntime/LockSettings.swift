@@ -63,6 +63,10 @@ public struct LockSettings: Sendable {
             if let n = try lock.integer("overall_wrong_code_limit", in: 1...10_000) { agent.lockout.overallLimit = UInt32(n) }
             if let s = try lock.seconds("user_code_temporary_disable_seconds", in: 1...255) { agent.lockout.disableTime = s }
             if let s = try lock.seconds("maximum_disable_seconds", in: 1...86_400) { agent.lockout.maximumDisableTime = s }
+            // Strangers (docs/SECURITY.md, "Strangers"): a phone needs about 100 ms.
+            if let s = try lock.seconds("unauthenticated_link_seconds", in: 0.5...60) { agent.unauthenticatedLinkTimeout = s }
+            if let n = try lock.integer("unauthenticated_frames_per_link", in: 1...100) { agent.unauthenticatedFrameLimit = n }
+            if let n = try lock.integer("maximum_links", in: 1...16) { agent.maximumLinks = n }
             try lock.finish()
         }
         let own = try root.table("gpio")

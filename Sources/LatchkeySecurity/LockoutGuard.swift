@@ -13,9 +13,9 @@ import LatchkeyTransport
 ///   changes nothing;
 /// - a store that cannot be read fails closed: everything is locked out;
 /// - a change the store cannot save (a full or read-only SD card) is kept in memory and
-///   fails closed too: every command is refused as locked out until the store has taken
-///   it (tried again at each command), so a failure is never forgotten and lockout never
-///   quietly turns off. `storeFault` says why, for `status`.
+///   fails closed too: every command but `lock` (which `CommandVerifier` never asks
+///   about) is refused as locked out until the store has taken it (tried again at each
+///   command), so a failure is never forgotten and lockout never quietly turns off. `storeFault` says why, for `status`.
 ///
 /// Time is the injected loop's.
 public final class LockoutGuard {

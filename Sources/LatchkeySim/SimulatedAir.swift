@@ -26,6 +26,10 @@ public final class SimulatedAir {
     public var packetsPerEvent = SimulatedLink.defaultPacketsPerEvent
     /// The bearer's ATT_MTU limit for links made from now on.
     public var maximumTransmissionUnit = SimulatedLink.defaultMaximumTransmissionUnit
+    /// A passive sniffer: hears every PDU that crosses any link (from, to, PDU). There is
+    /// no link-layer encryption on our links, so a real one with a capable radio hears them
+    /// too; the security tests check it learns nothing it should not.
+    public var sniffer: ((_ from: BluetoothAddress, _ to: BluetoothAddress, _ pdu: [UInt8]) -> Void)?
 
     /// Devices in the order they were added: every "for each device" walks this order, so
     /// the world does not depend on hash seeds.

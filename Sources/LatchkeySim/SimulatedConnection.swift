@@ -76,6 +76,11 @@ final class SimulatedConnection {
         let central = ends[0], peripheral = ends[1]
         let up = central.dequeue(upTo: packetsPerEvent)
         let down = peripheral.dequeue(upTo: packetsPerEvent)
+        if let sniffer = air.sniffer {
+            // Each end's peer is the other end's address.
+            for pdu in up { sniffer(peripheral.peer, central.peer, pdu) }
+            for pdu in down { sniffer(central.peer, peripheral.peer, pdu) }
+        }
         for pdu in up { peripheral.receive(pdu) }
         for pdu in down { central.receive(pdu) }
         central.noteRoom()

@@ -135,6 +135,9 @@ struct AgentRestorationTests {
         // link nobody reads; the relaunched lock adopts the link without having seen them.
         w.killLock()
         w.loop.advance(by: .milliseconds(200))
+        // The lock would drop the link as unauthenticated after 5 s: the phone's own
+        // timeout is under test here.
+        w.unauthenticatedLinkTimeout = .seconds(60)
         try w.restartLock()
         let setupLimit = PhoneAgentConfiguration(lockAddress: w.lockAddress, keyID: 1, secret: []).setupTimeout
         #expect(w.advance(until: { w.phoneEvents.names().contains("phone.gatt_ready") }, limit: setupLimit + .seconds(2)),

@@ -45,6 +45,10 @@ final class AgentWorld {
     /// The lock's configured name for its next start.
     var lockName = "Latchkey"
     let behaviour: LockBehaviour
+    /// The lock's `unauthenticatedLinkTimeout` at its next start.
+    var unauthenticatedLinkTimeout = LockAgentConfiguration.defaultUnauthenticatedLinkTimeout
+    /// The lock's `maximumLinks`.
+    let maximumLinks: Int
 
     static let lineNames = ["latch", "bolt", "door", "button"]
 
@@ -52,12 +56,13 @@ final class AgentWorld {
     /// it is there (`present`) and walks out, so that the lock sees its departure — the lock
     /// accepts an arrival only after one it saw (`lockSawItLeave: false` skips that).
     init(autoRelock: Duration? = .seconds(30), grace: Duration = .seconds(5), phoneStartsAt position: Double = 100,
-         lockSawItLeave: Bool = true, relayed: Bool = false, actuator: ActuatorKind = .hold,
+         lockSawItLeave: Bool = true, relayed: Bool = false, actuator: ActuatorKind = .hold, maximumLinks: Int = 4,
          durables: ((InMemoryKeyStore, InMemoryDecisionJournal) -> any KeyStore & DecisionJournal)? = nil) throws {
         air = SimulatedAir(loop: loop, seed: 7)
         phoneAir = relayed ? SimulatedAir(loop: loop, seed: 8) : air
         chip = SimulatedGPIOChip(label: "sim-lock", lineNames: Self.lineNames, loop: loop)
         self.actuator = actuator
+        self.maximumLinks = maximumLinks
         key = PhoneKey(id: 1, name: "alice", secret: CommandSealing.newSecret(), role: .admin,
                        mayRequestArrivalUnlock: true)
         keys = InMemoryKeyStore([key])
@@ -104,7 +109,9 @@ final class AgentWorld {
         lock = LockAgent(transport: air.device(lockAddress)!, controller: controller, keys: durables ?? keys,
                          log: lockLog, events: lockEvents,
                          configuration: LockAgentConfiguration(name: lockName, departureGrace: .seconds(5),
-                                                               serviceDefinition: serviceDefinition),
+                                                               serviceDefinition: serviceDefinition,
+                                                               unauthenticatedLinkTimeout: unauthenticatedLinkTimeout,
+                                                               maximumLinks: maximumLinks),
                          lockout: lockouts,
                          pairing: PairingResponder(identity: identity, registry: keys, loop: loop),
                          restoration: lockRestoration, operatingModes: operatingModes)

@@ -9,7 +9,8 @@ import Testing
 /// What stands between the phone coming into range and its sealed arrival command, counted
 /// in requests (each one ATT round trip, about two connection intervals): the agent's own
 /// setup, and of the manager's per-link work only the Database Hash read. Service Changed's
-/// chores go after the command (Peripheral+LinkSetup.swift).
+/// chores go after the command (Peripheral+LinkSetup.swift), and so does the status
+/// subscription, which needs the session the command opens (docs/SECURITY.md, "Sessions").
 struct ArrivalRoundTripTests {
     /// The phone's requests on the arrival's link before its sealed command, and the ones after it.
     private func arrival(_ w: AgentWorld, _ sent: SentPDUs) throws -> (before: [ATTPDU], after: [ATTPDU]) {
@@ -50,11 +51,12 @@ struct ArrivalRoundTripTests {
         let sent = SentPDUs()
         w.phone.central.trace = { _, direction, pdu in sent.record(direction, pdu) }
 
-        // The first link: MTU, hash; the lock service found (2), its characteristics (2), the
-        // state's CCCD found and written, a challenge read — then the command.
+        // The first link: MTU, hash; the lock service found (2), its characteristics (2), a
+        // challenge read — then the command. The state's CCCD comes after it: the
+        // subscription needs the session the command opens.
         #expect(w.advance(until: { w.lockEvents.names().contains("lock.phone_present") }, limit: .seconds(3)))
         let first = try aroundTheFirstCommand(w, sent)
-        #expect(first.before.count == 9, "\(first.before)")
+        #expect(first.before.count == 7, "\(first.before)")
         #expect(first.before.dropFirst().first == Self.hashRead)
         #expect(!first.before.contains(where: Self.isChore), "no Service Changed chore before the command")
         #expect(first.after.filter(Self.isChore).count == 4, "found (2) and enabled (2) after it: \(first.after)")
@@ -63,9 +65,9 @@ struct ArrivalRoundTripTests {
         #expect(w.advance(until: { w.phone.presence == .away && w.lockEvents.names().contains("lock.departure") },
                           limit: .seconds(12)))
 
-        // A returning link: MTU, hash, the state's CCCD, a challenge read — then the command.
+        // A returning link: MTU, hash, a challenge read — then the command.
         let back = try arrival(w, sent)
-        #expect(back.before.count == 4, "\(back.before)")
+        #expect(back.before.count == 3, "\(back.before)")
         #expect(back.before.dropFirst().first == Self.hashRead)
         #expect(!back.before.contains(where: Self.isChore))
         // Client Supported Features (0x000B), then Service Changed's CCCD (0x0009).

@@ -10,6 +10,16 @@ final class RawCentral: CentralManagerDelegate, PeripheralDelegate {
     let lock: Peripheral
     private var control: RemoteCharacteristic?
     private var challenge: RemoteCharacteristic?
+    private(set) var state: RemoteCharacteristic?
+    private(set) var transfer: RemoteCharacteristic?
+    /// What reads of the lock state returned: the value, or the error.
+    private(set) var stateReads: [Result<[UInt8], BluetoothError>] = []
+    /// Values notified to us, on any characteristic.
+    private(set) var notified: [[UInt8]] = []
+    /// Answers to subscriptions and to log requests: nil when accepted.
+    private(set) var subscriptions: [BluetoothError?] = []
+    private(set) var logRequests: [BluetoothError?] = []
+    private var reading = false
     private var queue: [([UInt8]) -> [UInt8]] = []
     private var inFlight: (([UInt8]) -> [UInt8])?
     /// One entry per write: nil when accepted, else the lock's rejection.
@@ -67,11 +77,44 @@ final class RawCentral: CentralManagerDelegate, PeripheralDelegate {
                     error: BluetoothError?) {
         control = service.characteristic(LockServiceUUID.lockControl)
         challenge = service.characteristic(LockServiceUUID.challenge)
+        state = service.characteristic(LockServiceUUID.lockState)
+        transfer = service.characteristic(LockServiceUUID.dataTransfer)
         pump()
+    }
+
+    /// What a nosy stranger tries: read the lock state, subscribe to it and to the log,
+    /// and ask for the log.
+    func readState() {
+        guard let state else { return }
+        reading = true
+        lock.readValue(for: state)
+    }
+
+    func subscribe() {
+        if let state { lock.setNotifyValue(true, for: state) }
+        if let transfer { lock.setNotifyValue(true, for: transfer) }
+    }
+
+    func requestLog() {
+        if let transfer { lock.writeValue(LogRequest(fromSequence: 1).bytes, for: transfer, withResponse: true) }
+    }
+
+    func peripheral(_ peripheral: Peripheral, didUpdateNotificationStateFor characteristic: RemoteCharacteristic,
+                    error: BluetoothError?) {
+        subscriptions.append(error)
     }
 
     func peripheral(_ peripheral: Peripheral, didUpdateValueFor characteristic: RemoteCharacteristic,
                     error: BluetoothError?) {
+        if characteristic === state || characteristic === transfer {
+            if characteristic === state && reading {
+                reading = false
+                stateReads.append(error.map { .failure($0) } ?? .success(characteristic.value ?? []))
+            } else if error == nil, let v = characteristic.value {
+                notified.append(v)
+            }
+            return
+        }
         guard characteristic === challenge, let make = inFlight, let control,
               let grant = try? ChallengeGrant(decoding: characteristic.value ?? []) else { return }
         peripheral.writeValue(make(grant.challenge), for: control, withResponse: true)
@@ -79,6 +122,7 @@ final class RawCentral: CentralManagerDelegate, PeripheralDelegate {
 
     func peripheral(_ peripheral: Peripheral, didWriteValueFor characteristic: RemoteCharacteristic,
                     error: BluetoothError?) {
+        if characteristic === transfer { logRequests.append(error); return }
         guard characteristic === control, inFlight != nil else { return }
         inFlight = nil
         switch error {

@@ -108,38 +108,45 @@ struct RoleTests {
 
 /// Brute force and revocation against a running lock agent (docs/LOCK-RULES.md rules 3, 5).
 struct BruteForceAndRevocationTests {
-    static func forged(_ challenge: [UInt8]) -> [UInt8] {
-        (try? CommandSealing.seal(CommandBody(operation: .unlock, commandID: 1), keyID: 1,
-                                  secret: CommandSealing.newSecret(), counter: 1, challenge: challenge).bytes) ?? []
+    /// A frame of the key's own holder that fails after its tag (a counter already used):
+    /// what counts towards a lockout. A stranger's frames do not (`StrangerAttackTests`).
+    static func replayed(_ key: PhoneKey) -> ([UInt8]) -> [UInt8] {
+        { challenge in
+            (try? CommandSealing.seal(CommandBody(operation: .unlock, commandID: 1), keyID: key.id, secret: key.secret,
+                                      counter: 0, challenge: challenge).bytes) ?? []
+        }
     }
 
-    @Test func forgedFramesLockTheKeyOutAndRaiseTheAlarm() throws {
+    @Test func aKeysOwnFailuresLockItOutAndRaiseTheAlarmButNeverRefuseLock() throws {
         let w = try AgentWorld(autoRelock: nil, phoneStartsAt: 100)
+        #expect(w.advance(until: { w.phone.presence == .away && w.lockEvents.names().contains("lock.departure") },
+                          limit: .seconds(12)))
         _ = w.air.addDevice(address: AgentWorld.strangerAddress, position: 3)
-        let attacker = RawCentral(transport: w.air.device(AgentWorld.strangerAddress)!, lockAddress: w.lockAddress)
-        attacker.connect()
-        #expect(w.advance(until: { attacker.isReady }, limit: .seconds(5)))
-        for _ in 1...4 { attacker.send(Self.forged) }
-        #expect(w.advance(until: { attacker.results.count == 4 }, limit: .seconds(5)))
-        #expect(attacker.results == [.authenticationFailed, .authenticationFailed, .authenticationFailed, .lockedOut])
-
-        // The forged frames were never opened: their operation is unknown, not "unlock".
-        let attempt = LockOperationRecord(operation: nil, source: .remote, who: KeyID(1))
+        // A copy of the key on another device (a phone restored from an old backup).
+        let copy = RawCentral(transport: w.air.device(AgentWorld.strangerAddress)!, lockAddress: w.lockAddress)
+        copy.connect()
+        #expect(w.advance(until: { copy.isReady }, limit: .seconds(5)))
+        for _ in 1...3 { copy.send(Self.replayed(w.key)) }
+        #expect(w.advance(until: { copy.results.count == 3 }, limit: .seconds(5)))
+        #expect(copy.results == [.replayedCounter, .replayedCounter, .replayedCounter])
+        let attempt = LockOperationRecord(operation: .unlock, source: .remote, who: KeyID(1))
         #expect(w.logged(.lockOperationError(attempt, .invalidCredential)) == 3, "each failure is logged")
         #expect(w.logged(.doorLockAlarm(.wrongCodeEntryLimit)) == 1, "reaching the limit raises the alarm")
-        #expect(!w.latchEnergised)
-        attacker.disconnect()
+        copy.disconnect()
 
-        // The owner comes home during the lockout: its arrival request is refused too.
-        #expect(w.advance(until: { w.phone.presence == .away }, limit: .seconds(6)))
+        // The owner comes home during the lockout: its arrival request is refused.
         w.comeHome()
         #expect(w.advance(until: { w.phone.presence == .home }, limit: .seconds(3)))
         #expect(!w.latchEnergised)
         #expect(w.phoneEvents.events.contains { $0.name == "phone.arrival_refused" && $0.field("reason") == "locked out" })
-        // 15 s after the lockout began, the key works again.
+        // So is its unlock; its lock is not: locking is always safe.
+        #expect(w.command(.unlock) == .rejected(.lockedOut))
+        #expect(w.command(.lock) == nil)
+        #expect(w.lockEvents.events.contains { $0.name == "lock.command_accepted" && $0.field("op") == "lock" })
+        // 15 s after the lockout began, the key unlocks again.
         w.loop.advance(by: .seconds(15))
         #expect(w.command(.unlock) == nil)
-        #expect(w.latchEnergised)
+        #expect(w.advance(until: { w.latchEnergised }, limit: .seconds(2)))
     }
 
     @Test func aRevokedKeyFailsOnItsNextCommandWhileTheAgentRuns() throws {

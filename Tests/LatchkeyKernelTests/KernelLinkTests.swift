@@ -202,6 +202,35 @@ import Testing
         #expect(world.opcodes(since: before) == [0x004C, 0x003E])
     }
 
+    /// One linked central must not hide the lock: the instance is added again as soon as a
+    /// central links (the controller stopped advertising for it). Where the kernel refuses it
+    /// (the controller's LE states), that is reported once, the advertising stays asked for,
+    /// and the next links do not try again.
+    @Test(arguments: [false, true])
+    func theLockAdvertisesAgainAsACentralLinks(controllerRefuses: Bool) throws {
+        let world = try TransportWorld(address: TransportWorld.lock)
+        try world.settle()
+        try world.transport.startAdvertising(Advertisement(data: AdvertisingData(localName: "Door")))
+        try world.settle()
+        if controllerRefuses { world.model.refusals[0x003E] = 0x0B }
+        let listener = try #require(world.sockets.listener)
+        let before = world.kernel.received.count
+        _ = listener.push(TransportWorld.phone)
+        try world.until { world.delegate.links.count == 1 }
+        try world.settle()
+        #expect(world.opcodes(since: before) == [0x004C, 0x003E], "interval, then the instance, at once")
+        #expect(world.transport.isAdvertising, "still asked for")
+        #expect(world.transport.advertisesWhileLinked == !controllerRefuses)
+        let warned = world.failures.filter { $0.message.contains("cannot advertise while a central is linked") }
+        #expect(warned.count == (controllerRefuses ? 1 : 0))
+
+        let second = world.kernel.received.count
+        _ = listener.push(BluetoothAddress(string: "C0:FF:EE:00:00:03")!)
+        try world.until { world.delegate.links.count == 2 }
+        try world.settle()
+        #expect(world.opcodes(since: second) == (controllerRefuses ? [] : [0x004C, 0x003E]))
+    }
+
     @Test func aFailedClaimIsReported() throws {
         let world = try phoneWithPendingLock()
         world.sockets.claimFailure = KernelError(.system, "connect(ATT C0:FF:EE:00:00:01): Device or resource busy")

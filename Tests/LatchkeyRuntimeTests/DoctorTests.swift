@@ -61,6 +61,23 @@ struct DoctorTests {
                                   + "or remount read-write"])
     }
 
+    /// Advertising beside a linked central (issue 17): where the running lock's controller
+    /// cannot, any linked central hides the lock; the doctor warns (it does not block).
+    @Test func aControllerThatCannotAdvertiseWhileLinkedIsAWarning() {
+        var p = healthy()
+        let status = "ok lock=locked door=closed operating_mode=normal transport_refusals=0 store=ok"
+        p.agentStatus = { _ in status + " advertising_while_linked=no" }
+        let findings = run(p)
+        #expect(!Doctor.blocks(findings))
+        #expect(warnings(findings).count == 1)
+        #expect(warnings(findings).first?.hasPrefix("this Bluetooth controller cannot advertise while a central is linked") == true)
+        for answer in ["yes", "unknown"] {
+            p.agentStatus = { _ in status + " advertising_while_linked=\(answer)" }
+            #expect(warnings(run(p)).isEmpty, "\(answer)")
+            #expect(run(p).contains { $0.verdict == .ok && $0.message.contains("while a central is linked") }, "\(answer)")
+        }
+    }
+
     @Test func thisMachineNoBluetoothAndNoChip() {
         var p = healthy()
         p.bluetoothSocketErrno = { 97 }

@@ -25,6 +25,28 @@ struct SecuritySettingsTests {
         #expect(s.agent.lockout.disableTime == .seconds(30) && s.agent.lockout.maximumDisableTime == .seconds(600))
     }
 
+    @Test func theStrangerLimitsAreConfigurableAndDefaultToAFewSeconds() throws {
+        let text = """
+            sim:
+              address: "C0:FF:EE:00:00:01"
+            gpio:
+              chip: c
+              unlock_line: latch
+            """
+        let defaults = try LockSettings.load(ConfigFile(path: "lock.yaml", text: text))
+        #expect(defaults.agent.unauthenticatedLinkTimeout == .seconds(5))
+        #expect(defaults.agent.unauthenticatedFrameLimit == 3 && defaults.agent.maximumLinks == 4)
+        let s = try LockSettings.load(ConfigFile(path: "lock.yaml", text: text + """
+
+            lock:
+              unauthenticated_link_seconds: 2.5
+              unauthenticated_frames_per_link: 5
+              maximum_links: 2
+            """))
+        #expect(s.agent.unauthenticatedLinkTimeout == .milliseconds(2500))
+        #expect(s.agent.unauthenticatedFrameLimit == 5 && s.agent.maximumLinks == 2)
+    }
+
     @Test func aPhoneWithoutAKeyIdUsesItsPairedKeyFile() throws {
         let s = try PhoneSettings.load(ConfigFile(path: "phone.yaml", text: """
             sim:

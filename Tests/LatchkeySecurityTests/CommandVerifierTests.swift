@@ -106,9 +106,49 @@ struct CommandVerifierTests {
     @Test func rejectsUnknownAndRevokedKeys() throws {
         let (v, store) = make()
         let stranger = PhoneKey(id: 99, name: "x", secret: CommandSealing.newSecret(), role: .admin)
-        #expect(v.verify(try frame(v, key: stranger, counter: 1), on: link).rejection == .unknownKey)
+        #expect(v.verify(try frame(v, key: stranger, counter: 1), on: link).rejection == .authenticationFailed)
         store.keys[1]!.revoked = true
-        #expect(v.verify(try frame(v, key: user, counter: 2), on: link).rejection == .unknownKey)
+        #expect(v.verify(try frame(v, key: user, counter: 2), on: link).rejection == .unknownKey,
+                "only the holder of a revoked key learns it is revoked")
+    }
+
+    /// A stranger probing key ids: an id the lock holds and one it does not get the same
+    /// answer, whether the challenge is fresh or spent (today's 0x81 vs 0x83 told them apart).
+    @Test func aStrangerCannotTellWhichKeyIdsExist() throws {
+        let (v, _) = make(lockout: Self.noLockout)
+        func probe(_ id: UInt32, freshChallenge: Bool) throws -> CommandRejection? {
+            let guess = PhoneKey(id: id, name: "x", secret: CommandSealing.newSecret(), role: .user)
+            let c = freshChallenge ? nil : Array(repeating: UInt8(7), count: 16)
+            if !freshChallenge { _ = v.challenges.issue(for: link) }
+            return v.verify(try frame(v, key: guess, counter: 1, challenge: c), on: link).rejection
+        }
+        for fresh in [true, false] {
+            let held = try probe(user.id, freshChallenge: fresh)
+            let absent = try probe(4242, freshChallenge: fresh)
+            #expect(held == absent, "fresh challenge: \(fresh)")
+            #expect(held == (fresh ? .authenticationFailed : .staleChallenge))
+        }
+    }
+
+    /// Frames that fail before their tag are the link's problem: the third drops the link,
+    /// no lockout count is written, and another link is not affected.
+    @Test func unauthenticatedFramesCountAgainstTheirLinkOnly() throws {
+        let lockouts = InMemoryLockoutStore()
+        let v = CommandVerifier(keys: InMemoryKeyStore([user]), challenges: ChallengeIssuer(loop: loop),
+                                lockout: LockoutGuard(store: lockouts, loop: loop))
+        let stranger = PhoneKey(id: 9, name: "x", secret: CommandSealing.newSecret(), role: .user)
+        var drops: [Bool] = []
+        for bytes in [[0x01], try frame(v, key: stranger, counter: 1), try frame(v, key: stranger, counter: 2)] {
+            guard case .failure(let f) = v.verify(bytes, on: link) else { Issue.record("a stranger passed"); return }
+            #expect(!f.counted && f.engaged.isEmpty && f.session == nil)
+            drops.append(f.dropLink)
+        }
+        #expect(drops == [false, false, true])
+        #expect(lockouts.states.isEmpty)
+        #expect(v.strikes(on: LinkID(8)) == 0)
+        v.forget(link)
+        #expect(v.strikes(on: link) == 0)
+        #expect(throws: Never.self) { try v.verify(try frame(v, key: user, counter: 1), on: link).get() }
     }
 
     @Test func aUserKeyStoredWithTheArrivalFlagStillCannotAskForArrival() throws {
@@ -147,6 +187,7 @@ struct CommandVerifierTests {
             Issue.record("a revoked key passed"); return
         }
         #expect(f.rejection == .unknownKey && f.revoked && f.keyID == 1)
+        #expect(f.session == nil, "a revoked key opens no session")
     }
 
     @Test func failsClosedWhenTheCounterCannotBeStored() throws {
@@ -170,5 +211,55 @@ struct CommandVerifierTests {
         let a = issuer.issue(for: link).challenge, b = issuer.issue(for: link).challenge
         #expect(a != b)
         #expect(a.count == 16)
+    }
+}
+
+/// The link's session (docs/SECURITY.md, "Sessions"): the lock and the phone derive the
+/// same key from the command frame, and what the lock seals only that phone opens.
+struct LinkSessionTests {
+    let loop = ManualEventLoop()
+    let link = LinkID(1)
+    let user = PhoneKey(id: 1, name: "alice", secret: CommandSealing.newSecret(), role: .user)
+
+    func opened() throws -> (lock: LinkSession, phone: LinkSession) {
+        let v = CommandVerifier(keys: InMemoryKeyStore([user]), challenges: ChallengeIssuer(loop: loop),
+                                lockout: LockoutGuard(store: InMemoryLockoutStore(), loop: loop))
+        let frame = try CommandSealing.seal(CommandBody(operation: .present, commandID: 1), keyID: 1, secret: user.secret,
+                                            counter: 1, challenge: v.challenges.issue(for: link).challenge)
+        let lock = try #require(v.verify(frame.bytes, on: link).session)
+        return (lock, LinkSession(opening: frame, secret: user.secret))
+    }
+
+    @Test func whatTheLockSealsThePhoneOpensOnceAndInOrder() throws {
+        var (lock, phone) = try opened()
+        let first = lock.seal([1, 2, 3], as: .status).bytes
+        let second = lock.seal([4, 5], as: .status).bytes
+        #expect(try phone.open(first, as: .status) == [1, 2, 3])
+        #expect(try phone.open(second, as: .status) == [4, 5])
+        #expect(throws: LinkSession.OpenError.replayed(1)) { try phone.open(first, as: .status) }
+    }
+
+    @Test func aReplyIsBoundToItsKindItsSequenceAndItsSession() throws {
+        var (lock, phone) = try opened()
+        var (_, otherPhone) = try opened()  // another command: another session
+        let reply = lock.seal([9, 9, 9, 9], as: .status).bytes
+        #expect(throws: LinkSession.OpenError.wrongKind(.status)) { try phone.open(reply, as: .logTransfer) }
+        #expect(throws: LinkSession.OpenError.authenticationFailed) { try otherPhone.open(reply, as: .status) }
+        var bumped = reply
+        bumped[5] ^= 0x02  // the sequence: associated data
+        #expect(throws: LinkSession.OpenError.authenticationFailed) { try phone.open(bumped, as: .status) }
+        var flipped = reply
+        flipped[7] ^= 0x01
+        #expect(throws: LinkSession.OpenError.authenticationFailed) { try phone.open(flipped, as: .status) }
+        #expect(try phone.open(reply, as: .status) == [9, 9, 9, 9])
+    }
+
+    @Test func theCiphertextDoesNotCarryThePlaintext() throws {
+        var (lock, _) = try opened()
+        let status = LockStatusFrame(lockState: 2, doorState: 1, operatingMode: 0, actuatorEnabled: true,
+                                     lastEventSequence: 77).bytes
+        let a = lock.seal(status, as: .status).bytes, b = lock.seal(status, as: .status).bytes
+        #expect(a != b, "the same state twice looks different on the air")
+        #expect(!a.contains(status[1...4]), "the bolt and door octets are not in clear")
     }
 }

@@ -4,8 +4,10 @@ import LatchkeyTransport
 import Testing
 @testable import LatchkeySecurity
 
-/// Brute force against the verifier (docs/LOCK-RULES.md rule 5). Each test fails if the rule
-/// it names is taken out of `LockoutGuard` or `CommandVerifier`.
+/// Failed attempts against the verifier (docs/LOCK-RULES.md rule 5). Each test fails if the rule
+/// it names is taken out of `LockoutGuard` or `CommandVerifier`. Only a key's holder can
+/// count towards a lockout (a frame whose tag verified); a stranger's frames count against
+/// their link only (`strangersFramesNeverCount...`).
 struct LockoutTests {
     let loop = ManualEventLoop()
     let link = LinkID(3)
@@ -23,14 +25,22 @@ struct LockoutTests {
     }
 
     /// A correctly sealed command from `key` with its next counter.
-    mutating func good(_ key: PhoneKey) throws -> [UInt8] {
+    mutating func good(_ key: PhoneKey, _ operation: LockOperation = .unlock) throws -> [UInt8] {
         counters[key.id, default: 0] += 1
         let c = verifier.challenges.issue(for: link).challenge
-        return try CommandSealing.seal(CommandBody(operation: .unlock, commandID: 1), keyID: key.id, secret: key.secret,
+        return try CommandSealing.seal(CommandBody(operation: operation, commandID: 1), keyID: key.id, secret: key.secret,
                                        counter: counters[key.id]!, challenge: c).bytes
     }
 
-    /// A frame naming `key` but sealed with a guessed secret: what brute force sends.
+    /// A frame of `key`'s holder that fails after its tag verified (a counter already used):
+    /// the kind of failure that counts towards a lockout.
+    func failing(_ key: PhoneKey) throws -> [UInt8] {
+        let c = verifier.challenges.issue(for: link).challenge
+        return try CommandSealing.seal(CommandBody(operation: .unlock, commandID: 1), keyID: key.id, secret: key.secret,
+                                       counter: 0, challenge: c).bytes
+    }
+
+    /// A frame naming `keyID` but sealed with a guessed secret: what brute force sends.
     func forged(_ keyID: UInt32) throws -> [UInt8] {
         let c = verifier.challenges.issue(for: link).challenge
         return try CommandSealing.seal(CommandBody(operation: .unlock, commandID: 1), keyID: keyID,
@@ -41,30 +51,32 @@ struct LockoutTests {
 
     @Test mutating func threeFailuresDisableTheKeyAndItsNextGoodCommandIsNotEvaluated() throws {
         for i in 1...2 {
-            let r = attempt(try forged(alice.id))
-            #expect(r.rejection == .authenticationFailed, "attempt \(i)")
+            let r = attempt(try failing(alice))
+            #expect(r.rejection == .replayedCounter, "attempt \(i)")
         }
-        guard case .failure(let third) = attempt(try forged(alice.id)) else { Issue.record("forgery passed"); return }
+        guard case .failure(let third) = attempt(try failing(alice)) else { Issue.record("forgery passed"); return }
         #expect(third.engaged == [LockoutEngagement(principal: .key(1), level: 1, duration: .seconds(15))])
-        // The owner's genuine command is refused without being opened: its counter stays.
+        // The owner's genuine unlock is refused: its counter stays. Its lock is not refused.
         #expect(attempt(try good(alice)).rejection == .lockedOut)
         #expect(keys.lastCounter(keyID: alice.id) == 0)
-        #expect(verifier.challenges.liveCount == 0, "the refused command's challenge is withdrawn")
+        #expect(verifier.challenges.liveCount == 0, "the refused command's challenge is spent")
+        #expect(throws: Never.self) { try attempt(try good(alice, .lock)).get() }
         // Bob is not alice: his key works.
         #expect(attempt(try good(bob)).rejection == nil)
     }
 
     /// A full or read-only SD card must not turn lockout off (issue 14; before, a failed save
-    /// was swallowed and the failure forgotten): the attacker's failure is kept, every command
-    /// is refused until the store has saved it, and then it counts.
+    /// was swallowed and the failure forgotten): the key holder's failure is kept, every
+    /// command but `lock` is refused until the store has saved it, and then it counts.
     @Test mutating func aFailureTheStoreCannotSaveRefusesEveryCommandUntilItIsSaved() throws {
         lockouts.failSaves = true
-        #expect(attempt(try forged(alice.id)).rejection == .authenticationFailed)
+        #expect(attempt(try failing(alice)).rejection == .replayedCounter)
         #expect(verifier.lockout.storeFault != nil)
         for i in 1...5 {
-            #expect(attempt(try forged(alice.id)).rejection == .lockedOut, "attempt \(i) is not even evaluated")
+            #expect(attempt(try failing(alice)).rejection == .lockedOut, "attempt \(i) is not even counted")
         }
         #expect(attempt(try good(bob)).rejection == .lockedOut, "fails closed for every key")
+        #expect(throws: Never.self, "locking is always safe") { try attempt(try good(bob, .lock)).get() }
         #expect(lockouts.states.isEmpty, "nothing was saved")
 
         lockouts.failSaves = false
@@ -83,7 +95,7 @@ struct LockoutTests {
         var seen: [Duration] = []
         for level in 1...4 {
             for _ in 1...3 {
-                if case .failure(let f) = attempt(try forged(alice.id)) { seen += f.engaged.map(\.duration) }
+                if case .failure(let f) = attempt(try failing(alice)) { seen += f.engaged.map(\.duration) }
             }
             let d = Duration.seconds(15) * (1 << (level - 1))
             expected.append(d)
@@ -96,58 +108,66 @@ struct LockoutTests {
     }
 
     @Test mutating func anotherKeysSuccessDoesNotResetTheCount() throws {
-        _ = attempt(try forged(alice.id))
-        _ = attempt(try forged(alice.id))
+        _ = attempt(try failing(alice))
+        _ = attempt(try failing(alice))
         #expect(attempt(try good(bob)).rejection == nil)
-        _ = attempt(try forged(alice.id))
+        _ = attempt(try failing(alice))
         #expect(attempt(try good(alice)).rejection == .lockedOut)
     }
 
     @Test mutating func theKeysOwnSuccessEndsItsSeries() throws {
-        _ = attempt(try forged(alice.id))
-        _ = attempt(try forged(alice.id))
+        _ = attempt(try failing(alice))
+        _ = attempt(try failing(alice))
         #expect(attempt(try good(alice)).rejection == nil)
-        _ = attempt(try forged(alice.id))
-        _ = attempt(try forged(alice.id))
+        _ = attempt(try failing(alice))
+        _ = attempt(try failing(alice))
         #expect(attempt(try good(alice)).rejection == nil, "two failures after a success: not three")
         #expect(try lockouts.state(of: .key(1)) == .clean)
     }
 
-    @Test mutating func cyclingKeyIdsHitsTheOverallLimitAndThatStopsEveryone() throws {
-        // 10 frames naming keys the lock does not hold: no per-key count, but the overall one.
-        for id in UInt32(100)..<110 {
-            #expect(attempt(try forged(id)).rejection == .unknownKey)
-        }
-        #expect(try lockouts.state(of: .overall).lockedUntil == loop.now + .seconds(15))
-        #expect(attempt(try good(bob)).rejection == .lockedOut, "the overall lockout refuses every key")
-        #expect(attempt([0x00]).rejection == .lockedOut, "and is checked before any parsing")
-        loop.advance(by: .seconds(15))
+    @Test mutating func strangersFramesNeverCountAgainstAKeyOrTheLock() throws {
+        // Far beyond both limits: key ids the lock does not hold, forged tags naming a key
+        // it holds, malformed frames, stale challenges. None was sealed with a key the lock
+        // holds, so none is anybody's failure but the link's.
+        for id in UInt32(100)..<130 { #expect(attempt(try forged(id)).rejection == .authenticationFailed) }
+        for _ in 1...30 { #expect(attempt(try forged(alice.id)).rejection == .authenticationFailed) }
+        for _ in 1...30 { #expect(attempt([0x01, 0x01, 0x02]).rejection == .malformed) }
+        #expect(lockouts.states.isEmpty, "no count was written")
+        #expect(verifier.strikes(on: link) == 90, "each counted against the link that sent it")
+        #expect(attempt(try good(alice)).rejection == nil)
         #expect(attempt(try good(bob)).rejection == nil)
-        // Bob's success does not touch the overall series: the next limit doubles.
-        for id in UInt32(100)..<110 { _ = attempt(try forged(id)) }
-        #expect(try lockouts.state(of: .overall).lockedUntil == loop.now + .seconds(30))
     }
 
-    @Test mutating func malformedFramesCountToo() throws {
-        for _ in 1...10 { #expect(attempt([0x01, 0x01, 0x02]).rejection == .malformed) }
-        #expect(attempt(try good(alice)).rejection == .lockedOut)
+    @Test mutating func theOverallLimitStopsEveryKeyButLock() throws {
+        // Failures of key holders, spread over two keys (each under its own limit).
+        var policy = LockoutPolicy()
+        policy.overallLimit = 4
+        verifier = CommandVerifier(keys: keys, challenges: verifier.challenges,
+                                   lockout: LockoutGuard(store: lockouts, policy: policy, loop: loop))
+        for key in [alice, bob, alice, bob] { #expect(attempt(try failing(key)).rejection == .replayedCounter) }
+        #expect(try lockouts.state(of: .overall).lockedUntil == loop.now + .seconds(15))
+        #expect(attempt(try good(bob)).rejection == .lockedOut, "the overall lockout refuses every key")
+        // Locking is always safe: a lockout never refuses it.
+        #expect(throws: Never.self) { try attempt(try good(alice, .lock)).get() }
+        loop.advance(by: .seconds(15))
+        #expect(attempt(try good(bob)).rejection == nil)
     }
 
     @Test mutating func attemptsDuringALockoutNeitherCountNorExtendIt() throws {
-        for _ in 1...3 { _ = attempt(try forged(alice.id)) }
+        for _ in 1...3 { _ = attempt(try failing(alice)) }
         let until = try lockouts.state(of: .key(1)).lockedUntil
-        for _ in 1...50 { #expect(attempt(try forged(alice.id)).rejection == .lockedOut) }
+        for _ in 1...50 { #expect(attempt(try failing(alice)).rejection == .lockedOut) }
         #expect(try lockouts.state(of: .key(1)).lockedUntil == until)
         #expect(try lockouts.state(of: .overall).failures == 3)
     }
 
     @Test mutating func aQuietDayForgivesTheSeries() throws {
-        for _ in 1...3 { _ = attempt(try forged(alice.id)) }
+        for _ in 1...3 { _ = attempt(try failing(alice)) }
         loop.advance(by: .seconds(15))
-        _ = attempt(try forged(alice.id))
+        _ = attempt(try failing(alice))
         loop.advance(by: .seconds(86_400))
-        for _ in 1...2 { _ = attempt(try forged(alice.id)) }
-        guard case .failure(let f) = attempt(try forged(alice.id)) else { Issue.record("forgery passed"); return }
+        for _ in 1...2 { _ = attempt(try failing(alice)) }
+        guard case .failure(let f) = attempt(try failing(alice)) else { Issue.record("forgery passed"); return }
         #expect(f.engaged.first?.duration == .seconds(15), "a new series starts at the first step again")
     }
 

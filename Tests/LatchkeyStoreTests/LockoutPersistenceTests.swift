@@ -11,6 +11,11 @@ import Testing
     let fixture = StoreFixture()
     let link = LinkID(1)
     static let alice = PhoneKey(id: 1, name: "alice", secret: Array(repeating: 0xA1, count: 32), role: .user)
+    static func secret(of keyID: UInt32) -> [UInt8] {
+        keyID == alice.id ? alice.secret : Array(repeating: UInt8(truncatingIfNeeded: keyID), count: 32)
+    }
+    /// Keys 50...59, one failure each spreads ten failures without reaching a key's limit.
+    static let household = (UInt32(50)...59).map { PhoneKey(id: $0, name: "k\($0)", secret: secret(of: $0), role: .user) }
 
     /// The lock's verifier over a freshly opened store (one process's view).
     final class Lock {
@@ -26,10 +31,13 @@ import Testing
                                        lockout: LockoutGuard(store: lockouts, loop: loop))
         }
 
-        func forge(_ keyID: UInt32, on link: LinkID) throws -> CommandRejection? {
+        /// A failure of the key's own holder (a counter already used): only those count
+        /// towards a lockout; a stranger's frames count against their link.
+        func fail(_ keyID: UInt32, on link: LinkID) throws -> CommandRejection? {
             let c = verifier.challenges.issue(for: link).challenge
             let bytes = try CommandSealing.seal(CommandBody(operation: .unlock, commandID: 1), keyID: keyID,
-                                                secret: Array(repeating: 0xEE, count: 32), counter: 1, challenge: c).bytes
+                                                secret: LockoutPersistenceTests.secret(of: keyID), counter: 0,
+                                                challenge: c).bytes
             return verifier.verify(bytes, on: link).rejection
         }
 
@@ -45,7 +53,7 @@ import Testing
     @Test func aLockoutSurvivesARestartAndKeepsEscalating() throws {
         var lock = try Lock(fixture)
         try lock.store.keyStore().add(Self.alice)
-        for _ in 1...3 { #expect(try lock.forge(1, on: link) == .authenticationFailed) }
+        for _ in 1...3 { #expect(try lock.fail(1, on: link) == .replayedCounter) }
         #expect(try lock.genuine(counter: 1, on: link) == .lockedOut)
 
         // The process dies 5 s into the 15 s lockout and comes back 2 s later.
@@ -60,36 +68,37 @@ import Testing
         fixture.clocks.advance(by: .milliseconds(1))
 
         // The series goes on after the restart: three more failures, twice as long.
-        for _ in 1...3 { _ = try lock.forge(1, on: link) }
+        for _ in 1...3 { _ = try lock.fail(1, on: link) }
         let state = try lock.lockouts.state(of: .key(1))
         #expect(state.level == 2)
         #expect(state.lockedUntil == lock.loop.now + .seconds(30))
         // And the count survives too: two failures, restart, one more is the limit.
         fixture.clocks.advance(by: .seconds(30))
         #expect(try lock.genuine(counter: 1, on: link) == nil, "the lockout is over; alice's own success")
-        for _ in 1...2 { _ = try lock.forge(1, on: link) }
+        for _ in 1...2 { _ = try lock.fail(1, on: link) }
         try lock.store.close()
         fixture.clocks.restartProcess(monotonicOrigin: Instant(nanoseconds: 77))
         lock = try Lock(fixture)
-        _ = try lock.forge(1, on: link)
+        _ = try lock.fail(1, on: link)
         #expect(try lock.genuine(counter: 2, on: link) == .lockedOut)
     }
 
     @Test func theOverallCountSurvivesARestart() throws {
         var lock = try Lock(fixture)
-        for id in UInt32(50)..<59 { _ = try lock.forge(id, on: link) }
+        for k in Self.household { try lock.store.keyStore().add(k) }
+        for id in UInt32(50)..<59 { _ = try lock.fail(id, on: link) }
         try lock.store.close()
         fixture.clocks.restartProcess()
         lock = try Lock(fixture)
         try lock.store.keyStore().add(Self.alice)
-        _ = try lock.forge(59, on: link)
+        _ = try lock.fail(59, on: link)
         #expect(try lock.genuine(counter: 1, on: link) == .lockedOut, "the tenth failure, after a restart, is the limit")
     }
 
     @Test func aWallClockThatWentBackDoesNotEndALockout() throws {
         var lock = try Lock(fixture)
         try lock.store.keyStore().add(Self.alice)
-        for _ in 1...3 { _ = try lock.forge(1, on: link) }
+        for _ in 1...3 { _ = try lock.fail(1, on: link) }
         try lock.store.close()
         // A reboot on a Pi without a real-time clock: wall time is a day behind.
         fixture.clocks.wallNanos -= 86_400 * 1_000_000_000
@@ -103,7 +112,7 @@ import Testing
     @Test func withinOneProcessASteppedWallClockChangesNothing() throws {
         let lock = try Lock(fixture)
         try lock.store.keyStore().add(Self.alice)
-        for _ in 1...3 { _ = try lock.forge(1, on: link) }
+        for _ in 1...3 { _ = try lock.fail(1, on: link) }
         fixture.clocks.wallNanos += 3600 * 1_000_000_000  // NTP steps an hour forward
         #expect(try lock.genuine(counter: 1, on: link) == .lockedOut)
     }

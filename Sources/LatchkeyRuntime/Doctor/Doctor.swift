@@ -211,7 +211,7 @@ public struct Doctor {
                             + "keys live there: `chmod 0700 \(stateDirectory)`"))
         }
         if out.isEmpty { out.append(.ok("state directory \(stateDirectory): mode 0700, owned by \(who)")) }
-        return out + storage() + agentStore()
+        return out + storage() + agentStore() + agentAdvertising()
     }
 
     /// Below this the store's next transaction (WAL, journal, event log) may not fit.
@@ -231,14 +231,38 @@ public struct Doctor {
         return [.ok("state directory \(stateDirectory): writable, \(space.availableBytes / (1 << 20)) MiB free")]
     }
 
+    /// A field of the running agent's `status` line (`name=value`), when one answers.
+    func agentStatusField(_ name: String) -> Substring? {
+        guard let status = probes.agentStatus(stateDirectory),
+              let field = status.split(separator: " ").first(where: { $0.hasPrefix(name + "=") }) else { return nil }
+        return field.dropFirst(name.count + 1)
+    }
+
     /// What the running agent says of its store (`status`'s `store=`), when one answers.
     func agentStore() -> [DoctorFinding] {
-        guard let status = probes.agentStatus(stateDirectory),
-              let field = status.split(separator: " ").first(where: { $0.hasPrefix("store=") }) else { return [] }
-        let faults = field.dropFirst("store=".count)
+        guard let faults = agentStatusField("store") else { return [] }
         if faults == "ok" { return [.ok("the running \(agent.name) agent's store: every write on disk")] }
         return [.fix("the running \(agent.name) agent reports a store fault (\(faults)): writes to its state directory "
                      + "fail; see its log (`journalctl -u \(agent.unit)`), then free space or remount read-write")]
+    }
+
+    /// Whether the running lock advertises beside a linked central (`status`'s
+    /// `advertising_while_linked=`): where its controller cannot, one linked central (an idle
+    /// stranger) hides the lock from every phone until it is dropped (docs/SECURITY.md, "Strangers").
+    func agentAdvertising() -> [DoctorFinding] {
+        guard let answer = agentStatusField("advertising_while_linked") else { return [] }
+        switch answer {
+        case "yes":
+            return [.ok("the running lock advertises while a central is linked: one linked central does not hide it")]
+        case "no":
+            return [.warn("this Bluetooth controller cannot advertise while a central is linked (the kernel refused it: "
+                          + "the controller's LE states do not allow it): any linked central, an idle stranger too, hides "
+                          + "the lock from phones until it leaves or is dropped after `lock.unauthenticated_link_seconds`; "
+                          + "a controller that allows it fixes this")]
+        default:
+            return [.ok("the running lock has not yet learnt whether its controller advertises while a central is linked "
+                        + "(no central has linked since it started)")]
+        }
     }
 
     /// The phone's key: the secret every command is sealed with, readable by the agent and

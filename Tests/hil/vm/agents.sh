@@ -187,6 +187,37 @@ recovery() {
     echo "HIL-RECOVERY $1 $2 link_lost=$3 setup_timeouts=$(tail -n +$(($4 + 1)) $PHONE_OUT | grep -c '"event":"phone.setup_timeout"') forgotten_ms=$(cat $W/forgotten 2>/dev/null || echo 0)"
 }
 
+# --- a central with the stock tools (BlueZ's gatttool) ---------------------------------------
+
+LOCK_SERVICE=4c4b0001-0c1d-4e5a-9b3f-7a6c61746368
+LOCK_STATE=4c4b0002-0c1d-4e5a-9b3f-7a6c61746368
+LOCK_CONTROL=4c4b0003-0c1d-4e5a-9b3f-7a6c61746368
+# gatt INDEX ARGS...: gatttool on hciINDEX against the lock, a fresh connection, bounded
+gatt_on() { local i=$1; shift; timeout 20 gatttool -i hci$i -b $LOCK_ADDR -t public "$@" 2>&1; }
+# lock_handles INDEX: discovers, from hciINDEX, the lock state's value handle and its CCCD (the
+# 0x2902 descriptor between the value and the next characteristic declaration) and the
+# control characteristic's value handle: STATE_VALUE, STATE_CCCD, CONTROL_VALUE (empty when
+# not found; what gatttool said is in $W/chars.out and $W/desc.out).
+lock_handles() {
+    local next_decl end
+    STATE_VALUE= STATE_CCCD= CONTROL_VALUE=
+    gatt_on $1 --characteristics > $W/chars.out
+    value_of() { grep -i "uuid = $1" $W/chars.out | sed -n 's/.*char value handle = \(0x[0-9a-f]*\).*/\1/p' | head -1; }
+    STATE_VALUE=$(value_of $LOCK_STATE)
+    CONTROL_VALUE=$(value_of $LOCK_CONTROL)
+    [ -n "$STATE_VALUE" ] || return 0
+    next_decl=$(sed -n 's/^handle = \(0x[0-9a-f]*\), char properties.*/\1/p' $W/chars.out \
+        | while read h; do [ $((h)) -gt $((STATE_VALUE)) ] && { echo $h; break; }; done)
+    end=$(printf '0x%04x' $(( ${next_decl:-0x10000} - 1 )))
+    gatt_on $1 --char-desc -s $(printf '0x%04x' $((STATE_VALUE + 1))) -e $end > $W/desc.out
+    STATE_CCCD=$(grep -i 'uuid = 00002902-' $W/desc.out | sed -n 's/^handle = \(0x[0-9a-f]*\),.*/\1/p' | head -1)
+}
+# att_errors SNOOP: the ATT Error Responses in a btmon trace, one "Error: ... (0xNN)" line each
+# (each appears twice: sent by one controller's host, received by the other's)
+att_errors() {
+    btmon -r "$1" 2>/dev/null | grep -A4 'ATT: Error Response' | grep -o 'Error: .*(0x[0-9a-fA-F]*)'
+}
+
 # --- the end ----------------------------------------------------------------------------------
 # scenario_end (the EXIT trap): stops the agents, shows their output when a check failed (or
 # everything with --verbose), and exits 1 when a check failed, or with the scenario's own

@@ -34,6 +34,14 @@ public enum FuzzDriver {
         return Array(UnsafeBufferPointer(start: data, count: size))
     }
 
+    /// Targets that feed several parsers: the first octet picks one (modulo their count) and
+    /// the rest is its input; an empty input feeds nothing.
+    public static func select(_ data: UnsafePointer<UInt8>?, _ size: Int, among parsers: [([UInt8]) -> Void]) {
+        let input = bytes(data, size)
+        guard let selector = input.first, !parsers.isEmpty else { return }
+        parsers[Int(selector) % parsers.count](Array(input.dropFirst()))
+    }
+
     /// A failed invariant: crash so that libFuzzer saves the input.
     public static func check(_ condition: Bool, _ message: @autoclosure () -> String) {
         if !condition {

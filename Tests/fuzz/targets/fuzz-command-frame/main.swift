@@ -102,16 +102,7 @@ func seeds() -> [[UInt8]] {
 /// link pulls in even though `main.swift`'s main runs (SwiftPM points `main` at it).
 @_cdecl("LLVMFuzzerTestOneInput")
 public func testOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
-    let input = FuzzDriver.bytes(data, size)
-    guard let selector = input.first else { return 0 }
-    let rest = Array(input.dropFirst())
-    switch selector % 5 {
-    case 0: verify(rest)
-    case 1: body(rest)
-    case 2: pairingRequest(rest)
-    case 3: pairingResponse(rest)
-    default: event(rest)
-    }
+    FuzzDriver.select(data, size, among: [verify, body, pairingRequest, pairingResponse, event])
     return 0
 }
 
