@@ -1,5 +1,6 @@
 import ArgumentParser
 import LatchkeyLock
+import LatchkeyLockProtocol
 import LatchkeyRuntime
 import LatchkeySecurity
 import LatchkeyStore
@@ -63,6 +64,7 @@ extension Latchkey {
 
             func validate() throws {
                 guard KeyRole(rawValue: role) != nil else { throw ValidationError("--role must be admin or user") }
+                if let problem = PairingName.problem(name) { throw ValidationError("--name is refused: \(problem)") }
             }
 
             func run() throws {
@@ -70,9 +72,8 @@ extension Latchkey {
                 let keyID = try id ?? keys.nextID()
                 let key = PhoneKey(id: keyID, name: name, secret: CommandSealing.newSecret(), role: KeyRole(rawValue: role)!,
                                    mayRequestArrivalUnlock: !noArrivalUnlock)
-                try keys.add(key)
+                try KeyExport.add(key, to: keys, exportingSecretTo: exportSecret)
                 try logKeyChange(.add, key: keyID, stateDir: stateDir)
-                try writeSecretFile(exportSecret, key.secret)
                 print("added key \(keyID) (\(name), \(role)); secret written to \(exportSecret)")
             }
         }
@@ -85,7 +86,7 @@ extension Latchkey {
             func run() throws {
                 for k in try StateStores.openKeys(stateDir).list() {
                     let state = k.key.revoked ? "revoked" : "active"
-                    print("\(k.key.id)\t\(k.key.name)\t\(k.key.role.rawValue)\t\(state)\tarrival=\(k.key.mayRequestArrivalUnlock)\tcounter=\(k.lastCounter)")
+                    print("\(k.key.id)\t\(PairingName.escaped(k.key.name))\t\(k.key.role.rawValue)\t\(state)\tarrival=\(k.key.mayRequestArrivalUnlock)\tcounter=\(k.lastCounter)")
                 }
             }
         }
