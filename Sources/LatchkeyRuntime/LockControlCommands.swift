@@ -7,6 +7,7 @@ import LatchkeySecurity
 /// opens pairing windows (docs/LOCK-RULES.md rule 3).
 ///
 ///     pair SECONDS ROLE ARRIVAL [NAME...]   open a window; ROLE admin|user, ARRIVAL yes|no
+///                                            (yes only with admin: a user key never has it)
 ///     pair-confirm CODE                      the owner's answer: the code the phone shows
 ///     pair-reject                            the owner's answer: the codes differ
 ///     fingerprint                            the lock's identity fingerprint
@@ -42,6 +43,10 @@ enum LockControlCommands {
             guard words.count >= 4, let seconds = Int(words[1]), (1...600).contains(seconds),
                   let role = KeyRole(rawValue: words[2]), ["yes", "no"].contains(words[3]) else {
                 reply("error usage: pair SECONDS(1...600) admin|user yes|no [NAME]")
+                return true
+            }
+            if let refusal = arrivalUnlockRefusal(role: role, arrival: words[3] == "yes") {
+                reply("error \(refusal)")
                 return true
             }
             let name = words.count > 4 ? words[4...].joined(separator: " ") : nil

@@ -90,6 +90,19 @@ struct PairingTests: OnPairingRig {
         #expect(responder.confirm(code: key.comparisonCode) == nil, "once")
     }
 
+    @Test func arrivalUnlockIsOffUnlessTheOwnerAsksAndNeverForAUserKey() throws {
+        rig.open(PairingOffer(role: .admin))
+        #expect(try !rig.pair(rig.phone("default"), on: LinkID(11)).mayRequestArrivalUnlock, "off by default")
+        rig.open(PairingOffer(role: .admin, mayRequestArrivalUnlock: true))
+        #expect(try rig.pair(rig.phone("owner"), on: LinkID(12)).mayRequestArrivalUnlock, "an admin's explicit opt-in")
+        // A user (guest) offer that asks for it anyway is granted without it, on both sides.
+        rig.open(PairingOffer(role: .user, mayRequestArrivalUnlock: true))
+        let guest = try rig.pair(rig.phone("guest"), on: LinkID(13))
+        #expect(!guest.mayRequestArrivalUnlock && keys.key(id: guest.keyID)?.mayRequestArrivalUnlock == false)
+        #expect(arrivalUnlockRefusal(role: .user, arrival: true)?.contains("only an admin key") == true)
+        #expect(arrivalUnlockRefusal(role: .admin, arrival: true) == nil)
+    }
+
     @Test func writesOutsideAWindowAreRefused() throws {
         let phone = rig.phone("x")
         #expect(responder.handleRequest(phone.request.bytes, on: rig.link) == .failure(.pairingClosed))
