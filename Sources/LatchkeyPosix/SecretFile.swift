@@ -52,6 +52,13 @@ public enum SecretFile {
 /// when someone can answer.
 public enum Terminal {
     public static var standardInputIsInteractive: Bool { Syscalls.isTerminal(0) }
+
+    /// Prints `line` and flushes it: `latchkey pair` runs for minutes, and whoever reads its
+    /// output through a pipe or a file (a script waiting for the code) must see each line.
+    public static func printFlushed(_ line: String, terminator: String = "\n") {
+        print(line, terminator: terminator)
+        Syscalls.flushStandardOutput()
+    }
 }
 
 extension SecretFile {

@@ -49,7 +49,7 @@ extension Latchkey {
             let socket = stateDir + "/control.sock"
             if confirm != nil || reject {
                 let ok = try LocalControlClient.send(confirm.map { "pair-confirm \($0)" } ?? "pair-reject", to: socket) {
-                    print($0)
+                    Terminal.printFlushed($0)
                 }
                 if !ok { throw ExitCode(1) }
                 return
@@ -57,7 +57,7 @@ extension Latchkey {
             var words = ["pair", "\(window)", role, arrival ? "yes" : "no"]
             if let name { words.append(name) }
             let interactive = Terminal.standardInputIsInteractive
-            let ok = try LocalControlClient.send(words.joined(separator: " "), to: socket, print: { print($0) },
+            let ok = try LocalControlClient.send(words.joined(separator: " "), to: socket, print: { Terminal.printFlushed($0) },
                                                  answer: { line in ownerAnswer(line, interactive: interactive) })
             if !ok { throw ExitCode(1) }
         }
@@ -69,8 +69,8 @@ extension Latchkey {
                 return nil
             }
             guard interactive else {
-                print("compare with the phone's code, then answer from another shell: "
-                      + "`latchkey pair --confirm <the phone's code>` or `latchkey pair --reject`")
+                Terminal.printFlushed("compare with the phone's code, then answer from another shell: "
+                                      + "`latchkey pair --confirm <the phone's code>` or `latchkey pair --reject`")
                 return nil
             }
             print("Does the phone show \(code)? Only then type y to enrol it [y/N]: ", terminator: "")

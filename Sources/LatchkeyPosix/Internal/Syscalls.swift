@@ -206,6 +206,10 @@ enum Syscalls {
 
     static func isTerminal(_ fd: CInt) -> Bool { isatty(fd) == 1 }
 
+    /// fflush(NULL), every output stream (naming `stdout` is a global Swift 6 refuses): a
+    /// line printed to a pipe or a file reaches it now, not at exit.
+    static func flushStandardOutput() { _ = fflush(nil) }
+
     // MARK: Signals
 
     static func forwardSignal(_ signo: CInt, to writeFD: CInt) throws(SystemError) {
