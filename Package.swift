@@ -133,6 +133,7 @@ let package = Package(
         .executableTarget(
             name: "latchkey",
             dependencies: ["LatchkeyRuntime", "LatchkeyBuildInfo", "LatchkeyAgents", "LatchkeyConfig", "LatchkeySimAir", "LatchkeyPosix", "LatchkeyStore",
+                           "LatchkeyLockProtocol",
                            "LatchkeyLock", "LatchkeySecurity", "LatchkeyTransport",
                            .product(name: "ArgumentParser", package: "swift-argument-parser"),
                            .product(name: "Logging", package: "swift-log")],

@@ -2,6 +2,7 @@ import LatchkeyLock
 import LatchkeyLockProtocol
 import LatchkeyManagers
 import LatchkeySecurity
+import LatchkeyTransport
 
 // The lock agent's security duties besides verifying commands (docs/SECURITY.md): the
 // audit trail of failures and lockouts, the admin-only operations, and pairing.
@@ -69,41 +70,96 @@ extension LockAgent {
     // MARK: Pairing
 
     /// Opens a pairing window on the lock's side (docs/LOCK-RULES.md rule 3); false when this
-    /// lock has no pairing set up or a window is open already. The new key, if any, is
-    /// logged as a LockUserChange(add) before `done` hears of it.
+    /// lock has no pairing set up or a window is open already. `asked` hears of the phone
+    /// whose key waits for the owner's confirmation (its code); `done` of the end. The new
+    /// key, if any, is logged as a LockUserChange(add), and a key the owner did not confirm as
+    /// a LockOperationError(pairingNotConfirmed), before `done` hears of it.
     @discardableResult
     public func openPairingWindow(for duration: Duration, offer: PairingOffer,
+                                  asked: @escaping (PendingPairing) -> Void = { _ in },
                                   done: @escaping (PairingOutcome) -> Void) -> Bool {
         guard let pairing else { return false }
-        let opened = pairing.open(for: duration, offer: offer) { [weak self] outcome in
+        let opened = pairing.open(for: duration, offer: offer, asked: { [weak self] pending in
+            self?.emit("lock.pairing_pending", ["key": "\(pending.key.id)", "name": PairingName.escaped(pending.key.name),
+                                                "code": pending.comparisonCode])
+            self?.advertise()
+            asked(pending)
+        }, done: { [weak self] outcome in
             if let self {
-                switch outcome {
-                case .paired(let key, let code):
-                    lockEvent(securityEvent(.lockUserChange(KeyChangeRecord(.add, source: .remote, key: KeyID(key.id)))))
-                    emit("lock.key_paired", ["key": "\(key.id)", "name": key.name, "role": key.role.rawValue,
-                                             "arrival": "\(key.mayRequestArrivalUnlock)", "code": code])
-                case .closedUnused:
-                    emit("lock.pairing_closed")
-                }
+                pairingEnded(outcome)
+                advertise()
             }
             done(outcome)
-        }
+        })
         if opened {
             emit("lock.pairing_open", ["seconds": "\(duration.components.seconds)", "role": offer.role.rawValue,
                                        "fingerprint": pairing.identity.fingerprint])
+            advertise()
         }
         return opened
     }
+
+    private func pairingEnded(_ outcome: PairingOutcome) {
+        switch outcome {
+        case .paired(let key, let code):
+            lockEvent(securityEvent(.lockUserChange(KeyChangeRecord(.add, source: .remote, key: KeyID(key.id)))))
+            emit("lock.key_paired", ["key": "\(key.id)", "name": PairingName.escaped(key.name), "role": key.role.rawValue,
+                                     "arrival": "\(key.mayRequestArrivalUnlock)", "code": code])
+        case .notEnrolled(let pending, let reason):
+            // The key never existed for the verifier; the attempt is in the audit log all the same.
+            let record = LockOperationRecord(operation: nil, source: .remote, who: KeyID(pending.key.id))
+            lockEvent(securityEvent(.lockOperationError(record, .pairingNotConfirmed)))
+            emit("lock.pairing_not_enrolled", ["key": "\(pending.key.id)", "name": PairingName.escaped(pending.key.name),
+                                               "reason": reason.rawValue])
+        case .closedUnused:
+            emit("lock.pairing_closed")
+        }
+    }
+
+    /// The owner's answer to the pending pairing (`latchkey pair`): the code the phone shows.
+    /// Nil when no key is pending.
+    @discardableResult
+    public func confirmPairing(code: String) -> PairingOutcome? { pairing?.confirm(code: code) }
+
+    /// The owner said the codes differ; nil when no key is pending.
+    @discardableResult
+    public func rejectPairing() -> PairingOutcome? { pairing?.reject() }
 
     public func closePairingWindow() { pairing?.close() }
 
     public var lockFingerprint: String? { pairing?.identity.fingerprint }
 
+    /// Pairing writes seen, refused and not enrolled since the agent started (`status`).
+    public var pairingCounts: PairingCounts { pairing?.counts ?? PairingCounts() }
+
+    /// The lock's advertising: its service UUID (what a phone filters on) and the name the
+    /// owner chose, and while a pairing window takes a request, the pairing beacon in the
+    /// scan response (`PairingBeacon`). Nothing else.
+    var advertisement: Advertisement {
+        var beacon: AdvertisingData?
+        if let pairing, pairing.isOpen, pairing.pending == nil {
+            let octets = PairingKeyAgreement.fingerprintOctets(of: pairing.identity.publicKey)
+            beacon = AdvertisingData(flags: nil, manufacturerData: PairingBeacon(fingerprint: octets).manufacturerData)
+        }
+        return Advertisement(data: AdvertisingData(serviceUUIDs: [LockServiceUUID.service], localName: configuration.name),
+                             scanResponse: beacon, interval: configuration.advertisingInterval)
+    }
+
+    /// (Re)starts advertising with the current `advertisement` (the beacon comes and goes
+    /// with the pairing window), but never while every link is taken: that limit belongs to
+    /// `advertiseWhileLinksAreFree`.
+    func advertise() {
+        guard peripheral.state == .poweredOn, service != nil else { return }
+        guard peripheral.centrals.count < configuration.maximumLinks else { return }
+        peripheral.startAdvertising(advertisement)
+    }
+
     func pairingRequest(_ bytes: [UInt8], from central: Central) -> CommandRejection? {
         guard let pairing else { return .pairingClosed }
         switch pairing.handleRequest(bytes, on: central.linkID) {
         case .failure(let why):
-            emit("lock.pairing_refused", ["central": "\(central.identifier)", "reason": "\(why)"])
+            emit("lock.pairing_refused", ["central": "\(central.identifier)", "reason": "\(why)",
+                                          "refused_total": "\(pairing.counts.refused)"])
             return why
         case .success:
             linkAuthenticated(central)  // it holds a key now; its phone opens a session next

@@ -209,13 +209,7 @@ public final class LockAgent: PeripheralManagerDelegate {
                 return
             }
         }
-        pm.startAdvertising(advertisement)
-    }
-
-    /// The service UUID (what a phone filters on) and the name the owner chose: nothing else.
-    var advertisement: Advertisement {
-        Advertisement(data: AdvertisingData(serviceUUIDs: [LockServiceUUID.service], localName: configuration.name),
-                      interval: configuration.advertisingInterval)
+        advertise()
     }
 
     public func peripheralManagerDidStartAdvertising(_ pm: PeripheralManager, error: BluetoothError?) {
@@ -399,7 +393,8 @@ public final class LockAgent: PeripheralManagerDelegate {
         case .journalFailed: .storageFailure
         case .invalidCredential, .disabledUserDenied: .notAuthorized
         case .busy: .busy  // the phone may ask again once the bolt stops (an arrival does, once)
-        case .unspecified, .restricted, .insufficientBattery, .doorOpen, .notReady, .interrupted: .refusedByPolicy
+        case .unspecified, .restricted, .insufficientBattery, .doorOpen, .notReady, .interrupted, .pairingNotConfirmed:
+            .refusedByPolicy
         }
     }
 

@@ -72,6 +72,7 @@ extension LockEvent {
         case .notReady: "not ready"
         case .interrupted: "interrupted by a restart, past its window"
         case .hardwareFault: "actuator fault"
+        case .pairingNotConfirmed: "pairing not confirmed by the owner (key never enrolled)"
         case .unspecified, .insufficientBattery: "\(error)"
         }
     }

@@ -96,6 +96,9 @@ public enum OperationError: UInt8, Hashable, Sendable, CaseIterable {
     case interrupted = 0x85
     /// The actuator output could not be set.
     case hardwareFault = 0x86
+    /// A phone's pairing the lock's owner did not confirm (a code that did not match, the
+    /// owner's "no", or no answer in time): its key was never enrolled.
+    case pairingNotConfirmed = 0x87
 }
 
 /// Matter AlarmCodeEnum.

@@ -5,32 +5,40 @@
 
 /// The phone's half of the key agreement, written to the pairing characteristic.
 ///
-///     0       version (0x01)
+///     0       version (0x02)
 ///     1       frame kind (0x10 = pairing request)
 ///     2..33   the phone's ephemeral X25519 public key
-///     34      name length n (0...32)
-///     35..    the name the phone proposes (UTF-8, n octets)
+///     34..49  the phone's nonce (16 random octets)
+///     50      name length n (0...32)
+///     51..    the name the phone proposes (UTF-8, n octets, printable: `PairingName`)
 public struct PairingRequest: Equatable, Sendable {
-    public static let version: UInt8 = 1
+    /// 2: nonces, the 128-bit fingerprint and the owner's confirmation (issue 16); a version-1
+    /// request is refused as malformed.
+    public static let version: UInt8 = 2
     public static let kind: UInt8 = 0x10
     public static let publicKeyLength = 32
-    public static let maximumNameLength = 32
-    static let fixedLength = 2 + publicKeyLength + 1
+    public static let nonceLength = 16
+    public static let maximumNameLength = PairingName.maximumLength
+    static let nameLengthOffset = 2 + publicKeyLength + nonceLength
+    static let fixedLength = nameLengthOffset + 1
 
     public var phonePublicKey: [UInt8]
+    public var nonce: [UInt8]
     public var name: String
 
-    public init(phonePublicKey: [UInt8], name: String) {
-        precondition(phonePublicKey.count == Self.publicKeyLength)
+    public init(phonePublicKey: [UInt8], nonce: [UInt8], name: String) {
+        precondition(phonePublicKey.count == Self.publicKeyLength && nonce.count == Self.nonceLength)
         self.phonePublicKey = phonePublicKey
-        // Cut at a character boundary so the name always fits and always decodes.
+        self.nonce = nonce
+        // Cut at a character boundary so the name always fits (the lock still refuses a
+        // non-printable one: the phone's caller validates it first).
         var cut = ""
         for c in name where cut.utf8.count + String(c).utf8.count <= Self.maximumNameLength { cut.append(c) }
         self.name = cut
     }
 
     public var bytes: [UInt8] {
-        [Self.version, Self.kind] + phonePublicKey + [UInt8(name.utf8.count)] + Array(name.utf8)
+        [Self.version, Self.kind] + phonePublicKey + nonce + [UInt8(name.utf8.count)] + Array(name.utf8)
     }
 
     public init(decoding bytes: [UInt8]) throws(LockProtocolError) {
@@ -39,51 +47,55 @@ public struct PairingRequest: Equatable, Sendable {
         }
         guard bytes[0] == Self.version else { throw .malformed("pairing request version \(bytes[0])") }
         guard bytes[1] == Self.kind else { throw .malformed("pairing request kind \(bytes[1])") }
-        let n = Int(bytes[34])
+        let n = Int(bytes[Self.nameLengthOffset])
         guard bytes.count == Self.fixedLength + n else { throw .malformed("pairing request name length \(n)") }
-        guard let name = String(validating: bytes[35...], as: UTF8.self) else {
+        guard let name = String(validating: bytes[Self.fixedLength...], as: UTF8.self) else {
             throw .malformed("pairing request name is not UTF-8")
         }
+        if let problem = PairingName.problem(name) { throw .malformed("pairing request name \(problem)") }
         phonePublicKey = Array(bytes[2..<34])
+        nonce = Array(bytes[34..<Self.nameLengthOffset])
         self.name = name
     }
 }
 
 /// The lock's half, read from the pairing characteristic after an accepted request.
 ///
-///     0       version (0x01)
+///     0       version (0x02)
 ///     1       frame kind (0x11 = pairing response)
 ///     2..33   the lock's identity X25519 public key (static, kept in its state directory)
 ///     34..65  the lock's ephemeral X25519 public key
-///     66..69  the new key's id (big-endian)
-///     70      role: 0 user, 1 admin
-///     71      flags: bit 0 = may request arrival unlock; other bits 0
-///     72..87  the lock's key confirmation (16 octets)
+///     66..81  the lock's nonce (16 random octets)
+///     82..85  the new key's id (big-endian)
+///     86      role: 0 user, 1 admin
+///     87      flags: bit 0 = may request arrival unlock; other bits 0
+///     88..103 the lock's key confirmation (16 octets)
 public struct PairingResponse: Equatable, Sendable {
-    public static let version: UInt8 = 1
+    public static let version: UInt8 = PairingRequest.version
     public static let kind: UInt8 = 0x11
-    public static let length = 88
+    public static let length = 104
     public static let confirmationLength = 16
     public static let arrivalFlag: UInt8 = 1 << 0
 
     public var lockIdentityKey: [UInt8]
     public var lockPublicKey: [UInt8]
+    public var nonce: [UInt8]
     public var keyID: UInt32
     /// 0 user, 1 admin (the lock chose it when its owner opened the window).
     public var role: UInt8
     public var flags: UInt8
     public var confirmation: [UInt8]
 
-    public init(lockIdentityKey: [UInt8], lockPublicKey: [UInt8], keyID: UInt32, role: UInt8, flags: UInt8,
-                confirmation: [UInt8]) {
-        precondition(lockIdentityKey.count == 32 && lockPublicKey.count == 32
+    public init(lockIdentityKey: [UInt8], lockPublicKey: [UInt8], nonce: [UInt8], keyID: UInt32, role: UInt8,
+                flags: UInt8, confirmation: [UInt8]) {
+        precondition(lockIdentityKey.count == 32 && lockPublicKey.count == 32 && nonce.count == PairingRequest.nonceLength
                      && confirmation.count == Self.confirmationLength)
-        self.lockIdentityKey = lockIdentityKey; self.lockPublicKey = lockPublicKey; self.keyID = keyID
+        self.lockIdentityKey = lockIdentityKey; self.lockPublicKey = lockPublicKey; self.nonce = nonce; self.keyID = keyID
         self.role = role; self.flags = flags; self.confirmation = confirmation
     }
 
     public var bytes: [UInt8] {
-        var out: [UInt8] = [Self.version, Self.kind] + lockIdentityKey + lockPublicKey
+        var out: [UInt8] = [Self.version, Self.kind] + lockIdentityKey + lockPublicKey + nonce
         out.appendBE(keyID)
         out += [role, flags] + confirmation
         return out
@@ -92,13 +104,14 @@ public struct PairingResponse: Equatable, Sendable {
     public init(decoding bytes: [UInt8]) throws(LockProtocolError) {
         guard bytes.count == Self.length else { throw .malformed("pairing response length \(bytes.count)") }
         guard bytes[0] == Self.version, bytes[1] == Self.kind else { throw .malformed("pairing response header") }
-        guard bytes[70] <= 1 else { throw .malformed("pairing response role \(bytes[70])") }
-        guard bytes[71] & ~Self.arrivalFlag == 0 else { throw .malformed("pairing response flags \(bytes[71])") }
+        guard bytes[86] <= 1 else { throw .malformed("pairing response role \(bytes[86])") }
+        guard bytes[87] & ~Self.arrivalFlag == 0 else { throw .malformed("pairing response flags \(bytes[87])") }
         lockIdentityKey = Array(bytes[2..<34])
         lockPublicKey = Array(bytes[34..<66])
-        keyID = bytes.readBE32(at: 66)
-        role = bytes[70]
-        flags = bytes[71]
-        confirmation = Array(bytes[72..<88])
+        nonce = Array(bytes[66..<82])
+        keyID = bytes.readBE32(at: 82)
+        role = bytes[86]
+        flags = bytes[87]
+        confirmation = Array(bytes[88..<104])
     }
 }

@@ -6,15 +6,21 @@ import LatchkeyPosix
 /// The client side of an agent's control socket, for `latchkey phone-ctl` and `lock-ctl`.
 public enum LocalControlClient {
     /// Sends one command and prints replies until one starts with "ok" or "error".
-    /// Returns whether the final reply was "ok".
-    public static func send(_ command: String, to path: String, print: @escaping (String) -> Void) throws(RuntimeError) -> Bool {
+    /// Returns whether the final reply was "ok". `answer` may send one more command on the same
+    /// connection in reply to a line (the owner's answer to `pair`'s "confirm" line).
+    public static func send(_ command: String, to path: String, print: @escaping (String) -> Void,
+                            answer: @escaping (String) -> String? = { _ in nil }) throws(RuntimeError) -> Bool {
         let loop = PosixEventLoop()
         var final: Bool?
-        let channel = try send(command, to: path, on: loop, line: print) { final = $0 }
+        var channel: PacketChannel?
+        channel = try send(command, to: path, on: loop, line: { line in
+            print(line)
+            if let reply = answer(line) { channel?.send(Array(reply.utf8)) }
+        }) { final = $0 }
         // A probe of many commands takes a while; each answer arrives as it happens.
         // A loop error ends the wait like the timeout: no final reply, so false is returned.
-        _ = try? loop.run(until: { final != nil }, timeout: .seconds(600))
-        channel.close()
+        _ = try? loop.run(until: { final != nil }, timeout: .seconds(900))
+        channel?.close()
         return final ?? false
     }
 

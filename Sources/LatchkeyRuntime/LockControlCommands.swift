@@ -1,4 +1,5 @@
 import LatchkeyAgents
+import LatchkeyLockProtocol
 import LatchkeySecurity
 
 /// The lock agent's local control socket (`<state_directory>/control.sock`, reachable only
@@ -7,14 +8,18 @@ import LatchkeySecurity
 ///
 ///     pair SECONDS ROLE ARRIVAL [NAME...]   open a window; ROLE admin|user, ARRIVAL yes|no
 ///                                            (yes only with admin: a user key never has it)
+///     pair-confirm CODE                      the owner's answer: the code the phone shows
+///     pair-reject                            the owner's answer: the codes differ
 ///     fingerprint                            the lock's identity fingerprint
 ///
 /// (`status`, `suspend`, `resume` and `execution` are answered before these: ControlDispatcher.)
 ///
-/// `pair` answers "note ..." lines while the window is open, then "ok paired key N ..." or
-/// "error ...". Closing the connection early does not close the window: it times out.
+/// `pair` answers "note ..." lines while the window is open, "confirm key=N name=... code=C"
+/// when a phone's key waits for the owner, then "ok paired key N ..." or "error ...". Closing
+/// the connection early does not close the window: it times out, and a key nobody confirmed
+/// is not enrolled.
 enum LockControlCommands {
-    static let usage = "pair SECONDS admin|user yes|no [NAME], fingerprint"
+    static let usage = "pair SECONDS admin|user yes|no [NAME], pair-confirm CODE, pair-reject, fingerprint"
 
     /// The lock's part of `status`. `advertisingWhileLinked`: whether the controller
     /// advertises beside a linked central (docs/SECURITY.md, "Strangers"), nil while no
@@ -24,6 +29,8 @@ enum LockControlCommands {
             + "operating_mode=\(agent.controller.operatingMode) transport_refusals=\(agent.transportRefusals) "
             + "store=\(agent.storeFaults.isEmpty ? "ok" : agent.storeFaults.joined(separator: ",")) "
             + "advertising_while_linked=\(advertisingWhileLinked.map { $0 ? "yes" : "no" } ?? "unknown")"
+            + " pairing_writes=\(agent.pairingCounts.requests) pairing_refused=\(agent.pairingCounts.refused)"
+            + " pairing_not_enrolled=\(agent.pairingCounts.notEnrolled)"
     }
 
     /// Everything the lock daemon's control socket answers.
@@ -48,16 +55,26 @@ enum LockControlCommands {
                 return true
             }
             let name = words.count > 4 ? words[4...].joined(separator: " ") : nil
+            if let name, let problem = PairingName.problem(name) {
+                reply("error the name is refused: \(problem)")
+                return true
+            }
             let offer = PairingOffer(role: role, mayRequestArrivalUnlock: words[3] == "yes", name: name)
-            let opened = agent.openPairingWindow(for: .seconds(seconds), offer: offer) { outcome in
+            let opened = agent.openPairingWindow(for: .seconds(seconds), offer: offer, asked: { pending in
+                reply("confirm key=\(pending.key.id) name=\(PairingName.escaped(pending.key.name)) "
+                      + "code=\(pending.comparisonCode)")
+            }, done: { outcome in
                 switch outcome {
                 case .paired(let key, let code):
-                    reply("ok paired key \(key.id) name=\(key.name) role=\(key.role.rawValue) "
+                    reply("ok paired key \(key.id) name=\(PairingName.escaped(key.name)) role=\(key.role.rawValue) "
                           + "arrival=\(key.mayRequestArrivalUnlock ? "yes" : "no") code=\(code)")
                 case .closedUnused:
                     reply("error the pairing window closed with no phone paired")
+                case .notEnrolled(let pending, let reason):
+                    reply("error key \(pending.key.id) (\(PairingName.escaped(pending.key.name))) not enrolled: "
+                          + "\(reason.rawValue); the window is closed")
                 }
-            }
+            })
             guard opened else {
                 reply(agent.lockFingerprint == nil ? "error this lock has no pairing set up"
                                                    : "error a pairing window is open already")
@@ -65,6 +82,19 @@ enum LockControlCommands {
             }
             reply("note pairing window open for \(seconds) s (role \(role.rawValue)); "
                   + "lock fingerprint \(agent.lockFingerprint ?? "?")")
+        case "pair-confirm":
+            guard words.count == 2 else { reply("error usage: pair-confirm CODE"); return true }
+            switch agent.confirmPairing(code: words[1]) {
+            case nil: reply("error no pairing waits for confirmation")
+            case .paired(let key, _)?: reply("ok enrolled key \(key.id)")
+            case .notEnrolled(_, let reason)?: reply("error not enrolled: \(reason.rawValue); the window is closed")
+            case .closedUnused?: reply("error the pairing window closed with no phone paired")
+            }
+        case "pair-reject":
+            guard words.count == 1 else { reply("error usage: pair-reject"); return true }
+            if agent.rejectPairing() == nil { reply("error no pairing waits for confirmation") } else {
+                reply("ok refused; the window is closed")
+            }
         case "fingerprint":
             if let f = agent.lockFingerprint { reply("ok \(f)") } else { reply("error this lock has no pairing set up") }
         default:

@@ -1,7 +1,5 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import LatchkeySecurity
+import LatchkeyTransport
 
 /// The phone's key as `latchkey phone pair` stores it: `<state_directory>/paired.key`, mode
 /// 0600 in the 0700 state directory (docs/LOCK-RULES.md rule 7). One `name: value` per line:
@@ -11,11 +9,15 @@ import LatchkeySecurity
 ///     role: user
 ///     arrival_unlock: yes
 ///     lock_identity: <64 hex digits>
-///     lock_fingerprint: 1a2b-3c4d-5e6f-7081
+///     lock_fingerprint: 1a2b-3c4d-5e6f-7081-92a3-b4c5-d6e7-f809
+///     lock_address: C0:FF:EE:00:00:01
+///
+/// `lock_address` is the lock the phone paired with — found by a scan or named in the
+/// configuration —, used when the configuration names none.
 public enum PairedKeyFile {
     public static let fileName = "paired.key"
 
-    public static func write(_ key: PairedKey, to path: String) throws(RuntimeError) {
+    public static func write(_ key: PairedKey, lockAddress: BluetoothAddress, to path: String) throws(RuntimeError) {
         let text = """
             # Written by `latchkey phone pair`: this phone's key for its lock. Keep it secret.
             key_id: \(key.keyID)
@@ -24,13 +26,17 @@ public enum PairedKeyFile {
             arrival_unlock: \(key.mayRequestArrivalUnlock ? "yes" : "no")
             lock_identity: \(hexString(key.lockIdentity))
             lock_fingerprint: \(key.lockFingerprint)
+            lock_address: \(lockAddress)
             """
-        unlink(path)  // a fresh file gets mode 0600 whatever the old one had
-        try writeFile(path, text, mode: 0o600)
+        try writeSecret(Array((text + "\n").utf8), to: path)
     }
 
-    /// The key id and secret from a paired-key file.
-    public static func read(_ path: String) throws(RuntimeError) -> (keyID: UInt32, secret: [UInt8]) {
+    /// The key id, the secret and the lock's address (nil in a file written before issue 16)
+    /// from a paired-key file.
+    public static func read(_ path: String) throws(RuntimeError)
+        -> (keyID: UInt32, secret: [UInt8], lockAddress: BluetoothAddress?)
+    {
+        try refuseExposedSecret(path)
         let text: String
         do { text = try readTextFile(path) } catch { throw RuntimeError("cannot read key file \(path): \(error)") }
         var fields: [String: String] = [:]
@@ -44,7 +50,14 @@ public enum PairedKeyFile {
         guard let hex = fields["secret"], let secret = bytes(fromHex: hex), secret.count == 32 else {
             throw RuntimeError("key file \(path): secret must be 64 hex digits")
         }
-        return (id, secret)
+        var lock: BluetoothAddress?
+        if let text = fields["lock_address"] {
+            guard let address = BluetoothAddress(string: text) else {
+                throw RuntimeError("key file \(path): lock_address is not an address like C0:FF:EE:00:00:01")
+            }
+            lock = address
+        }
+        return (id, secret, lock)
     }
 }
 

@@ -6,6 +6,7 @@ import Logging
 import LatchkeyLockProtocol
 import LatchkeyManagers
 import LatchkeyPosix
+import LatchkeyTransport
 
 /// `latchkey phone`: the phone agent on the real-time loop until SIGTERM/SIGINT, with a
 /// local control socket for scripted commands (ControlDispatcher, PhoneControlCommands).
@@ -21,15 +22,20 @@ public enum PhoneDaemon {
     /// its gate, signal handlers and the control socket.
     static func start(_ settings: PhoneSettings, on loop: PosixEventLoop, printer: EventPrinter,
                       logger: Logger) throws(RuntimeError) -> RunningAgent<PhoneAgent> {
-        logger.info("phone agent starting", metadata: ["transport": "\(settings.transport)",
-                                                       "lock": "\(settings.lockAddress)",
-                                                       "state": "\(settings.stateDirectory)"])
-        let keyID: UInt32, secret: [UInt8]
+        let keyID: UInt32, secret: [UInt8], pairedLock: BluetoothAddress?
         if let id = settings.keyID {
-            (keyID, secret) = (id, try readSecret(settings.keySecretFile))
+            (keyID, secret, pairedLock) = (id, try readSecret(settings.keySecretFile), nil)
         } else {
-            (keyID, secret) = try PairedKeyFile.read(settings.keySecretFile)
+            (keyID, secret, pairedLock) = try PairedKeyFile.read(settings.keySecretFile)
         }
+        // The configuration's address wins; else the one `latchkey phone pair` found by its scan.
+        guard let lockAddress = settings.lockAddress ?? pairedLock else {
+            throw RuntimeError("no lock_address in the configuration, nor in \(settings.keySecretFile); "
+                               + "run `latchkey phone pair` (it finds the lock) or set lock_address")
+        }
+        logger.info("phone agent starting", metadata: ["transport": "\(settings.transport)",
+                                                       "lock": "\(lockAddress)",
+                                                       "state": "\(settings.stateDirectory)"])
         let service = ServiceReadiness(notifier: SystemdNotifier(environment: ProcessEnvironment.current),
                                        readyEvent: "phone.connect_pending", loop: loop, logger: logger)
         service.observe(printer)
@@ -42,7 +48,7 @@ public enum PhoneDaemon {
         let agent: PhoneAgent
         do {
             agent = try PhoneAgent(transport: transport,
-                                   configuration: PhoneAgentConfiguration(lockAddress: settings.lockAddress,
+                                   configuration: PhoneAgentConfiguration(lockAddress: lockAddress,
                                                                           keyID: keyID, secret: secret,
                                                                           gracePeriod: settings.gracePeriod,
                                                                           connectOptions: settings.connectOptions,
@@ -52,8 +58,8 @@ public enum PhoneDaemon {
         agent.central.trace = { peer, direction, pdu in logger.trace("ATT \(direction) \(peer): \(hex(pdu))") }
         // READY: the kernel has taken the pending connect (mgmt Add Device answered).
         service.afterRequestsAnswered = transport.afterRequestsAnswered
-        service.isSettled = { [lock = settings.lockAddress] in transport.pendingConnections.contains(lock) }
-        let gates = try AgentGates.phone(agent, lock: settings.lockAddress, settings: settings.execution, loop: loop,
+        service.isSettled = { [lock = lockAddress] in transport.pendingConnections.contains(lock) }
+        let gates = try AgentGates.phone(agent, lock: lockAddress, settings: settings.execution, loop: loop,
                                          events: printer, logger: logger)
         try gates.installSignals(on: loop)
         let dispatcher = PhoneControlCommands.dispatcher(agent, application: gates.control)
@@ -69,6 +75,7 @@ public enum PhoneDaemon {
 
     /// Reads a key file: 64 hex digits (whitespace ignored).
     static func readSecret(_ path: String) throws(RuntimeError) -> [UInt8] {
+        try refuseExposedSecret(path)
         let text: String
         do { text = try readTextFile(path) } catch { throw RuntimeError("cannot read key file \(path): \(error)") }
         let hex = text.filter { !$0.isWhitespace }
@@ -99,8 +106,18 @@ public func readTextFile(_ path: String) throws -> String {
     return String(decoding: out, as: UTF8.self)
 }
 
-/// Writes a key secret as 64 hex digits, readable by the owner only (0600).
+/// Writes a key secret as 64 hex digits, readable by the owner only (0600), atomically and
+/// durably (`SecretFile`).
 public func writeSecretFile(_ path: String, _ secret: [UInt8]) throws(RuntimeError) {
-    unlink(path)
-    try writeFile(path, hexString(secret), mode: 0o600)
+    try writeSecret(Array((hexString(secret) + "\n").utf8), to: path)
+}
+
+func writeSecret(_ bytes: [UInt8], to path: String) throws(RuntimeError) {
+    do { try SecretFile.write(bytes, to: path) } catch { throw RuntimeError("cannot write key file \(path): \(error)") }
+}
+
+/// A key file that group or others can read is refused, with the command that fixes it: a
+/// key another user may have copied is no longer this phone's alone.
+func refuseExposedSecret(_ path: String) throws(RuntimeError) {
+    if let why = SecretFile.exposure(of: path) { throw RuntimeError("refusing key file: \(why)") }
 }

@@ -7,7 +7,9 @@ import LatchkeyTransport
 public struct PhoneSettings: Sendable {
     public var transport: TransportSettings
     public var stateDirectory: String
-    public var lockAddress: BluetoothAddress
+    /// Nil: the lock's address is in the paired-key file (`latchkey phone pair` found the
+    /// lock by a scan and wrote it there).
+    public var lockAddress: BluetoothAddress?
     /// Nil: the key id is in `keySecretFile`, a paired-key file (`latchkey phone pair`).
     public var keyID: UInt32?
     /// A file holding the 32-octet key as 64 hex digits (mode 0600), or the paired-key file
@@ -25,12 +27,14 @@ public struct PhoneSettings: Sendable {
         let root = file.root
         let transport = try TransportSettings.read(root, defaultAirSocket: AirDefaults.socketPath)
         let state = try root.string("state_directory", default: "/var/lib/latchkey/phone")
-        guard let lock = try root.parsed("lock_address", expected: "an address like C0:FF:EE:00:00:01",
-                                         { BluetoothAddress(string: $0) }) else {
-            throw ConfigError(file: file.path, line: nil, field: "lock_address", message: "is required")
-        }
+        let lock = try root.parsed("lock_address", expected: "an address like C0:FF:EE:00:00:01",
+                                   { BluetoothAddress(string: $0) })
         let keyID = try root.integer("key_id", in: 1...Int(UInt32.max))
         let secretFile = try root.string("key_secret_file")
+        if keyID != nil && lock == nil {
+            throw ConfigError(file: file.path, line: nil, field: "lock_address",
+                              message: "is required with key_id (or leave both out to use `latchkey phone pair`)")
+        }
         if keyID != nil && secretFile == nil {
             throw ConfigError(file: file.path, line: nil, field: "key_secret_file",
                               message: "is required with key_id (or leave both out to use `latchkey phone pair`)")

@@ -32,6 +32,8 @@ public enum PairingFailure: Error, Equatable, Sendable, CustomStringConvertible 
     case unexpectedLock(fingerprint: String)
     case refused(CommandRejection)
     case notDelivered(String)
+    /// The fingerprint or name the phone was given is unusable; nothing was sent.
+    case setup(PairingSetupError)
 
     public var description: String {
         switch self {
@@ -40,24 +42,48 @@ public enum PairingFailure: Error, Equatable, Sendable, CustomStringConvertible 
         case .unexpectedLock(let f): "the lock's identity \(f) is not the expected one"
         case .refused(let r): "the lock refused: \(r)"
         case .notDelivered(let why): "not delivered: \(why)"
+        case .setup(let why): "\(why)"
         }
     }
 }
 
-/// The phone's side of the key agreement: one ephemeral key pair per attempt.
+/// Why a phone cannot start pairing with what it was given.
+public enum PairingSetupError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The lock fingerprint is not 128 bits as `latchkey pair` prints it.
+    case badFingerprint(String)
+    /// The proposed name is too long or not printable (`PairingName`).
+    case badName(String)
+
+    public var description: String {
+        switch self {
+        case .badFingerprint(let f):
+            "lock fingerprint \"\(PairingName.escaped(f))\" is not the 32 hex digits `latchkey pair` prints"
+        case .badName(let why): "the name is refused: \(why)"
+        }
+    }
+}
+
+/// The phone's side of the key agreement: one ephemeral key pair and nonce per attempt.
+/// The lock's fingerprint is mandatory: the phone pins the lock it pairs with, so nobody in
+/// the middle can play the lock (docs/SECURITY.md, "Why this design").
 public struct PairingInitiator {
     private let ephemeral = Curve25519.KeyAgreement.PrivateKey()
+    private let nonce = Array(CommandSealing.newSecret().prefix(PairingRequest.nonceLength))
     public let name: String
-    /// When set, only a lock whose identity has this fingerprint is accepted.
-    public let expectedFingerprint: String?
+    /// Only a lock whose identity has this fingerprint (normalized) is accepted.
+    public let expectedFingerprint: String
 
-    public init(name: String, expectedFingerprint: String? = nil) {
-        self.name = PairingRequest(phonePublicKey: Array(repeating: 0, count: 32), name: name).name
-        self.expectedFingerprint = expectedFingerprint
+    public init(name: String, expectedFingerprint: String) throws(PairingSetupError) {
+        guard let fingerprint = PairingKeyAgreement.normalizedFingerprint(expectedFingerprint) else {
+            throw .badFingerprint(expectedFingerprint)
+        }
+        if let problem = PairingName.problem(name) { throw .badName(problem) }
+        self.name = name
+        self.expectedFingerprint = fingerprint
     }
 
     public var request: PairingRequest {
-        PairingRequest(phonePublicKey: Array(ephemeral.publicKey.rawRepresentation), name: name)
+        PairingRequest(phonePublicKey: Array(ephemeral.publicKey.rawRepresentation), nonce: nonce, name: name)
     }
 
     /// Checks the lock's response and derives the key it holds for this phone.
@@ -65,7 +91,7 @@ public struct PairingInitiator {
         let response: PairingResponse
         do { response = try PairingResponse(decoding: bytes) } catch { throw .malformedResponse(error.reason) }
         let fingerprint = PairingKeyAgreement.fingerprint(of: response.lockIdentityKey)
-        if let expectedFingerprint, expectedFingerprint.lowercased() != fingerprint {
+        if expectedFingerprint != fingerprint {
             throw .unexpectedLock(fingerprint: fingerprint)
         }
         let grant = PairingKeyAgreement.Grant(keyID: response.keyID, role: response.role == 1 ? .admin : .user,
@@ -77,9 +103,11 @@ public struct PairingInitiator {
             derived = try PairingKeyAgreement.derive(
                 ephemeralShared: try ephemeral.sharedSecretFromKeyAgreement(with: lockEphemeral),
                 identityShared: try ephemeral.sharedSecretFromKeyAgreement(with: lockIdentity),
-                transcript: PairingKeyAgreement.transcript(lockIdentity: response.lockIdentityKey,
-                                                           phonePublic: request.phonePublicKey,
-                                                           lockPublic: response.lockPublicKey, grant: grant, name: name))
+                transcript: PairingKeyAgreement.transcript(
+                    PairingKeyAgreement.Publics(lockIdentity: response.lockIdentityKey, phonePublic: request.phonePublicKey,
+                                                phoneNonce: nonce, lockPublic: response.lockPublicKey,
+                                                lockNonce: response.nonce),
+                    grant: grant, name: name))
         } catch {
             throw .malformedResponse("unusable public key")
         }

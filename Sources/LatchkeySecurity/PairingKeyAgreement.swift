@@ -3,8 +3,8 @@ import LatchkeyLockProtocol
 
 /// The key agreement both sides of pairing run (docs/SECURITY.md, "Pairing"):
 ///
-///     transcript = "latchkey pairing v1" ‖ lock identity public ‖ phone ephemeral public
-///                  ‖ lock ephemeral public ‖ key id (4, BE) ‖ role ‖ flags ‖ len(name) ‖ name
+///     transcript = "latchkey pairing v2" ‖ lock identity public ‖ phone ephemeral public ‖ phone nonce
+///                  ‖ lock ephemeral public ‖ lock nonce ‖ key id (4, BE) ‖ role ‖ flags ‖ len(name) ‖ name
 ///     th         = SHA-256(transcript)
 ///     ikm        = X25519(lock ephemeral, phone ephemeral) ‖ X25519(lock identity, phone ephemeral)
 ///     key        = HKDF-SHA256(ikm, salt: th, info: "latchkey command key v1", 32)
@@ -12,11 +12,13 @@ import LatchkeyLockProtocol
 ///     lock MAC   = HMAC-SHA256(confirm, "lock" ‖ th)[0..<16]
 ///     code       = BE32(HMAC-SHA256(confirm, "code" ‖ th)[0..<4]) mod 10⁶, six digits
 ///
-/// The transcript binds both public keys, the lock's long-term identity and what the lock
-/// granted (id, role, flags), so a change to any of them changes the key and the MAC. The
-/// second X25519 term means only the holder of the identity's private key derives the key.
+/// The transcript binds both public keys, both nonces, the lock's long-term identity, what
+/// the lock granted (id, role, flags) and the name, so a change to any of them changes the
+/// key, the MAC and the code. The second X25519 term means only the holder of the identity's
+/// private key derives the key. The code is what the lock's owner compares with the phone's
+/// screen before the lock enrols the key (docs/SECURITY.md, "Why this design").
 public enum PairingKeyAgreement {
-    static let label = Array("latchkey pairing v1".utf8)
+    static let label = Array("latchkey pairing v2".utf8)
 
     /// What the agreement yields: the per-phone key and the two confirmation values.
     public struct Derived: Equatable, Sendable {
@@ -37,9 +39,22 @@ public enum PairingKeyAgreement {
         public var flags: UInt8 { mayRequestArrivalUnlock ? PairingResponse.arrivalFlag : 0 }
     }
 
-    public static func transcript(lockIdentity: [UInt8], phonePublic: [UInt8], lockPublic: [UInt8], grant: Grant,
-                                  name: String) -> [UInt8] {
-        var t = label + lockIdentity + phonePublic + lockPublic
+    /// The public values of one exchange, in transcript order.
+    public struct Publics: Equatable, Sendable {
+        public var lockIdentity: [UInt8]
+        public var phonePublic: [UInt8]
+        public var phoneNonce: [UInt8]
+        public var lockPublic: [UInt8]
+        public var lockNonce: [UInt8]
+        public init(lockIdentity: [UInt8], phonePublic: [UInt8], phoneNonce: [UInt8], lockPublic: [UInt8],
+                    lockNonce: [UInt8]) {
+            self.lockIdentity = lockIdentity; self.phonePublic = phonePublic; self.phoneNonce = phoneNonce
+            self.lockPublic = lockPublic; self.lockNonce = lockNonce
+        }
+    }
+
+    public static func transcript(_ p: Publics, grant: Grant, name: String) -> [UInt8] {
+        var t = label + p.lockIdentity + p.phonePublic + p.phoneNonce + p.lockPublic + p.lockNonce
         for s in stride(from: 24, through: 0, by: -8) { t.append(UInt8(truncatingIfNeeded: grant.keyID >> s)) }
         t += [grant.roleByte, grant.flags, UInt8(name.utf8.count)] + Array(name.utf8)
         return t
@@ -73,12 +88,30 @@ public enum PairingKeyAgreement {
                        comparisonCode: String(repeating: "0", count: 6 - digits.count) + digits)
     }
 
-    /// A short, readable fingerprint of a lock identity key: what `latchkey pair` prints and
-    /// `latchkey phone pair --lock-fingerprint` checks. 8 octets of SHA-256, in four groups.
+    /// Octets of SHA-256 in a fingerprint: 16 (128 bits), so that finding another X25519 key
+    /// with the same fingerprint costs 2¹²⁸ tries (2⁶⁴ for a pair of keys sharing one, which
+    /// gains an attacker nothing here: the lock's key is not the attacker's choice).
+    public static let fingerprintLength = 16
+
+    /// A readable fingerprint of a lock identity key: what `latchkey pair` prints and
+    /// `latchkey phone pair --lock-fingerprint` pins. 16 octets of SHA-256, in eight groups
+    /// of four hex digits.
     public static func fingerprint(of identityPublic: [UInt8]) -> String {
-        let h = Array(SHA256.hash(data: identityPublic)).prefix(8)
-        let hex = h.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }
-        return stride(from: 0, to: 8, by: 2).map { hex[$0] + hex[$0 + 1] }.joined(separator: "-")
+        PairingBeacon.text(ofFingerprint: fingerprintOctets(of: identityPublic))
+    }
+
+    /// The 16 octets behind `fingerprint(of:)`, as the lock's pairing beacon carries them.
+    public static func fingerprintOctets(of identityPublic: [UInt8]) -> [UInt8] {
+        Array(Array(SHA256.hash(data: identityPublic)).prefix(fingerprintLength))
+    }
+
+    /// `text` as `fingerprint(of:)` writes it — any case, with or without dashes, colons or
+    /// spaces — or nil when it is not 32 hex digits (a 64-bit fingerprint is refused).
+    public static func normalizedFingerprint(_ text: String) -> String? {
+        let digits = text.lowercased().filter { $0 != "-" && $0 != ":" && $0 != " " }
+        guard digits.count == 2 * fingerprintLength, digits.allSatisfy(\.isHexDigit) else { return nil }
+        let chars = Array(digits)
+        return stride(from: 0, to: chars.count, by: 4).map { String(chars[$0..<$0 + 4]) }.joined(separator: "-")
     }
 }
 

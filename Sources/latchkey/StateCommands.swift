@@ -1,5 +1,6 @@
 import ArgumentParser
 import LatchkeyLock
+import LatchkeyLockProtocol
 import LatchkeyRuntime
 import LatchkeySecurity
 import LatchkeyStore
@@ -66,6 +67,7 @@ extension Latchkey {
                 guard let keyRole = KeyRole(rawValue: role) else { throw ValidationError("--role must be admin or user") }
                 if arrival && noArrivalUnlock { throw ValidationError("--arrival and --no-arrival-unlock contradict") }
                 if let refusal = arrivalUnlockRefusal(role: keyRole, arrival: arrival) { throw ValidationError(refusal) }
+                if let problem = PairingName.problem(name) { throw ValidationError("--name is refused: \(problem)") }
             }
 
             func run() throws {
@@ -73,10 +75,9 @@ extension Latchkey {
                 let keyID = try id ?? keys.nextID()
                 let key = PhoneKey(id: keyID, name: name, secret: CommandSealing.newSecret(), role: KeyRole(rawValue: role)!,
                                    mayRequestArrivalUnlock: arrival)
-                try keys.add(key)
+                try KeyExport.add(key, to: keys, exportingSecretTo: exportSecret)
                 try logKeyChange(.add, key: keyID, stateDir: stateDir)
-                try writeSecretFile(exportSecret, key.secret)
-                print("added key \(keyID) (\(name), \(role), arrival unlock \(arrival ? "on" : "off")); "
+                print("added key \(keyID) (\(PairingName.escaped(name)), \(role), arrival unlock \(arrival ? "on" : "off")); "
                       + "secret written to \(exportSecret)")
             }
         }
@@ -89,7 +90,7 @@ extension Latchkey {
             func run() throws {
                 for k in try StateStores.openKeys(stateDir).list() {
                     let state = k.key.revoked ? "revoked" : "active"
-                    print("\(k.key.id)\t\(k.key.name)\t\(k.key.role.rawValue)\t\(state)\tarrival=\(k.key.mayRequestArrivalUnlock ? "on" : "off")\tcounter=\(k.lastCounter)")
+                    print("\(k.key.id)\t\(PairingName.escaped(k.key.name))\t\(k.key.role.rawValue)\t\(state)\tarrival=\(k.key.mayRequestArrivalUnlock ? "on" : "off")\tcounter=\(k.lastCounter)")
                 }
             }
         }

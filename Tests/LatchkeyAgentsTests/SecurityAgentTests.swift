@@ -9,15 +9,25 @@ import Testing
 extension AgentWorld {
     static let strangerAddress = BluetoothAddress(0xC0FFEE000003)
 
-    /// Runs the phone side of pairing from a device at `address` until it ends.
-    func pair(from address: BluetoothAddress, name: String = "bob") -> Result<PairedKey, PairingFailure>? {
-        let pairing = PhonePairing(transport: air.device(address)!, lockAddress: lockAddress,
-                                   initiator: PairingInitiator(name: name), events: RecordingEventSink())
+    /// Runs the phone side of pairing from a device at `address` until it ends: by default
+    /// at the lock's address, pinning its fingerprint (`latchkey phone pair --lock-fingerprint`).
+    func pair(from address: BluetoothAddress, name: String = "bob",
+              target: PairingTarget? = nil) -> Result<PairedKey, PairingFailure>? {
+        pairing(from: address, name: name, target: target).result
+    }
+
+    /// As `pair`, with the address of the lock the phone paired with.
+    func pairing(from address: BluetoothAddress, name: String = "bob", target: PairingTarget? = nil)
+        -> (result: Result<PairedKey, PairingFailure>?, lock: BluetoothAddress?)
+    {
+        let pairing = PhonePairing(transport: air.device(address)!,
+                                   target: target ?? .address(lockAddress, fingerprint: identity.fingerprint),
+                                   name: name, events: RecordingEventSink())
         var result: Result<PairedKey, PairingFailure>?
         pairing.start { result = $0 }
         advance(until: { result != nil }, limit: .seconds(70))
         air.device(address)!.detachApplication()
-        return result
+        return (result, pairing.lockAddress)
     }
 
     func logged(_ kind: LockEvent.Kind) -> Int { lockLog.entries.filter { $0.event.kind == kind }.count }
@@ -35,17 +45,23 @@ extension AgentWorld {
     }
 }
 
-/// Pairing over the simulated radio (docs/LOCK-RULES.md rule 3).
+/// Pairing over the simulated radio (docs/LOCK-RULES.md rule 3; docs/SECURITY.md, "Pairing").
 struct PairingOverTheAirTests {
-    @Test func aPhonePairsInsideTheWindowAndItsKeyOpensTheLock() throws {
+    @Test func aPhonePairsInsideTheWindowAndItsKeyOpensTheLockOnceTheOwnerConfirms() throws {
         let w = try AgentWorld(autoRelock: nil, phoneStartsAt: 100)
         _ = w.air.addDevice(address: AgentWorld.strangerAddress, position: 2)
+        var asked: PendingPairing?
         var outcome: PairingOutcome?
-        #expect(w.lock.openPairingWindow(for: .seconds(60), offer: PairingOffer(role: .user)) { outcome = $0 })
+        #expect(w.lock.openPairingWindow(for: .seconds(60), offer: PairingOffer(role: .user), asked: { asked = $0 }) {
+            outcome = $0
+        })
         let key = try #require(try w.pair(from: AgentWorld.strangerAddress)?.get())
 
         #expect(key.keyID == 2 && key.role == .user && !key.mayRequestArrivalUnlock)
         #expect(key.lockFingerprint == w.identity.fingerprint)
+        #expect(asked?.comparisonCode == key.comparisonCode, "the owner is shown the phone's code")
+        #expect(w.keys.key(id: 2) == nil && outcome == nil, "pending until the owner confirms")
+        #expect(w.lock.confirmPairing(code: key.comparisonCode) != nil)
         #expect(w.keys.key(id: 2)?.secret == key.secret, "the lock holds the key the phone derived")
         #expect(outcome == .paired(try #require(w.keys.key(id: 2)), comparisonCode: key.comparisonCode))
         #expect(w.logged(.lockUserChange(KeyChangeRecord(.add, source: .remote, key: KeyID(2)))) == 1,
@@ -63,12 +79,71 @@ struct PairingOverTheAirTests {
         #expect(w.latchEnergised)
     }
 
+    @Test func aPhoneFindsTheLockByItsBeaconWithNoAddressTyped() throws {
+        let w = try AgentWorld(autoRelock: nil, phoneStartsAt: 100)
+        _ = w.air.addDevice(address: AgentWorld.strangerAddress, position: 2)
+        #expect(w.lock.openPairingWindow(for: .seconds(60), offer: PairingOffer(role: .user)) { _ in })
+        var listed: [FoundLock] = []
+        let (result, lock) = w.pairing(from: AgentWorld.strangerAddress, target: .scan(duration: .seconds(3)) { found in
+            listed = found
+            return found.first
+        })
+        let key = try #require(try result?.get())
+        #expect(listed.map(\.address) == [w.lockAddress], "the lock with the open window, and only it")
+        #expect(listed.first?.fingerprint == w.identity.fingerprint && listed.first?.name.isEmpty == false)
+        #expect(lock == w.lockAddress, "the address the phone stores")
+        #expect(w.lock.confirmPairing(code: key.comparisonCode) != nil)
+        #expect(w.keys.key(id: key.keyID)?.secret == key.secret)
+    }
+
+    @Test func aScanFindsNoLockWhoseWindowIsClosedOrTaken() throws {
+        let w = try AgentWorld(autoRelock: nil, phoneStartsAt: 100)
+        _ = w.air.addDevice(address: AgentWorld.strangerAddress, position: 2)
+        _ = w.air.addDevice(address: BluetoothAddress(0xC0FFEE000004), position: 2)
+        var listed: [FoundLock]?
+        let scan = PairingTarget.scan(duration: .seconds(3)) { found in listed = found; return found.first }
+        guard case .failure(.notDelivered)? = w.pair(from: AgentWorld.strangerAddress, target: scan) else {
+            Issue.record("a lock without a window was found")
+            return
+        }
+        #expect(listed == nil, "nothing to choose from")
+        // A window whose one request is taken (a key waits for the owner) stops the beacon.
+        #expect(w.lock.openPairingWindow(for: .seconds(60), offer: PairingOffer(role: .user)) { _ in })
+        _ = try #require(try w.pair(from: BluetoothAddress(0xC0FFEE000004))?.get())
+        guard case .failure(.notDelivered)? = w.pair(from: AgentWorld.strangerAddress, target: scan) else {
+            Issue.record("a lock whose window is taken was found")
+            return
+        }
+        #expect(listed == nil)
+    }
+
+    @Test func anUnconfirmedPairingIsAuditedAndClosesTheWindow() throws {
+        let w = try AgentWorld(autoRelock: nil, phoneStartsAt: 100)
+        _ = w.air.addDevice(address: AgentWorld.strangerAddress, position: 2)
+        var outcome: PairingOutcome?
+        #expect(w.lock.openPairingWindow(for: .seconds(60), offer: PairingOffer(role: .user)) { outcome = $0 })
+        let key = try #require(try w.pair(from: AgentWorld.strangerAddress)?.get())
+        let wrong = key.comparisonCode == "123456" ? "654321" : "123456"
+        guard case .notEnrolled(let pending, .codeMismatch)? = w.lock.confirmPairing(code: wrong) else {
+            Issue.record("a wrong code was not refused")
+            return
+        }
+        #expect(outcome == .notEnrolled(pending, .codeMismatch))
+        #expect(w.keys.key(id: key.keyID) == nil && w.keys.keys.count == 1)
+        let attempt = LockOperationRecord(operation: nil, source: .remote, who: KeyID(key.keyID))
+        #expect(w.logged(.lockOperationError(attempt, .pairingNotConfirmed)) == 1, "the attempt is in the audit log")
+        #expect(w.lockEvents.names().contains("lock.pairing_not_enrolled"))
+        #expect(w.pair(from: AgentWorld.strangerAddress) == .failure(.refused(.pairingClosed)))
+        #expect(w.lock.pairingCounts.notEnrolled == 1)
+    }
+
     @Test func pairingOutsideAWindowIsRefused() throws {
         let w = try AgentWorld(autoRelock: nil, phoneStartsAt: 100)
         _ = w.air.addDevice(address: AgentWorld.strangerAddress, position: 2)
         #expect(w.pair(from: AgentWorld.strangerAddress) == .failure(.refused(.pairingClosed)))
         #expect(w.keys.keys.count == 1)
         #expect(w.lockEvents.names().contains("lock.pairing_refused"))
+        #expect(w.lock.pairingCounts.requests == 1 && w.lock.pairingCounts.refused == 1)
     }
 
     @Test func aWindowThatRanOutAdmitsNobody() throws {

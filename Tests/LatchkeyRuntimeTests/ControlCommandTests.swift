@@ -165,7 +165,19 @@ func ask(_ dispatcher: ControlDispatcher, _ line: String) -> [String] {
         #expect(h.lockController.isAdvertising && advertisedName(h) == "Latchkey")
         #expect(ask(control, "status")
                 == ["ok lock=locked door=\(h.lock!.controller.doorState) operating_mode=normal "
-                    + "transport_refusals=0 store=ok advertising_while_linked=yes execution=foreground suspended=false queued=0"])
+                    + "transport_refusals=0 store=ok advertising_while_linked=yes pairing_writes=0 pairing_refused=0 pairing_not_enrolled=0 "
+                    + "execution=foreground suspended=false queued=0"])
+    }
+
+    @Test func pairingAnswersNeedAPendingKeyAndAnOwnersNameMustBePrintable() throws {
+        let h = try Household()
+        let (_, control) = try lock(h)
+        #expect(ask(control, "pair-confirm 123456") == ["error no pairing waits for confirmation"])
+        #expect(ask(control, "pair-reject") == ["error no pairing waits for confirmation"])
+        #expect(ask(control, "pair-confirm") == ["error usage: pair-confirm CODE"])
+        let refused = ask(control, "pair 60 user no owner\u{1B}[2J")
+        #expect(refused.count == 1 && refused[0].hasPrefix("error the name is refused: contains the non-printable"))
+        #expect(!refused[0].contains("\u{1B}"), "the answer itself carries no escape")
     }
 
     @Test func suspendStopsAForegroundLocksAdvertisingAndBackgroundAdvertisesWithoutItsName() throws {

@@ -75,9 +75,11 @@ struct SettingsTests {
         #expect(m?.line == 6)
     }
 
-    @Test func phoneSettingsRequireTheLockAndKey() throws {
+    @Test func phoneSettingsRequireTheLockWithAKeyMadeOnTheLock() throws {
+        // Without key_id, the lock's address comes from paired.key (`latchkey phone pair`).
         let e = #expect(throws: ConfigError.self) {
-            try PhoneSettings.load(ConfigFile(path: "phone.yaml", text: "sim:\n  address: \"C0:FF:EE:00:00:02\"\n"))
+            try PhoneSettings.load(ConfigFile(path: "phone.yaml",
+                                              text: "sim:\n  address: \"C0:FF:EE:00:00:02\"\nkey_id: 1\nkey_secret_file: /tmp/k\n"))
         }
         #expect(e?.field == "lock_address")
         let ok = try PhoneSettings.load(ConfigFile(path: "phone.yaml", text: """

@@ -160,6 +160,56 @@ enum Syscalls {
         return .done(Array(buffer.prefix(n)))
     }
 
+    // MARK: Secret files
+
+    /// A new file only: O_CREAT|O_EXCL (never an existing file, never through a link another
+    /// user planted) and O_NOFOLLOW, with `mode` from the start (no window at 0644).
+    static func createExclusive(_ path: String, mode: UInt32) throws(SystemError) -> CInt {
+        CInt(try blocking("open(\(path), O_CREAT|O_EXCL|O_NOFOLLOW)") {
+            Int(open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode_t(mode)))
+        })
+    }
+
+    static func openDirectory(_ path: String) throws(SystemError) -> CInt {
+        CInt(try blocking("open(\(path), O_DIRECTORY)") { Int(open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) })
+    }
+
+    /// Writes all of `bytes` (a short write continues; EINTR is retried by the policy).
+    static func writeAll(_ fd: CInt, _ bytes: [UInt8], path: String) throws(SystemError) {
+        var offset = 0
+        while offset < bytes.count {
+            let n = try blocking("write(\(path))") {
+                bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
+            }
+            offset += n
+        }
+    }
+
+    static func fsync(_ fd: CInt, path: String) throws(SystemError) {
+        _ = try blocking("fsync(\(path))") { Int(Glibc.fsync(fd)) }
+    }
+
+    static func rename(_ from: String, _ to: String) throws(SystemError) {
+        _ = try blocking("rename(\(from), \(to))") { Int(Glibc.rename(from, to)) }
+    }
+
+    /// lstat's file type and permission bits; nil when `path` does not exist.
+    static func fileMode(_ path: String) throws(SystemError) -> (mode: UInt32, isRegular: Bool)? {
+        var info = stat()
+        do throws(SystemError) {
+            _ = try blocking("lstat(\(path))") { Int(lstat(path, &info)) }
+        } catch where error.errno == .noSuchFileOrDirectory {
+            return nil
+        }
+        return (UInt32(info.st_mode) & 0o7777, info.st_mode & S_IFMT == S_IFREG)
+    }
+
+    static func isTerminal(_ fd: CInt) -> Bool { isatty(fd) == 1 }
+
+    /// fflush(NULL), every output stream (naming `stdout` is a global Swift 6 refuses): a
+    /// line printed to a pipe or a file reaches it now, not at exit.
+    static func flushStandardOutput() { _ = fflush(nil) }
+
     // MARK: Signals
 
     static func forwardSignal(_ signo: CInt, to writeFD: CInt) throws(SystemError) {

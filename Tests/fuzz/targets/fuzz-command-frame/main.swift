@@ -21,6 +21,8 @@ enum Material {
     static let challenge: [UInt8] = Array(0x40..<0x50)
     static let link = LinkID(1)
     static let identity = try! LockIdentity(rawPrivateKey: Array(repeating: 0x33, count: 32))
+    /// A new phone that pins the fuzzing lock, as every phone pins its lock.
+    static var phone: PairingInitiator { try! PairingInitiator(name: "fuzz", expectedFingerprint: identity.fingerprint) }
 }
 
 func verify(_ bytes: [UInt8]) {
@@ -47,14 +49,16 @@ func pairingRequest(_ bytes: [UInt8]) {
     let responder = PairingResponder(identity: Material.identity, registry: InMemoryKeyStore(), loop: loop)
     responder.open(for: .seconds(60), offer: PairingOffer(role: .user)) { _ in }
     if let r = try? PairingRequest(decoding: bytes) { FuzzDriver.check(r.bytes == bytes, "request re-encodes differently") }
-    guard case .success = responder.handleRequest(bytes, on: Material.link) else { return }
+    guard case .success(let pending) = responder.handleRequest(bytes, on: Material.link) else { return }
     let response = responder.response(for: Material.link) ?? []
     FuzzDriver.check((try? PairingResponse(decoding: response)) != nil, "the lock's own response does not decode")
+    FuzzDriver.check(PairingName.problem(pending.key.name) == nil, "a non-printable name was accepted")
+    FuzzDriver.check(responder.handleRequest(bytes, on: LinkID(2)) == .failure(.pairingClosed), "two requests, one window")
 }
 
 func pairingResponse(_ bytes: [UInt8]) {
     if let r = try? PairingResponse(decoding: bytes) { FuzzDriver.check(r.bytes == bytes, "response re-encodes differently") }
-    _ = try? PairingInitiator(name: "fuzz").complete(bytes)
+    _ = try? Material.phone.complete(bytes)
 }
 
 func event(_ bytes: [UInt8]) {
@@ -75,11 +79,11 @@ func seeds() -> [[UInt8]] {
             out.append([1] + b.bytes)
         }
     }
-    out.append([2] + PairingInitiator(name: "seed phone").request.bytes)
+    out.append([2] + Material.phone.request.bytes)
     // A genuine response from the fuzzing lock (selector 3).
     let responder = PairingResponder(identity: Material.identity, registry: InMemoryKeyStore(), loop: ManualEventLoop())
     responder.open(for: .seconds(60), offer: PairingOffer(role: .admin)) { _ in }
-    _ = responder.handleRequest(PairingInitiator(name: "p").request.bytes, on: Material.link)
+    _ = responder.handleRequest(Material.phone.request.bytes, on: Material.link)
     out.append([3] + (responder.response(for: Material.link) ?? []))
     // Audit-log events of every kind (selector 4).
     let events: [LockEvent.Kind] = [
