@@ -7,7 +7,7 @@
  *
  * It wraps send(2), the one call latchkey writes its mgmt commands with
  * (LatchkeyKernel/Internal/Syscalls.swift; the binary links glibc dynamically, so the
- * preloaded definition wins). A message on an HCI_CHANNEL_CONTROL socket that is an Add
+ * preloaded definition wins). A message on an HCI control-channel socket that is an Add
  * Device (opcode 0x0033, 8 octets of parameters: address, address type, action) goes out
  * with its address type set to 0xFF while HIL_REFUSE_FLAG exists. No such type exists
  * (0 BR/EDR, 1 LE public, 2 LE random), so the kernel itself answers Command Complete with
@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #define HIL_AF_BLUETOOTH 31
+#define HIL_BTPROTO_HCI 1
 #define HIL_HCI_CHANNEL_CONTROL 3
 #define MGMT_OP_ADD_DEVICE 0x0033
 #define MGMT_HEADER 6
@@ -45,12 +46,21 @@ struct hil_sockaddr_hci {  /* <bluetooth/hci.h>'s sockaddr_hci, without the head
 
 typedef ssize_t (*send_function)(int, const void *, size_t, int);
 
+/* An HCI socket (AF_BLUETOOTH, BTPROTO_HCI) on the control channel. getsockname cannot say
+ * so for the mgmt socket itself: hci_sock_getname answers EBADFD for a socket bound to no
+ * controller, which the control channel's is; one bound to a controller must name the
+ * control channel. */
 static int is_mgmt_socket(int fd) {
+    int domain = 0, protocol = -1;
+    socklen_t length = sizeof domain;
+    if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &length) != 0 || domain != HIL_AF_BLUETOOTH) return 0;
+    length = sizeof protocol;
+    if (getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &protocol, &length) != 0 || protocol != HIL_BTPROTO_HCI) return 0;
     struct hil_sockaddr_hci address;
-    socklen_t length = sizeof address;
+    length = sizeof address;
     memset(&address, 0, sizeof address);
-    if (getsockname(fd, (struct sockaddr *)&address, &length) != 0) return 0;
-    return address.hci_family == HIL_AF_BLUETOOTH && address.hci_channel == HIL_HCI_CHANNEL_CONTROL;
+    if (getsockname(fd, (struct sockaddr *)&address, &length) == 0) return address.hci_channel == HIL_HCI_CHANNEL_CONTROL;
+    return 1;
 }
 
 static int is_add_device(const uint8_t *m, size_t length) {
