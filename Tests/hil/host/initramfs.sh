@@ -1,5 +1,5 @@
 # Assembles the VM's initramfs: busybox, the BlueZ tools (btvirt, btmgmt, btmon, hcitool,
-# gatttool) and libgpiod's, sqlite3, latchkey, scenario k's LD_PRELOAD shim and every shared library they load, the kernel modules the suite needs (with their dependencies),
+# gatttool) and libgpiod's, sqlite3, latchkey, scenario r's LD_PRELOAD shim and every shared library they load, the kernel modules the suite needs (with their dependencies),
 # the out-of-tree gpio-sim, and the VM-side scripts (Tests/hil/vm). Sets INITRD.
 
 # Modules the VM loads, in Tests/hil/vm/setup's order. On 6.12 ctr, sha512_generic, drbg,
@@ -48,7 +48,7 @@ make_initramfs() {
 
     # Programs, each with the libraries ldd lists.
     local prog
-    # sqlite3: scenario l reads the lock's decision journal from outside the agent.
+    # sqlite3: scenario w reads the lock's decision journal from outside the agent.
     for prog in btvirt btmgmt btmon hcitool gatttool gpioset gpioget gpioinfo gpiomon gpiodetect sqlite3; do
         copy_with_libraries "$root" "$(command -v "$prog")" "/usr/bin/$prog"
     done
