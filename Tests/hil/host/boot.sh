@@ -3,7 +3,7 @@
 
 # The VM's own watchdog powers it off after this many seconds; the host gives qemu a
 # minute more (boot and shutdown) before it kills it.
-HIL_VM_TIMEOUT=${HIL_VM_TIMEOUT:-420}
+HIL_VM_TIMEOUT=${HIL_VM_TIMEOUT:-600}
 
 boot_vm() {
     CONSOLE_LOG=$CACHE/console.log

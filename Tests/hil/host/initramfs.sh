@@ -1,6 +1,7 @@
 # Assembles the VM's initramfs: busybox, the BlueZ tools (btvirt, btmgmt, btmon, hcitool,
-# gatttool), one libgpiod with its own tools (host/libgpiod.sh), latchkey and every shared
-# library they load, the kernel modules the suite needs (with their dependencies),
+# gatttool, sqlite3), one libgpiod with its own tools (host/libgpiod.sh), latchkey, scenario
+# r's LD_PRELOAD shim and every shared library they load, the kernel modules the suite needs
+# (with their dependencies),
 # the out-of-tree gpio-sim, and the VM-side scripts (Tests/hil/vm). Sets INITRD.
 
 # Modules the VM loads, in Tests/hil/vm/setup's order. On 6.12 ctr, sha512_generic, drbg,
@@ -49,7 +50,8 @@ make_initramfs() {
 
     # Programs, each with the libraries ldd lists.
     local prog
-    for prog in btvirt btmgmt btmon hcitool gatttool; do
+    # sqlite3: scenario w reads the lock's decision journal from outside the agent.
+    for prog in btvirt btmgmt btmon hcitool gatttool sqlite3; do
         copy_with_libraries "$root" "$(command -v "$prog")" "/usr/bin/$prog"
     done
     copy_with_libraries "$root" "$LATCHKEY_BIN" /usr/bin/latchkey
@@ -64,6 +66,9 @@ make_initramfs() {
     echo "$HIL_LIBGPIOD $LIBGPIOD_VERSION" > "$root/hil/libgpiod"
     strip "$root/usr/bin/latchkey"
     gcc -O2 -static -o "$root/usr/bin/hil-clock" "$HIL_DIR/vm/tools/hil-clock.c"
+    # Scenario r's LD_PRELOAD shim; against the host's glibc, which the initramfs carries.
+    mkdir -p "$root/usr/lib"
+    gcc -O2 -Wall -shared -fPIC -o "$root/usr/lib/hil-refuse-add-device.so" "$HIL_DIR/vm/tools/hil-refuse-add-device.c" -ldl
 
     # Modules: the closure of HIL_MODULES, decompressed (busybox modprobe reads plain .ko),
     # plus gpio-sim; then modules.dep for this small tree.

@@ -234,6 +234,8 @@ scenario_end() {
     wait_gone "$LOCK_PID" TERM
     note "$SCENARIO: agents stopped in $(( $(now_int) - t0 )) ms"
     rig_cleanup
+    # The scenario's own undoing (a filesystem it mounted), once its agents are gone.
+    [ -n "${SCENARIO_CLEANUP:-}" ] && eval "$SCENARIO_CLEANUP"
     [ -n "$SCENARIO_BTMON" ] && kill $SCENARIO_BTMON 2>/dev/null && sleep 0.5
     if [ "${HIL_VERBOSE:-}" = 1 ]; then
         for f in $LOCK_OUT $PHONE_OUT $LOCK_ERR $PHONE_ERR; do [ -f $f ] && { echo "---- $f"; cat $f; }; done
