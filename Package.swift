@@ -1,4 +1,4 @@
-// swift-tools-version: 6.1
+// swift-tools-version: 6.2
 // Latchkey: a Bluetooth LE smart-lock agent and its phone-side central, for Pi-class Linux.
 //
 // The module graph is the layer diagram of docs/ARCHITECTURE.md; dependencies point down:
@@ -191,6 +191,27 @@ let package = Package(
     ]
 )
 
+// Zero compiler warnings in our targets, enforced: every target declared here is ours (the
+// dependencies' targets are in their own manifests), and each treats its warnings as errors
+// (`-warnings-as-errors` for Swift, `-Werror` for C). PackageDescription 6.2's setting rather
+// than `unsafeFlags`: SwiftPM applies a package's warning settings only where it is the root,
+// so a dependency's warnings never fail our build. Appended after the fuzz targets below, so
+// they are covered too.
+// The C settings go to the targets written in C only: a Swift target would hand them to its
+// Clang importer, and the system headers it imports are not ours. A plugin target takes no
+// build settings at all (SwiftPM refuses the manifest): .ci/run fails on any `warning:` the
+// build prints from our files, which covers plugins.
+let targetsInC: Set<String> = ["CLinuxShims", "CMallocCounter"]
+func treatingWarningsAsErrors(_ targets: [Target]) {
+    for target in targets where target.type != .system && target.type != .plugin && target.type != .binary {
+        if targetsInC.contains(target.name) {
+            target.cSettings = (target.cSettings ?? []) + [.treatAllWarnings(as: .error)]
+        } else {
+            target.swiftSettings = (target.swiftSettings ?? []) + [.treatAllWarnings(as: .error)]
+        }
+    }
+}
+
 // libFuzzer targets (`Tests/fuzz/run`): added only when LATCHKEY_FUZZ=1, because they call
 // libFuzzer's driver and link only with `-sanitize=fuzzer` (docs/BUILDING.md, "Fuzzing").
 if Context.environment["LATCHKEY_FUZZ"] == "1" {
@@ -206,3 +227,5 @@ if Context.environment["LATCHKEY_FUZZ"] == "1" {
                                                  path: "Tests/fuzz/targets/\(name)", swiftSettings: strictness))
     }
 }
+
+treatingWarningsAsErrors(package.targets)

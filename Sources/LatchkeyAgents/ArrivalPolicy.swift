@@ -3,13 +3,27 @@ import LatchkeyTransport
 
 /// The lock's own filters on an arrival unlock (docs/LOCK-RULES.md rule 4). A
 /// re-formed link proves nothing about distance (a relay adds ~8 ms), so even an
-/// authenticated arrival request is refused when the situation says it is not needed.
+/// authenticated arrival request is refused when the situation says it is not needed, or
+/// when its timing says a relay may be carrying it (docs/SECURITY.md, "Arrival unlock").
 public struct ArrivalPolicy: Sendable {
     /// After someone unlocked from inside, an arriving phone is most likely its owner
     /// leaving-and-returning or a relay: do not unlock again this soon. 60 s.
     public var afterManualUnlock: Duration = .seconds(60)
     /// Two phones arriving together need one unlock, not two: the second within 30 s is refused.
     public var betweenArrivals: Duration = .seconds(30)
+    /// The longest time from the challenge read to the arrival command's write on the same
+    /// link. In milliseconds, not connection intervals: the central (a relay, perhaps)
+    /// picks the interval. 150 ms: docs/SECURITY.md, "Arrival unlock", gives the measured
+    /// figures (a phone at the kernel's parameters takes two intervals, 60 ms; three at the
+    /// ceiling are 150 ms, so an honest phone always fits and a relay has nothing to spare).
+    public var challengeToCommandLimit: Duration = .milliseconds(150)
+    /// The longest connection interval on which an arrival is accepted. 50 ms: the kernel's
+    /// longest default (its connections use 30–50 ms), which the phone keeps; a longer one
+    /// would let a relay hide its latency inside the limit above.
+    public var connectionIntervalCeiling: Duration = .milliseconds(50)
+    /// After an arrival unlock, the lock locks again if the door has not been opened by
+    /// then (nil: never). 30 s: the walk from the gate to the handle, with a margin.
+    public var relockUnlessOpenedWithin: Duration? = .seconds(30)
     public init() {}
 
     public enum Refusal: String, Sendable, Equatable {
@@ -17,6 +31,8 @@ public struct ArrivalPolicy: Sendable {
         case noRemoteMode = "no-remote operating mode"
         case recentManualUnlock = "recent manual unlock"
         case recentOtherArrival = "another phone arrived moments ago"
+        case noDepartureSeen = "no departure seen since the last arrival"
+        case suspectedRelay = "suspected relay"
     }
 
     public func check(now: Instant, doorState: DoorState, mode: OperatingMode, lastManualUnlock: Instant?,
@@ -25,6 +41,16 @@ public struct ArrivalPolicy: Sendable {
         if mode == .noRemoteLockUnlock { return .noRemoteMode }
         if let t = lastManualUnlock, now - t < afterManualUnlock { return .recentManualUnlock }
         if let a = lastArrival, a.key != key, now - a.at < betweenArrivals { return .recentOtherArrival }
+        return nil
+    }
+
+    /// Why the command's timing points at a relay; nil when it fits the bounds.
+    /// `elapsed`: challenge read → command write on the link (nil: no challenge was read on
+    /// it, which the verifier has refused already); `interval`: the link's, nil if unknown.
+    public func relaySuspicion(elapsed: Duration, interval: Duration?) -> SuspectedRelayRecord.Reason? {
+        guard let interval else { return .intervalUnknown }
+        if interval > connectionIntervalCeiling { return .intervalAboveCeiling }
+        if elapsed > challengeToCommandLimit { return .tooSlow }
         return nil
     }
 }

@@ -7,6 +7,7 @@ import LatchkeySecurity
 import LatchkeyTransport
 
 public struct LockAgentConfiguration: Sendable {
+    /// The lock's name: its advertised local name and its Generic Access Device Name.
     public var name: String
     /// 152.5 ms: the first of Apple's recommended slow advertising intervals (accessory
     /// design guidelines), quick enough for a returning phone to re-link within a second.
@@ -73,8 +74,16 @@ public final class LockAgent: PeripheralManagerDelegate {
     var keyOfLink: [LinkID: UInt32] = [:]
     var addressOfKey: [UInt32: BluetoothAddress] = [:]
     var departureTimers: [UInt32: Scheduled] = [:]
-    private var lastManualUnlock: Instant?
-    private var lastArrival: (key: UInt32, at: Instant)?
+    /// Keys whose phone this lock saw depart (link gone for the grace) since their last
+    /// arrival request: only they may ask for one (`LockAgent+Arrival`). Not persisted: after a
+    /// restart an arrival waits for a departure seen afresh (the cautious reading).
+    var departuresSeen: Set<UInt32> = []
+    /// When the challenge now live on each link was read: the arrival's relay bound.
+    var challengeReadAt: [LinkID: Instant] = [:]
+    /// Relocks after an arrival unlock unless the door opens first.
+    var arrivalRelockTimer: Scheduled?
+    var lastManualUnlock: Instant?
+    var lastArrival: (key: UInt32, at: Instant)?
     /// Events the controller emitted during the current `submit`, to learn a refusal at once.
     private var capture: [LockEvent]?
 
@@ -102,8 +111,11 @@ public final class LockAgent: PeripheralManagerDelegate {
         self.outputClock = outputClock
         self.pairing = pairing
         self.bindingStorage = restoration
+        // The Generic Access service names the lock as it advertises itself, and says it is a
+        // door lock (Appearance 0x0708), for the Bluetooth settings of the phones around it.
         self.peripheral = PeripheralManager(transport: transport, options: ManagerOptions(
-            restoreIdentifier: configuration.restoreIdentifier, restorationStorage: restoration))
+            restoreIdentifier: configuration.restoreIdentifier, restorationStorage: restoration),
+            genericAccess: GenericAccess(deviceName: configuration.name, appearance: .doorLock))
         self.verifier = CommandVerifier(keys: keys, challenges: ChallengeIssuer(loop: transport.loop,
                                                                                lifetime: configuration.challengeLifetime),
                                         lockout: LockoutGuard(store: lockout, policy: configuration.lockout,
@@ -138,6 +150,7 @@ public final class LockAgent: PeripheralManagerDelegate {
 
     func lockEvent(_ event: LockEvent) {
         capture?.append(event)
+        doorMovedAfterArrival(event)
         do { try log.append(event) } catch { emit("lock.log_failed", ["error": "\(error)"]) }
         onLogged?(event)
         if case .lockOperation(let r) = event.kind, r.operation == .unlock, r.source == .manual || r.source == .button {
@@ -181,18 +194,14 @@ public final class LockAgent: PeripheralManagerDelegate {
 
     public func peripheralManager(_ pm: PeripheralManager, didConnect central: Central) {
         emit("lock.central_connected", ["central": "\(central.identifier)"])
-        // A returning phone within the departure grace: its owner did not leave after all.
-        for (key, address) in addressOfKey where address == central.identifier {
-            if let t = departureTimers.removeValue(forKey: key) {
-                t.cancel()
-                emit("lock.departure_cancelled", ["key": "\(key)"])
-            }
-        }
+        // An address proves nothing (anyone can send with a bound phone's): a phone's
+        // departure timer is cancelled only by an authenticated command on the new link (`rebind`).
     }
 
     public func peripheralManager(_ pm: PeripheralManager, didDisconnect central: Central, reason: DisconnectReason) {
         emit("lock.central_disconnected", ["central": "\(central.identifier)", "reason": "\(reason)"])
         verifier.challenges.forget(central.linkID)
+        challengeReadAt[central.linkID] = nil
         pairing?.forget(central.linkID)
         transfers[central.linkID] = nil
         guard let key = keyOfLink.removeValue(forKey: central.linkID) else { return }
@@ -205,6 +214,7 @@ public final class LockAgent: PeripheralManagerDelegate {
     /// The phone holding `key` has been gone for the grace period: lock behind its owner.
     private func departed(_ key: UInt32) {
         departureTimers[key] = nil
+        departuresSeen.insert(key)
         emit("lock.departure", ["key": "\(key)"])
         guard controller.lockState != .locked else { return }
         controller.submit(LockCommand(.lock, source: .auto, who: KeyID(key)))
@@ -215,6 +225,7 @@ public final class LockAgent: PeripheralManagerDelegate {
         case LockServiceUUID.lockState:
             return .success(statusFrame.bytes)
         case LockServiceUUID.challenge:
+            challengeReadAt[request.central.linkID] = loop.now
             return .success(verifier.challenges.issue(for: request.central.linkID).bytes)
         case LockServiceUUID.pairing:
             return pairing?.response(for: request.central.linkID).map { .success($0) } ?? .failure(.readNotPermitted)
@@ -276,9 +287,7 @@ public final class LockAgent: PeripheralManagerDelegate {
     private func carryOut(_ verified: VerifiedCommand, from central: Central, received: Instant) -> CommandRejection? {
         let key = verified.key.id
         let op = verified.body.operation
-        if op == .arrivalUnlock, let refusal = configuration.arrivalPolicy.check(
-            now: received, doorState: controller.doorState, mode: controller.operatingMode,
-            lastManualUnlock: lastManualUnlock, lastArrival: lastArrival, key: key) {
+        if op == .arrivalUnlock, let refusal = arrivalRefusal(key: key, on: central, received: received) {
             emit("lock.arrival_refused", ["key": "\(key)", "reason": refusal.rawValue])
             return .refusedByPolicy
         }
@@ -307,6 +316,8 @@ public final class LockAgent: PeripheralManagerDelegate {
         for e in emitted {
             if case .lockOperationError(_, let error) = e.kind {
                 emit("lock.command_refused", ["key": "\(key)", "op": "\(op)", "error": "\(error)"])
+                // A moving bolt decided nothing: the phone asks once more after it, on the same departure.
+                if op == .arrivalUnlock && error == .busy { departuresSeen.insert(key) }
                 return rejection(for: error)
             }
         }
@@ -315,7 +326,7 @@ public final class LockAgent: PeripheralManagerDelegate {
         // The movement's outcome arrives later as an event (`lockEvent`): wake work until then.
         if controller.machine.isMoving { backgroundTasks.begin(Self.commandTask) }
         bind(central, to: key)
-        if op == .arrivalUnlock { lastArrival = (key, received) }
+        if op == .arrivalUnlock { arrivalAccepted(key: key, at: received) }
         var fields: KeyValuePairs<String, String> = ["key": "\(key)", "op": "\(op)", "counter": "\(verified.counter)"]
         if let clock = outputClock, clock.changeCount > changesBefore, let changed = clock.lastChange {
             let ms = (changed - received).milliseconds

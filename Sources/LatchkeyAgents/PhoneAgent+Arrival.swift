@@ -1,11 +1,38 @@
 import LatchkeyLock
 import LatchkeyLockProtocol
 
-/// The arrival request (M8): once per away→home cycle, and once more when the first met a
-/// moving bolt — the lock refuses a command during a movement as busy, having decided
-/// nothing, and an owner coming home while the door relocks should not find it locked.
+/// The arrival request (M8): only inside an arrival intent's window, once per away→home
+/// cycle, and once more when the first met a moving bolt — the lock refuses a command during
+/// a movement as busy, having decided nothing, and an owner coming home while the door
+/// relocks should not find it locked.
 /// The wait for the movement is bounded (`arrivalRetryWait`) and runs on the loop's clock.
 extension PhoneAgent {
+    /// An arrival intent from outside Bluetooth (the control socket's `arriving`, a hook, a
+    /// phone OS's geofence): the next re-formed link — or the one up now, if the owner was
+    /// away — may ask for one arrival unlock within `arrivalIntentWindow`. Returns what
+    /// happened, for the caller's answer.
+    @discardableResult
+    public func arrivalIntent() -> String {
+        let before = state.presence
+        emit("phone.arrival_intent", ["presence": before.presence.rawValue])
+        feed(.arrivalIntent)
+        if state.presence.presence == .arriving && before.presence != .arriving { return "asking the lock now" }
+        if intentTimer != nil {
+            return "window open for \(configuration.arrivalIntentWindow.components.seconds) s"
+        }
+        return "nothing to ask: \(state.presence.presence.rawValue)"
+    }
+
+    func openIntentWindow() {
+        intentTimer?.cancel()
+        intentTimer = loop.schedule(after: configuration.arrivalIntentWindow) { [weak self] in
+            guard let self else { return }
+            intentTimer = nil
+            emit("phone.arrival_intent_expired")
+            feed(.intentExpired)
+        }
+    }
+
     func requestArrival(_ cycle: UInt64) {
         perform(.arrivalUnlock) { [weak self] result in
             guard let self else { return }

@@ -34,6 +34,11 @@ public struct PhoneAgentConfiguration: Sendable {
     /// declared a jam, plus a second for the status to cross the link (twenty connection
     /// intervals at the kernel's longest default, 50 ms).
     public var arrivalRetryWait: Duration
+    /// How long an arrival intent (`arrivalIntent()`: the control socket's `arriving`, a hook
+    /// standing in for a phone OS's geofence) lets a re-formed link ask for an arrival unlock.
+    /// One intent allows one request. 120 s: a geofence of ~100 m fires a walk of a minute
+    /// or two from the door, often late; longer leaves a relay more time to work with.
+    public var arrivalIntentWindow: Duration
 
     public static let defaultGracePeriod: Duration = .seconds(30)
     public static let defaultRestoreIdentifier = "latchkey.phone.central"
@@ -43,17 +48,22 @@ public struct PhoneAgentConfiguration: Sendable {
                 connectOptions: ConnectOptions = ConnectOptions(notifyOnConnection: true, notifyOnDisconnection: true),
                 restoreIdentifier: String = PhoneAgentConfiguration.defaultRestoreIdentifier,
                 commandTimeout: Duration = ChallengeIssuer.defaultLifetime, setupTimeout: Duration = .seconds(10),
-                arrivalRetryWait: Duration = .seconds(6)) {
+                arrivalRetryWait: Duration = .seconds(6),
+                arrivalIntentWindow: Duration = PhoneAgentConfiguration.defaultArrivalIntentWindow) {
         self.lockAddress = lockAddress; self.keyID = keyID; self.secret = secret
         self.gracePeriod = gracePeriod; self.connectOptions = connectOptions
         self.restoreIdentifier = restoreIdentifier; self.commandTimeout = commandTimeout
         self.setupTimeout = setupTimeout; self.arrivalRetryWait = arrivalRetryWait
+        self.arrivalIntentWindow = arrivalIntentWindow
     }
+
+    public static let defaultArrivalIntentWindow: Duration = .seconds(120)
 }
 
 /// The central agent (the "phone"): keeps a connect request to its lock open forever,
-/// tracks away/home, and makes one authenticated arrival request per away→home cycle.
-/// A bare re-link never sends anything that opens the door.
+/// tracks away/home, and makes one authenticated arrival request per away→home cycle, only
+/// inside the window an arrival intent opened. A bare re-link never sends anything that
+/// opens the door.
 ///
 /// With a `RestorationStorage` its central manager preserves the request, the link and the
 /// lock's attribute cache: a relaunched agent adopts a link that survived it and resumes
@@ -98,6 +108,8 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
     var boltReportTimer: Scheduled?
     /// An arrival request that met a moving bolt, waiting to be asked again (`PhoneAgent+Arrival`).
     var arrivalRetry: (cycle: UInt64, timer: Scheduled)?
+    /// The open arrival intent's window (`PhoneAgent+Arrival`).
+    var intentTimer: Scheduled?
 
     private struct InFlight {
         var operation: LockOperation
@@ -237,6 +249,11 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
                 requestArrival(cycle)
             case .retryArrivalUnlockAfterMovement(let cycle):
                 waitToRetryArrival(cycle)
+            case .openIntentWindow:
+                openIntentWindow()
+            case .closeIntentWindow:
+                intentTimer?.cancel()
+                intentTimer = nil
             case .arrived(let cycle, let unlocked):
                 emit("phone.home", ["cycle": "\(cycle)", "unlocked": "\(unlocked)"])
             }

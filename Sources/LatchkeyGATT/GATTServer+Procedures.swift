@@ -5,9 +5,12 @@ import LatchkeyATT
 // handle); then lookup (Attribute Not Found); then permissions. Every failure is exactly
 // one Error Response carrying the request opcode, the handle and the code.
 extension GATTServer {
+    /// 3.4.3.1 and friends: start 0 or start > end is Invalid Handle, whatever the database.
+    static func isInvalidRange(_ start: UInt16, _ end: UInt16) -> Bool { start == 0 || start > end }
+
     private func rangeError(_ op: ATTOpcode, _ start: UInt16, _ end: UInt16) -> ATTPDU? {
-        // 3.4.3.1 and friends: start 0 or start > end is Invalid Handle, reported on start.
-        if start == 0 || start > end { return .errorResponse(request: op, handle: start, error: .invalidHandle) }
+        // Reported on start.
+        if Self.isInvalidRange(start, end) { return .errorResponse(request: op, handle: start, error: .invalidHandle) }
         return nil
     }
 

@@ -29,12 +29,15 @@ extension GATTServer {
             return .pass
         case .writeCommand, .signedWriteCommand:
             return .drop
-        case .findInformationRequest(let start, let end), .findByTypeValueRequest(let start, let end, _, _),
-             .readByTypeRequest(let start, let end, _), .readByGroupTypeRequest(let start, let end, _)
-            where start == 0 || start > end:
-            // Refused for its form alone (Invalid Handle), which says nothing about the
-            // database: a relaunched client's barrier (`GATTClient.synchronize`) gets its
-            // answer, and the client is still change-unaware after it.
+        // Refused for its form alone (Invalid Handle), which says nothing about the database:
+        // a relaunched client's barrier (`GATTClient.synchronize`) gets its answer, and the
+        // client is still change-unaware after it. One `where` per pattern: a `where` after
+        // several patterns applies to the last one only, which once let every Find
+        // Information and Find By Type Value through.
+        case .findInformationRequest(let start, let end) where Self.isInvalidRange(start, end),
+             .findByTypeValueRequest(let start, let end, _, _) where Self.isInvalidRange(start, end),
+             .readByTypeRequest(let start, let end, _) where Self.isInvalidRange(start, end),
+             .readByGroupTypeRequest(let start, let end, _) where Self.isInvalidRange(start, end):
             return .pass
         default:
             guard pdu.opcode.isRequest else { return .pass }  // responses, notifications: not ours

@@ -11,15 +11,20 @@ extension BluetoothUUID {
     public static let databaseHash = BluetoothUUID(0x2B2A)
 }
 
-/// The Generic Attribute service a server publishes first, so that a client can cache the
-/// server's handles and still learn when they change: Service Changed, Client Supported
-/// Features and Database Hash (Vol 3 Part G 7.1–7.3). The two values that are not fixed
-/// are answered by `GATTServer` itself (per client, and from the database).
+/// The Generic Attribute service a server publishes right after the Generic Access service
+/// (GenericAccessService.swift), so that a client can cache the server's handles and still
+/// learn when they change: Service Changed, Client Supported Features and Database Hash
+/// (Vol 3 Part G 7.1–7.3). The two values that are not fixed are answered by `GATTServer`
+/// itself (per client, and from the database).
 public enum GenericAttributeService {
-    /// Handle of the service declaration. Its characteristics follow in definition order, so
-    /// Service Changed is always at 0x0003: its handle must not move while a client relies
-    /// on it (7.1), and a relaunched server finds the subscriptions it restores there.
-    public static let startHandle: UInt16 = 0x0001
+    /// Handle of the service declaration, after the Generic Access service's 0x0001–0x0005;
+    /// the service takes 0x0006–0x000D. Its characteristics follow in definition order, so
+    /// Service Changed is always at 0x0008: its handle must not move while a client relies on
+    /// it (7.1), and a relaunched server finds the subscriptions it restores there. (Versions
+    /// without the Generic Access service had this service at 0x0001 and Service Changed at
+    /// 0x0003; a relaunch from such a state moves the subscription and says so:
+    /// PeripheralManager+Restoration.swift.)
+    public static let startHandle: UInt16 = 0x0006
 
     public static let definition = GATTService(uuid: .genericAttributeService, characteristics: [
         // Indicate only; not readable (7.1).

@@ -27,8 +27,11 @@ extension ConnectAttemptEvent {
     ///
     /// Packets as the raw socket queues them: packet type octet, event code, length,
     /// parameters; the subevent code is octet 3.
-    static var socketFilter: [SocketFilterInstruction] {
-        let subevents = connectionCompleteSubevents.sorted()
+    static var socketFilter: [SocketFilterInstruction] { leMetaFilter(passing: connectionCompleteSubevents) }
+
+    /// LE Meta events pass only with one of `subevents`; events that are not LE Meta pass.
+    static func leMetaFilter(passing subevents: Set<UInt8>) -> [SocketFilterInstruction] {
+        let subevents = subevents.sorted()
         let acceptIndex = 3 + subevents.count + 1   // after the loads, the tests and the drop
         var program: [SocketFilterInstruction] = [
             .loadByte(at: 1),

@@ -18,6 +18,9 @@ protocol HCIEventSourceProvider: AnyObject {
     /// Events of controller `index` that `ConnectAttemptEvent` reads, and as few others as
     /// the kernel's filter allows. Throws when it cannot (no CAP_NET_RAW, no such index).
     func open(index: MgmtIndex) throws(KernelError) -> any HCIEventSource
+    /// Events of controller `index` that `ConnectionTimingEvent` reads (the lock's watch of
+    /// its links' connection intervals), and no other LE Meta subevent.
+    func openConnectionTiming(index: MgmtIndex) throws(KernelError) -> any HCIEventSource
 }
 
 /// Raw HCI sockets (HCI_CHANNEL_RAW) bound to one controller. The HCI filter passes LE Meta
@@ -28,11 +31,22 @@ protocol HCIEventSourceProvider: AnyObject {
 /// controller keeps to the accept list the kernel's auto-connect scan asks for.
 final class RawHCIEvents: HCIEventSourceProvider {
     func open(index: MgmtIndex) throws(KernelError) -> any HCIEventSource {
-        let wanted = ConnectAttemptEvent.watchedEvents
+        try open(index: index, events: ConnectAttemptEvent.watchedEvents, opcode: ConnectAttemptEvent.createConnectionCancel,
+                 filter: ConnectAttemptEvent.socketFilter)
+    }
+
+    /// LE Meta only (opcode 0: no Command Complete/Status passes), narrowed by the socket
+    /// filter to the connection completes and the connection update complete.
+    func openConnectionTiming(index: MgmtIndex) throws(KernelError) -> any HCIEventSource {
+        try open(index: index, events: [ConnectAttemptEvent.leMeta], opcode: 0,
+                 filter: ConnectAttemptEvent.leMetaFilter(passing: ConnectionTimingEvent.subevents))
+    }
+
+    private func open(index: MgmtIndex, events wanted: [UInt8], opcode: UInt16,
+                      filter: [SocketFilterInstruction]) throws(KernelError) -> any HCIEventSource {
         let fd: CInt
         do {
-            fd = try Syscalls.hciEventSocket(device: index.rawValue, events: wanted,
-                                             opcode: ConnectAttemptEvent.createConnectionCancel)
+            fd = try Syscalls.hciEventSocket(device: index.rawValue, events: wanted, opcode: opcode)
         } catch {
             let denied = error.errno == .operationNotPermitted || error.errno == .permissionDenied
             throw KernelError(denied ? .permissionDenied : .system, "\(error) (raw HCI socket on \(index))",
@@ -52,7 +66,7 @@ final class RawHCIEvents: HCIEventSourceProvider {
                               + missing.map { "0x" + String($0, radix: 16) }.joined(separator: ", ")
                               + " from the filter (LE Meta events need CAP_NET_RAW)")
         }
-        do { try Syscalls.attachSocketFilter(fd, ConnectAttemptEvent.socketFilter) } catch {
+        do { try Syscalls.attachSocketFilter(fd, filter) } catch {
             Syscalls.close(fd)
             throw KernelError(.system, "\(error) (raw HCI socket on \(index))", errno: error.errno)
         }

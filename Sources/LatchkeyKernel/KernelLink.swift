@@ -13,6 +13,10 @@ public final class KernelLink: ATTLink {
     public let role: LinkRole
     public let maximumTransmissionUnit: Int
     public weak var delegate: (any ATTLinkDelegate)?
+    /// From the LE Connection Complete / Update Complete events of the link's peer, which the
+    /// lock's raw HCI watch reads (`KernelTransport+ConnectionTimingWatch`); nil until one came
+    /// (or without the watch, CAP_NET_RAW missing): the lock then refuses arrival on the link.
+    public internal(set) var connectionInterval: Duration?
 
     private var fd: CInt
     private var watch: Watch?

@@ -132,6 +132,7 @@ extension KernelTransport {
         closeListener()
         cancelClaims()
         closeConnectFailureWatch()
+        closeConnectionTimingWatch()
         connectedDevices = []
         updateState()
     }
@@ -147,6 +148,7 @@ extension KernelTransport {
             self.isAttached = true
             self.settings = info.currentSettings
             self.forgetConnectFailureWatchRefusal()
+            self.connectionTimingRefusal = nil
             self.configureController()
             self.updateState()
         }

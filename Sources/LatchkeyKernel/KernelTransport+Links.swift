@@ -91,6 +91,7 @@ extension KernelTransport {
         let link = KernelLink(id: LinkID(linkCount), fileDescriptor: fd, peer: peer, role: role,
                               maximumTransmissionUnit: sockets.maximumTransmissionUnit(fd), loop: posixLoop,
                               transport: self)
+        link.connectionInterval = connectionTimings[peer.value]?.interval
         links.append(link)
         delegate?.transport(self, didConnect: link)
         if link.delegate == nil {
@@ -109,6 +110,7 @@ extension KernelTransport {
     /// change of power state cancels it (power-on re-asserts advertising anyway).
     func linkDidEnd(_ link: KernelLink, errno: Errno?) -> DisconnectReason {
         links.removeAll { $0 === link }
+        connectionTimings[link.peer.value] = nil  // the next link's own complete says anew
         mgmt.readAvailable()
         if link.role == .peripheral { scheduleReadvertise() }
         return disconnectReasons.removeValue(forKey: link.peer) ?? KernelLink.reason(for: errno)

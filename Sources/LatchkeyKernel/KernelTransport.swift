@@ -114,6 +114,11 @@ public final class KernelTransport: BluetoothTransport {
     /// The open HCI event watch, and why it could not be opened (then the timer re-sends).
     var connectFailureWatch: ConnectFailureWatch?
     var connectFailureWatchRefusal: KernelError?
+    /// The lock's watch of its links' connection intervals (`KernelTransport+ConnectionTimingWatch`),
+    /// why it could not be opened, and what it learnt per peer (address bits → handle, interval).
+    var connectionTimingWatch: ConnectFailureWatch?
+    var connectionTimingRefusal: KernelError?
+    var connectionTimings: [UInt64: (handle: UInt16, interval: Duration)] = [:]
     /// A re-send waiting after a failed LE Connection Complete that no refused cancel followed.
     var connectFailureResend: Scheduled?
     /// How long after a failed LE Connection Complete the entries are re-sent if no refused
@@ -203,6 +208,7 @@ public final class KernelTransport: BluetoothTransport {
                                  instance: try AdvertisingInstance(instance: Self.advertisingInstance, advertisement),
                                  timing: try SystemConfiguration.advertising(interval: advertisement.interval))
         do { try openListener() } catch { throw TransportError(.failed, error.description) }
+        openConnectionTimingWatch()
         if advertising != set {
             advertising = set
             attemptNow(.advertising)

@@ -8,20 +8,21 @@ import LatchkeyTransport
 //   offset size field
 //   0      1    version (1)
 //   1      1    kind: 0 LockOperation, 1 LockOperationError, 2 DoorLockAlarm, 3 DoorStateChange,
-//                     4 LockUserChange, 5 OperatingModeChange (ours)
+//                     4 LockUserChange, 5 OperatingModeChange (ours), 6 SuspectedRelay (ours)
 //   2      1    lock state before (LockState raw value)
 //   3      1    lock state after
 //   4      1    door state (DoorState raw value; 0xFF = null)
 //   5      1    operation type (kinds 0-1; 0xFF in kind 1 = unknown: refused before it was read),
-//               DataOperationType (4), the new OperatingMode (5), else 0xFF
-//   6      1    operation source          kinds 0-1, 4 and 5, else 0xFF
+//               DataOperationType (4), the new OperatingMode (5), unlock (6), else 0xFF
+//   6      1    operation source          kinds 0-1, 4 and 5; remote (6), else 0xFF
 //   7      1    code: OperationError (1), AlarmCode (2), DoorState (3, equal to byte 4), the
-//               previous OperatingMode (5); 0xFF for 0, 4
-//   8      1    flags: bit 0 who present (kinds 0-1 and 5; always set for 4), bit 1 decision present
-//               (kinds 0-1 only), bit 2 recovered (kinds 0-1 only; recovered needs a decision);
-//               others 0
+//               previous OperatingMode (5), SuspectedRelayRecord.Reason (6); 0xFF for 0, 4
+//   8      1    flags: bit 0 who present (kinds 0-1 and 5; always set for 4 and 6), bit 1 decision
+//               present (kinds 0-1 only), bit 2 recovered (kinds 0-1 only; recovered needs a
+//               decision); others 0
 //   9      4    who (KeyID; the key changed for kind 4), 0 when absent
-//   13     8    decision id, 0 when absent
+//   13     8    decision id, 0 when absent; kind 6: challenge→command µs (4, below 0xFFFFFFFF),
+//               then the connection interval µs (4, 0xFFFFFFFF = unknown)
 //   21     8    time, nanoseconds on the lock's monotonic clock (signed)
 
 /// Why bytes are not a LockEvent, and where.
@@ -88,6 +89,14 @@ extension LockEvent {
             bytes[6] = change.source.rawValue
             bytes[7] = change.previous.rawValue
             if let id = change.who { bytes[8] = Self.whoFlag; who = id.rawValue }
+        case .suspectedRelay(let r):
+            bytes[1] = 6
+            bytes[5] = LockOperationType.unlock.rawValue
+            bytes[6] = OperationSource.remote.rawValue
+            bytes[7] = r.reason.rawValue
+            bytes[8] = Self.whoFlag
+            who = r.who.rawValue
+            decision = UInt64(r.elapsedMicroseconds) | UInt64(r.intervalMicroseconds ?? UInt32.max) << 32
         }
         bytes.appendLittleEndian(who)
         bytes.appendLittleEndian(decision)
@@ -163,6 +172,15 @@ extension LockEvent {
                 previous: try Self.field(bytes, 7, OperatingMode.init(rawValue:)),
                 source: try Self.field(bytes, 6, OperationSource.init(rawValue:)),
                 who: flags & Self.whoFlag != 0 ? KeyID(who) : nil))
+        case 6:
+            guard bytes[5] == LockOperationType.unlock.rawValue else { throw LockEventDecodingError(.invalidField, offset: 5) }
+            guard bytes[6] == OperationSource.remote.rawValue else { throw LockEventDecodingError(.invalidField, offset: 6) }
+            guard flags == Self.whoFlag else { throw LockEventDecodingError(.invalidField, offset: 8) }
+            let elapsed = UInt32(truncatingIfNeeded: decision), interval = UInt32(truncatingIfNeeded: decision >> 32)
+            guard elapsed != UInt32.max else { throw LockEventDecodingError(.invalidField, offset: 13) }
+            kind = .suspectedRelay(SuspectedRelayRecord(
+                try Self.field(bytes, 7, SuspectedRelayRecord.Reason.init(rawValue:)), who: KeyID(who),
+                elapsedMicroseconds: elapsed, intervalMicroseconds: interval == UInt32.max ? nil : interval))
         default:
             throw LockEventDecodingError(.invalidField, offset: 1)
         }

@@ -35,6 +35,15 @@ extension LockEvent {
                 + Self.words(change.source) + Self.by(change.who)
             if change.source == .auto && change.previous == .passage { text += " (passage is not restored at start)" }
             return text
+        case .suspectedRelay(let r):
+            let why = switch r.reason {
+            case .tooSlow: "command too late after its challenge"
+            case .intervalAboveCeiling: "connection interval above the ceiling"
+            case .intervalUnknown: "connection interval unknown"
+            }
+            let interval = r.intervalMicroseconds.map { "\(Double($0) / 1000) ms" } ?? "unknown"
+            return "arrival unlock by phone key \(r.who.rawValue) refused as a suspected relay: \(why) "
+                + "(challenge→command \(Double(r.elapsedMicroseconds) / 1000) ms, interval \(interval))"
         }
     }
 

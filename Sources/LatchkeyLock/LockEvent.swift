@@ -17,6 +17,8 @@ public struct LockEvent: Hashable, Sendable {
         /// The operating mode changed. Our addition: Matter reports it only as a change of
         /// the OperatingMode attribute, which leaves no trace in an audit log.
         case operatingModeChange(OperatingModeChangeRecord)
+        /// An arrival unlock refused as a suspected relay, with the figures measured. Ours.
+        case suspectedRelay(SuspectedRelayRecord)
     }
 
     public var kind: Kind
@@ -74,6 +76,7 @@ extension LockEvent: CustomStringConvertible {
         case .doorStateChange(let state): what = "DoorStateChange(\(state))"
         case .lockUserChange(let change): what = "LockUserChange(\(change))"
         case .operatingModeChange(let change): what = "OperatingModeChange(\(change))"
+        case .suspectedRelay(let r): what = "SuspectedRelay(\(r))"
         }
         return "\(time) \(what) lock \(lockStateBefore)->\(lockStateAfter) door \(doorState)"
     }

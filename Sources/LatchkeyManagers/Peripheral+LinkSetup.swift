@@ -82,10 +82,26 @@ extension Peripheral {
     /// whole cache goes and the app is told; Service Changed is found and enabled again after
     /// the app's requests.
     func databaseOutOfSync() {
-        guard !serviceChangedSubscribed else { return }
+        // An indication the peer could not send (its Service Changed moved, or it dropped the
+        // subscription) would leave a cache it never corrects: the hash checks that.
+        guard !serviceChangedSubscribed else { return verifyDatabaseHash() }
         readDatabaseHash()
         invalidate(0x0001...0xFFFF)
         deferChores()
+    }
+
+    /// Reads the hash and, if it is not the one the cache was made against, drops the whole
+    /// cache (the app is told) and finds Service Changed again. A hash being read again
+    /// meanwhile (after a Service Changed indication, which said what changed) decides alone.
+    func verifyDatabaseHash() {
+        client?.read(using: .databaseHash) { [weak self] result in
+            guard let self, case .success(let found) = result, let hash = found.first?.value, hash.count == 16,
+                  let cached = self.databaseHash, cached != hash else { return }
+            self.databaseHash = hash
+            self.invalidate(0x0001...0xFFFF)
+            self.deferChores()
+        }
+        bearer?.flush()
     }
 
     /// Reads the hash for the cache; what the app discovers after this is stamped with it.

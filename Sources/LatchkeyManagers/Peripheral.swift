@@ -129,11 +129,13 @@ public final class Peripheral {
         bearer?.flush()
     }
 
+    static let systemServices: Set<BluetoothUUID> = [.genericAccessService, .genericAttributeService]
+
     private func finishServiceDiscovery(_ found: [DiscoveredService], _ error: BluetoothError?,
                                         asked uuids: [BluetoothUUID]? = nil) {
-        // The Generic Attribute service is the manager's, as the system's is under Core
-        // Bluetooth: not listed unless asked for by UUID.
-        let found = found.filter { $0.uuid != .genericAttributeService || uuids?.contains($0.uuid) == true }
+        // The Generic Access and Generic Attribute services are the manager's, as the
+        // system's are under Core Bluetooth: not listed unless asked for by UUID.
+        let found = found.filter { !Self.systemServices.contains($0.uuid) || uuids?.contains($0.uuid) == true }
         if error == nil || !found.isEmpty {
             // Keep already-discovered service objects so their characteristics survive a re-discovery.
             let old = services ?? []
@@ -333,7 +335,13 @@ public final class Peripheral {
                 self.serviceChanged(value)
                 return
             }
-            guard let c = self.characteristic(valueHandle: handle) else { return }
+            guard let c = self.characteristic(valueHandle: handle) else {
+                // An indication from a handle the cache does not know (already confirmed): the
+                // peer's database may not be the one cached — Service Changed moved, say. The
+                // hash says.
+                if isIndication { self.verifyDatabaseHash() }
+                return
+            }
             c.value = Array(value)
             self.delegate?.peripheral(self, didUpdateValueFor: c, error: nil)
         }

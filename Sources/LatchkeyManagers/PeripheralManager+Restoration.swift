@@ -56,15 +56,16 @@ extension PeripheralManager {
     /// Changed where it differs, resumes advertising and reports centrals that came while it
     /// was gone.
     private func reconcile(_ preserved: PeripheralRestorationState) {
-        announced = preservedLayout(preserved)
+        let known = preservedLayout(preserved)
+        announced = known?.layout
         for entry in preserved.services {
             do {
                 let handles: GATTServiceHandles
                 do {
                     handles = try database.add(entry.definition, startHandle: entry.startHandle)
                 } catch {
-                    // Its handles are taken (by the Generic Attribute service, in a state
-                    // preserved before it existed): the next free ones; the move is announced.
+                    // Its handles are taken (by the fixed services, in a state preserved by a
+                    // version with fewer of them): the next free ones; the move is announced.
                     handles = try database.add(entry.definition)
                 }
                 services.append(LocalService(definition: entry.definition, handles: handles))
@@ -73,9 +74,12 @@ extension PeripheralManager {
             }
         }
         // A CCCD value is restored only where the attribute is still the one it was written
-        // to; Service Changed's stays when the preserved run had it at the same fixed handle.
+        // to. Service Changed's follows Service Changed to where it is now (it moved when the
+        // Generic Access service came in front of it): the central asked for the indication,
+        // and it is what tells it the rest moved. Where the preserved run had it is unknown
+        // when no layout rebuilds to the preserved hash: that subscription goes too.
         let moved = announced.map { GATTDatabase.changedRange(from: $0.layout, to: database.layout) } ?? 0x0001...0xFFFF
-        let serviceChanged = preserved.databaseHash == nil ? nil : genericAttribute.characteristicValues.first
+        let serviceChanged = genericAttribute.characteristicValues.first
         advertisement = preserved.advertisement?.advertisement
         var restoredCentrals: [Central] = []
         var arrivedWhileAway: [any ATTLink] = []
@@ -87,9 +91,12 @@ extension PeripheralManager {
             let central = makeCentral(link)
             central.server.restoreMTU(entry.mtu)
             var values: [UInt16: ClientConfiguration] = [:]
-            for c in entry.configurations where moved.map({ !$0.contains(c.valueHandle) }) ?? true
-                || c.valueHandle == serviceChanged {
-                values[c.valueHandle] = ClientConfiguration(rawValue: c.value)
+            for c in entry.configurations {
+                if let was = known?.serviceChanged, c.valueHandle == was, let serviceChanged {
+                    values[serviceChanged] = ClientConfiguration(rawValue: c.value)
+                } else if moved.map({ !$0.contains(c.valueHandle) }) ?? true {
+                    values[c.valueHandle] = ClientConfiguration(rawValue: c.value)
+                }
             }
             central.server.restoreClientConfigurations(values)
             central.server.restoreClientFeatures(ClientSupportedFeatures(rawValue: entry.clientFeatures ?? 0))
@@ -120,21 +127,28 @@ extension PeripheralManager {
         preserve()
     }
 
-    /// The structure the preserved run's centrals knew: its Generic Attribute service and its
-    /// services at their handles; nil when it cannot be rebuilt to the preserved hash (the
-    /// Generic Attribute service itself changed), so that everything counts as changed.
-    func preservedLayout(_ preserved: PeripheralRestorationState) -> AnnouncedLayout? {
+    /// The structure the preserved run's centrals knew, and where its Service Changed was: its
+    /// fixed services, in the layout (`FixedServices`) that rebuilds to the preserved hash,
+    /// and its services at their handles. nil when none does (another version's Generic
+    /// Attribute service), so that everything counts as changed.
+    func preservedLayout(_ preserved: PeripheralRestorationState) -> (layout: AnnouncedLayout, serviceChanged: UInt16?)? {
+        // A state written before the Generic Attribute service existed: the services alone.
+        guard let hash = preserved.databaseHash else { return rebuild(preserved, with: nil) }
+        for fixed in FixedServices.allCases {
+            if let rebuilt = rebuild(preserved, with: fixed), rebuilt.layout.hash == hash { return rebuilt }
+        }
+        return nil
+    }
+
+    private func rebuild(_ preserved: PeripheralRestorationState,
+                         with fixed: FixedServices?) -> (layout: AnnouncedLayout, serviceChanged: UInt16?)? {
         let rebuilt = GATTDatabase()
+        let serviceChanged = fixed?.publish(in: rebuilt, genericAccess: genericAccess).characteristicValues.first
         do {
-            if preserved.databaseHash != nil {
-                try rebuilt.add(GenericAttributeService.definition, startHandle: GenericAttributeService.startHandle)
-            }
             for entry in preserved.services { try rebuilt.add(entry.definition, startHandle: entry.startHandle) }
         } catch {
-            return nil
+            return nil  // its services do not fit this layout: not the one
         }
-        let layout = AnnouncedLayout(rebuilt.layout)
-        if let hash = preserved.databaseHash, hash != layout.hash { return nil }
-        return layout
+        return (AnnouncedLayout(rebuilt.layout), serviceChanged)
     }
 }

@@ -16,6 +16,8 @@ public final class Central {
     /// CBCentral.maximumUpdateValueLength: one notification's payload, MTU − 3.
     public var maximumUpdateValueLength: Int { server.mtu - 3 }
     public var linkID: LinkID { bearer.link.id }
+    /// The link's connection interval, from the transport; nil while unknown.
+    public var connectionInterval: Duration? { bearer.link.connectionInterval }
     /// Whether it enabled Service Changed indications (Vol 3 Part G 7.1).
     public var wantsServiceChanged: Bool { server.wantsServiceChanged }
 }
@@ -119,9 +121,11 @@ public final class LocalCharacteristic {
 /// a manager re-created after the process died restores them
 /// (`PeripheralManager+Restoration.swift`).
 ///
-/// Like the system's GATT server under Core Bluetooth, it publishes the Generic Attribute
-/// service itself, first (handles 0x0001–0x0008, not in `services`), and tells connected
-/// centrals when the services' handles change (`PeripheralManager+ServiceChanged.swift`).
+/// Like the system's GATT server under Core Bluetooth, it publishes the services every GATT
+/// server has itself, first and not in `services`: Generic Access (0x0001–0x0005: Device
+/// Name and Appearance, read-only, from `genericAccess`) and Generic Attribute
+/// (0x0006–0x000D); app services follow from 0x000E. It tells connected centrals when the
+/// services' handles change (`PeripheralManager+ServiceChanged.swift`).
 public final class PeripheralManager: BluetoothTransportDelegate, GATTServerDelegate {
     public let transport: any BluetoothTransport
     public weak var delegate: (any PeripheralManagerDelegate)?
@@ -140,21 +144,32 @@ public final class PeripheralManager: BluetoothTransportDelegate, GATTServerDele
 
     /// Restoration bookkeeping (PeripheralManager+Restoration.swift); nil without an identifier.
     var preservation: Preservation<PeripheralRestorationState>?
+    /// The device name and appearance the Generic Access service serves.
+    public let genericAccess: GenericAccess
     /// The Generic Attribute service's handles, and what connected centrals were last told of
     /// the database's structure (PeripheralManager+ServiceChanged.swift).
     let genericAttribute: GATTServiceHandles
     var announced: AnnouncedLayout?
     var announcementScheduled = false
 
-    public init(transport: any BluetoothTransport, delegate: (any PeripheralManagerDelegate)? = nil,
-                options: ManagerOptions = ManagerOptions()) {
+    /// `genericAccess`: what the Generic Access service says this device is (the system's
+    /// name under Core Bluetooth; here the application's, given once).
+    public convenience init(transport: any BluetoothTransport, delegate: (any PeripheralManagerDelegate)? = nil,
+                            options: ManagerOptions = ManagerOptions(),
+                            genericAccess: GenericAccess = GenericAccess(deviceName: "Latchkey")) {
+        self.init(transport: transport, delegate: delegate, options: options, genericAccess: genericAccess,
+                  fixedServices: .current)
+    }
+
+    /// `fixedServices`: another version's layout, for the tests of an update from it.
+    init(transport: any BluetoothTransport, delegate: (any PeripheralManagerDelegate)?, options: ManagerOptions,
+         genericAccess: GenericAccess, fixedServices: FixedServices) {
         self.transport = transport
         self.delegate = delegate
         self.state = ManagerState(transport.state)
+        self.genericAccess = genericAccess
         preservation = options.restoration.map { Preservation(identifier: $0.identifier, storage: $0.storage) }
-        // An empty database always has room for it at its fixed handles.
-        genericAttribute = try! database.add(GenericAttributeService.definition,
-                                             startHandle: GenericAttributeService.startHandle)
+        genericAttribute = fixedServices.publish(in: database, genericAccess: genericAccess)
         announced = AnnouncedLayout(database.layout)
         transport.delegate = self
         transport.loop.execute { [weak self] in
@@ -197,7 +212,7 @@ public final class PeripheralManager: BluetoothTransportDelegate, GATTServerDele
         scheduleServiceChangeAnnouncement()
     }
 
-    /// removeAllServices(). The Generic Attribute service stays.
+    /// removeAllServices(). The Generic Access and Generic Attribute services stay.
     public func removeAllServices() {
         for service in services { database.removeService(at: service.handles.service) }
         services.removeAll()

@@ -6,40 +6,54 @@ public enum Presence: String, Sendable, Codable, CaseIterable {
     /// The link dropped; waiting out the grace period before calling it a departure.
     case leaving
     case away
-    /// Back in range after being away; the arrival request for this cycle is in flight.
+    /// Linked again after being away, with no arrival intent: a re-link alone asks nothing
+    /// (a relay can make one). An intent now sends the cycle's request.
+    case nearby
+    /// Back after being away, inside an intent window; the arrival request is in flight.
     case arriving
 }
 
 /// The phone's away→home logic (M8) as a pure state machine: an input in, actions out.
 ///
-/// Rules, each one a guard against unlocking by accident:
+/// Rules, each one a guard against unlocking by accident or for a relay:
 /// - a link that drops and comes back within the grace period is a flap, not a trip;
-/// - only a link that re-forms after the owner was **away** leads to an arrival request;
-/// - one arrival request per away→home cycle: once the lock has answered it (yes or no),
-///   the cycle is spent, and nothing is sent again until the owner has been away again —
-///   except that a request which met a moving bolt ("busy": nothing was decided) is asked
-///   once more after the movement, and the answer to that one spends the cycle;
+/// - **a re-link alone never asks**: the arrival request is sent only while an *arrival
+///   intent* is open — a single-use window opened from outside Bluetooth (the control
+///   socket's `arriving`, standing in for a phone OS's geofence) — on a link that re-formed
+///   after the owner was **away**; the intent is spent by that request;
+/// - one arrival request per away→home cycle, **spent once sent**: delivered, answered,
+///   lost with the link or never answered, the cycle is over and nothing is sent again until
+///   the owner has been away again — except that a request the lock refused as "busy" (a
+///   moving bolt: nothing was decided) is asked once more after the movement;
 /// - at start with no history, a link means nothing (we cannot know we were away).
 /// The lock still applies its own filters; this machine only decides whether to ask.
 public struct PresenceMachine: Sendable, Equatable, Codable {
     public private(set) var presence: Presence = .unknown
     /// Away→home cycles begun so far. Bumped on each departure; the arrival request names it.
     public private(set) var cycle: UInt64 = 0
-    /// The cycle whose arrival request the lock has answered.
-    public private(set) var answeredCycle: UInt64 = 0
+    /// The last cycle whose arrival request was sent (persisted before it leaves).
+    public private(set) var spentCycle: UInt64 = 0
     /// This arrival's request met a moving bolt and is being (or was) asked again. Not
-    /// persisted: a phone that dies meanwhile resumes as away and its next link asks afresh.
+    /// persisted: a phone that dies meanwhile resumes as away with the cycle spent.
     public private(set) var arrivalRetried = false
+    /// An arrival intent's window is open (the caller times it). Not persisted: a phone
+    /// that restarts needs a new intent — the cautious reading.
+    public private(set) var intentOpen = false
 
-    private enum CodingKeys: String, CodingKey { case presence, cycle, answeredCycle }
+    // "answeredCycle": the name earlier versions saved the spent cycle under.
+    private enum CodingKeys: String, CodingKey { case presence, cycle, spentCycle = "answeredCycle" }
 
     public enum Input: Sendable, Equatable {
         case linkUp
         case linkDown
         case graceExpired
+        /// An arrival intent from outside Bluetooth (control socket `arriving`, a hook).
+        case arrivalIntent
+        /// The intent's window ran out unused.
+        case intentExpired
         /// The lock answered the arrival request for `cycle` (granted or refused).
         case arrivalAnswered(cycle: UInt64, granted: Bool)
-        /// The arrival request could not be completed (link lost before an answer).
+        /// The arrival request could not be completed (link lost or no answer in time).
         case arrivalNotDelivered
         /// The lock refused the arrival request for `cycle` as busy: its bolt was moving.
         case arrivalBusy(cycle: UInt64)
@@ -48,6 +62,10 @@ public struct PresenceMachine: Sendable, Equatable, Codable {
     public enum Action: Sendable, Equatable {
         case startGraceTimer
         case cancelGraceTimer
+        /// Time the intent's window; feed `intentExpired` when it ends.
+        case openIntentWindow
+        /// The intent was spent (or is moot): stop timing its window.
+        case closeIntentWindow
         case requestArrivalUnlock(cycle: UInt64)
         /// Ask again for `cycle` once the lock's movement has ended (the caller waits for it,
         /// bounded); the next answer counts as the cycle's.
@@ -60,11 +78,14 @@ public struct PresenceMachine: Sendable, Equatable, Codable {
 
     public init() {}
 
-    /// Starts from a persisted state. A phone that died while leaving or arriving resumes as
-    /// away when the link is down (the grace had begun) — the cautious reading.
+    /// Starts from a persisted state. A phone that died while leaving, nearby or arriving
+    /// resumes as away when the link is down (the grace had begun) — the cautious reading;
+    /// a cycle whose request was sent stays spent.
     public init(restoring saved: PresenceMachine) {
         self = saved
-        if presence == .arriving || presence == .leaving { presence = .away }
+        if [.arriving, .leaving, .nearby].contains(presence) { presence = .away }
+        intentOpen = false
+        arrivalRetried = false
     }
 
     public mutating func handle(_ input: Input) -> [Action] {
@@ -72,10 +93,7 @@ public struct PresenceMachine: Sendable, Equatable, Codable {
         case (.unknown, .linkUp):
             presence = .home
             return [.persist]
-        case (.unknown, .linkDown):
-            presence = .leaving
-            return [.persist, .startGraceTimer]
-        case (.home, .linkDown):
+        case (.unknown, .linkDown), (.home, .linkDown), (.arriving, .linkDown):
             presence = .leaving
             return [.persist, .startGraceTimer]
         case (.leaving, .linkUp):
@@ -86,31 +104,55 @@ public struct PresenceMachine: Sendable, Equatable, Codable {
             cycle += 1
             return [.persist, .departed(cycle: cycle)]
         case (.away, .linkUp):
-            guard answeredCycle < cycle else {
+            guard spentCycle < cycle else {
                 presence = .home
                 return [.persist]
             }
-            presence = .arriving
-            arrivalRetried = false
-            return [.persist, .requestArrivalUnlock(cycle: cycle)]
+            guard intentOpen else {
+                presence = .nearby
+                return [.persist]
+            }
+            return ask()
+        case (.nearby, .linkDown):
+            presence = .away
+            return [.persist]
+        case (.nearby, .arrivalIntent):
+            return ask()
+        case (.away, .arrivalIntent), (.leaving, .arrivalIntent):
+            guard !intentOpen else { return [] }  // one window at a time; it allows one request
+            intentOpen = true
+            return [.openIntentWindow]
+        case (_, .intentExpired):
+            intentOpen = false
+            return []
         case (.arriving, .arrivalAnswered(let c, let granted)) where c == cycle:
             return answered(c, granted: granted)
         case (.arriving, .arrivalBusy(let c)) where c == cycle:
             guard !arrivalRetried else { return answered(c, granted: false) }
             arrivalRetried = true
             return [.retryArrivalUnlockAfterMovement(cycle: c)]
-        case (.arriving, .arrivalNotDelivered), (.arriving, .linkDown):
-            presence = .away
-            return [.persist]
-        // Everything else changes nothing: repeated edges, stale timers, late answers.
-        case (.unknown, _), (.home, _), (.leaving, _), (.away, _), (.arriving, _):
+        case (.arriving, .arrivalNotDelivered):
+            // Sent, maybe seen, never answered: spent all the same (a relay that drops the
+            // link before the answer gets no second try).
+            return answered(cycle, granted: false)
+        // Everything else changes nothing: repeated edges, stale timers, late answers, an
+        // intent while home.
+        case (.unknown, _), (.home, _), (.leaving, _), (.away, _), (.nearby, _), (.arriving, _):
             return []
         }
     }
 
-    /// The lock answered this cycle's request: the cycle is spent.
+    /// The intent is spent on this cycle's one request; the cycle is spent before it leaves.
+    private mutating func ask() -> [Action] {
+        intentOpen = false
+        spentCycle = cycle
+        presence = .arriving
+        arrivalRetried = false
+        return [.persist, .closeIntentWindow, .requestArrivalUnlock(cycle: cycle)]
+    }
+
+    /// The lock answered this cycle's request (or it was lost): the owner is home.
     private mutating func answered(_ c: UInt64, granted: Bool) -> [Action] {
-        answeredCycle = c
         presence = .home
         return [.persist, .arrived(cycle: c, unlocked: granted)]
     }

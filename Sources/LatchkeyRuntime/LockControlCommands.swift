@@ -6,6 +6,7 @@ import LatchkeySecurity
 /// opens pairing windows (docs/LOCK-RULES.md rule 3).
 ///
 ///     pair SECONDS ROLE ARRIVAL [NAME...]   open a window; ROLE admin|user, ARRIVAL yes|no
+///                                            (yes only with admin: a user key never has it)
 ///     fingerprint                            the lock's identity fingerprint
 ///
 /// (`status`, `suspend`, `resume` and `execution` are answered before these: ControlDispatcher.)
@@ -35,6 +36,10 @@ enum LockControlCommands {
             guard words.count >= 4, let seconds = Int(words[1]), (1...600).contains(seconds),
                   let role = KeyRole(rawValue: words[2]), ["yes", "no"].contains(words[3]) else {
                 reply("error usage: pair SECONDS(1...600) admin|user yes|no [NAME]")
+                return true
+            }
+            if let refusal = arrivalUnlockRefusal(role: role, arrival: words[3] == "yes") {
+                reply("error \(refusal)")
                 return true
             }
             let name = words.count > 4 ? words[4...].joined(separator: " ") : nil

@@ -49,6 +49,15 @@ public struct LockSettings: Sendable {
             }
             if let s = try lock.seconds("arrival_after_manual_unlock_seconds", in: 0...3600) { agent.arrivalPolicy.afterManualUnlock = s }
             if let s = try lock.seconds("arrival_spacing_seconds", in: 0...3600) { agent.arrivalPolicy.betweenArrivals = s }
+            if let ms = try lock.milliseconds("arrival_response_limit_ms", in: 10...5000) {
+                agent.arrivalPolicy.challengeToCommandLimit = ms
+            }
+            if let ms = try lock.milliseconds("arrival_interval_ceiling_ms", in: 7.5...4000) {
+                agent.arrivalPolicy.connectionIntervalCeiling = ms
+            }
+            if let s = try lock.seconds("arrival_relock_unless_opened_seconds", in: 0...3600) {
+                agent.arrivalPolicy.relockUnlessOpenedWithin = s == .zero ? nil : s
+            }
             // Matter WrongCodeEntryLimit / UserCodeTemporaryDisableTime ranges (1–255).
             if let n = try lock.integer("wrong_code_entry_limit", in: 1...255) { agent.lockout.perKeyLimit = UInt32(n) }
             if let n = try lock.integer("overall_wrong_code_limit", in: 1...10_000) { agent.lockout.overallLimit = UInt32(n) }

@@ -6,8 +6,10 @@ import LatchkeyAgents
 ///     lock | unlock                      an authenticated command, answered when the lock answers
 ///     mode normal|no-remote|passage      the lock's Matter operating mode (admin keys only)
 ///     probe N                            N commands, alternating unlock and lock
+///     arriving                           an arrival intent (a geofence, a hook): the next re-link
+///                                        may ask for one arrival unlock within the intent window
 enum PhoneControlCommands {
-    static let usage = "lock, unlock, mode normal|no-remote|passage, probe N"
+    static let usage = "lock, unlock, mode normal|no-remote|passage, probe N, arriving"
 
     /// The phone's part of `status`.
     static func status(_ agent: PhoneAgent) -> String {
@@ -23,6 +25,9 @@ enum PhoneControlCommands {
     /// False when `words` is not one of these commands.
     static func handle(_ words: [String], agent: PhoneAgent, reply: @escaping (String) -> Void) -> Bool {
         switch words.first {
+        case "arriving":
+            guard words.count == 1 else { reply("error usage: arriving (no arguments)"); return true }
+            reply("ok arriving: \(agent.arrivalIntent())")
         case "lock", "unlock":
             guard words.count == 1 else { reply("error usage: \(words[0]) (no arguments)"); return true }
             agent.perform(words[0] == "lock" ? .lock : .unlock) { result in

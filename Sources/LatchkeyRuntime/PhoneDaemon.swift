@@ -45,7 +45,8 @@ public enum PhoneDaemon {
                                    configuration: PhoneAgentConfiguration(lockAddress: settings.lockAddress,
                                                                           keyID: keyID, secret: secret,
                                                                           gracePeriod: settings.gracePeriod,
-                                                                          connectOptions: settings.connectOptions),
+                                                                          connectOptions: settings.connectOptions,
+                                                                          arrivalIntentWindow: settings.arrivalIntentWindow),
                                    store: store, events: printer, restoration: restoration)
         } catch { throw RuntimeError("phone state in \(settings.stateDirectory): \(error)") }
         agent.central.trace = { peer, direction, pdu in logger.trace("ATT \(direction) \(peer): \(hex(pdu))") }

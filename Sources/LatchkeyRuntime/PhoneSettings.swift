@@ -14,6 +14,8 @@ public struct PhoneSettings: Sendable {
     /// `latchkey phone pair` wrote (the default, `<state_directory>/paired.key`).
     public var keySecretFile: String
     public var gracePeriod: Duration
+    /// How long an arrival intent (`phone-ctl arriving`) lets a re-link ask for an arrival unlock.
+    public var arrivalIntentWindow = PhoneAgentConfiguration.defaultArrivalIntentWindow
     public var connectOptions: ConnectOptions
     public var eventFormat: EventFormat
     /// Execution mode, suspension queue, wake budget, alert hook (ExecutionSettings).
@@ -34,6 +36,8 @@ public struct PhoneSettings: Sendable {
                               message: "is required with key_id (or leave both out to use `latchkey phone pair`)")
         }
         let grace = try root.seconds("grace_seconds", in: 1...86_400) ?? PhoneAgentConfiguration.defaultGracePeriod
+        let intentWindow = try root.seconds("arrival_intent_window_seconds", in: 1...600)
+            ?? PhoneAgentConfiguration.defaultArrivalIntentWindow
         var options = ConnectOptions(notifyOnConnection: true, notifyOnDisconnection: true)
         if let alerts = try root.table("alerts") {
             options.notifyOnConnection = try alerts.bool("on_connection") ?? options.notifyOnConnection
@@ -44,8 +48,11 @@ public struct PhoneSettings: Sendable {
         let format = try root.choice("event_format", ["text", "json"]).flatMap(EventFormat.init(rawValue:)) ?? .text
         let execution = try ExecutionSettings.read(root)
         try root.finish()
-        return PhoneSettings(transport: transport, stateDirectory: state, lockAddress: lock, keyID: keyID.map(UInt32.init),
-                             keySecretFile: secretFile ?? state + "/" + PairedKeyFile.fileName, gracePeriod: grace,
-                             connectOptions: options, eventFormat: format, execution: execution)
+        var settings = PhoneSettings(transport: transport, stateDirectory: state, lockAddress: lock,
+                                     keyID: keyID.map(UInt32.init),
+                                     keySecretFile: secretFile ?? state + "/" + PairedKeyFile.fileName, gracePeriod: grace,
+                                     connectOptions: options, eventFormat: format, execution: execution)
+        settings.arrivalIntentWindow = intentWindow
+        return settings
     }
 }

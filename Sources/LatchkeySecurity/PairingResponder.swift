@@ -6,10 +6,11 @@ import LatchkeyTransport
 /// its own role (docs/LOCK-RULES.md rule 2).
 public struct PairingOffer: Equatable, Sendable {
     public var role: KeyRole
+    /// Off unless the owner asked for it; never granted with a user role (`mayHaveArrivalUnlock`).
     public var mayRequestArrivalUnlock: Bool
     /// The key's name; nil takes the name the phone proposes.
     public var name: String?
-    public init(role: KeyRole, mayRequestArrivalUnlock: Bool = true, name: String? = nil) {
+    public init(role: KeyRole, mayRequestArrivalUnlock: Bool = false, name: String? = nil) {
         self.role = role; self.mayRequestArrivalUnlock = mayRequestArrivalUnlock; self.name = name
     }
 }
@@ -80,7 +81,8 @@ public final class PairingResponder {
         do {
             keyID = try registry.nextID()
             grant = PairingKeyAgreement.Grant(keyID: keyID, role: w.offer.role,
-                                              mayRequestArrivalUnlock: w.offer.mayRequestArrivalUnlock)
+                                              mayRequestArrivalUnlock: w.offer.mayRequestArrivalUnlock
+                                                && w.offer.role.mayHaveArrivalUnlock)
             let lockPublic = Array(ephemeral.publicKey.rawRepresentation)
             derived = try PairingKeyAgreement.derive(
                 ephemeralShared: try ephemeral.sharedSecretFromKeyAgreement(with: phone),

@@ -4,7 +4,14 @@ import LatchkeyLockProtocol
 public enum KeyRole: String, Sendable, Codable, CaseIterable {
     /// May also manage keys and configuration.
     case admin
+    /// A household member's or a guest's key: locks and unlocks, never reconfigures, and
+    /// never asks for an arrival unlock.
     case user
+
+    /// Only an admin key may carry the arrival-unlock flag: an unlock nobody tapped for is
+    /// the owner's own opt-in, never something a guest's phone does (docs/SECURITY.md,
+    /// "Arrival unlock").
+    public var mayHaveArrivalUnlock: Bool { self == .admin }
 }
 
 /// One phone's key, as the lock holds it. The secret is per phone: no two phones share one,
@@ -15,25 +22,34 @@ public struct PhoneKey: Sendable, Equatable, Codable {
     /// 32 octets, the ChaChaPoly key.
     public var secret: [UInt8]
     public var role: KeyRole
-    /// Whether this phone's away→home logic may ask for an arrival unlock.
+    /// Whether this phone's away→home logic may ask for an arrival unlock. Off unless the
+    /// owner turned it on (`keys add --arrival`, `pair --arrival`), and only for an admin key.
     public var mayRequestArrivalUnlock: Bool
     public var revoked: Bool
 
-    public init(id: UInt32, name: String, secret: [UInt8], role: KeyRole, mayRequestArrivalUnlock: Bool = true,
+    public init(id: UInt32, name: String, secret: [UInt8], role: KeyRole, mayRequestArrivalUnlock: Bool = false,
                 revoked: Bool = false) {
         precondition(secret.count == 32, "a phone key is 32 octets")
         self.id = id; self.name = name; self.secret = secret; self.role = role
         self.mayRequestArrivalUnlock = mayRequestArrivalUnlock; self.revoked = revoked
     }
 
-    /// Whether this key's role allows `operation` (arrival unlock also needs the key's flag).
+    /// Whether this key's role allows `operation` (arrival unlock also needs the key's flag,
+    /// which only an admin key honours: a user key stored with it from an older version
+    /// still cannot use it).
     public func permits(_ operation: LockOperation) -> Bool {
         switch operation {
         case .lock, .unlock, .unlockWithTimeout, .present: true
-        case .arrivalUnlock: mayRequestArrivalUnlock
+        case .arrivalUnlock: mayRequestArrivalUnlock && role.mayHaveArrivalUnlock
         case .setOperatingMode: role == .admin
         }
     }
+}
+
+/// Why a key may not be given the arrival-unlock flag; nil when it may.
+public func arrivalUnlockRefusal(role: KeyRole, arrival: Bool) -> String? {
+    guard arrival, !role.mayHaveArrivalUnlock else { return nil }
+    return "a \(role.rawValue) key can never ask for arrival unlocks: only an admin key may (--role admin --arrival)"
 }
 
 /// A key store that can also enrol keys: what pairing needs on the lock's side.

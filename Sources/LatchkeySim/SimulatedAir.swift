@@ -53,6 +53,17 @@ public final class SimulatedAir {
         return controller
     }
 
+    /// Takes a device out of this world, as if carried away with its radio off: its links end
+    /// (the peers hear remote power off) and its address is free for another device — an
+    /// attacker's, say, that sends with it.
+    public func removeDevice(_ address: BluetoothAddress) {
+        guard let device = device(address) else { return }
+        device.powerOff()
+        devices.removeAll { $0 === device }
+        positions[address] = nil
+        radioActivityDidChange()
+    }
+
     public func device(_ address: BluetoothAddress) -> SimulatedController? {
         devices.first { $0.address == address }
     }

@@ -50,6 +50,9 @@ public final class SimulatedLink: ATTLink {
     }
 
     public var isConnected: Bool { phase == .up }
+    /// The interval the central's controller chose when the link formed (the sim has no
+    /// connection parameter update).
+    public var connectionInterval: Duration? { connection.interval }
     /// PDUs queued and not yet carried.
     public var queuedCount: Int { transmitQueue.count }
 

@@ -164,7 +164,8 @@ final class AgentSession: BluetoothTransportDelegate, ATTLinkDelegate {
 
     private func describe(_ link: any ATTLink) -> LinkDescription {
         LinkDescription(id: link.id, peer: link.peer, role: link.role,
-                        maximumTransmissionUnit: link.maximumTransmissionUnit, window: Self.window(of: link))
+                        maximumTransmissionUnit: link.maximumTransmissionUnit, window: Self.window(of: link),
+                        connectionInterval: link.connectionInterval)
     }
 
     /// The remote sender's window: the air-side link's own transmit capacity.

@@ -7,7 +7,7 @@ import LatchkeyTransport
 /// carrying `AirMessage.version`: `.helloAgent` attaches an application to the controller
 /// of its address, `.helloControl` opens the control channel.
 public enum AirMessage: Hashable, Sendable {
-    public static let version: UInt8 = 1
+    public static let version: UInt8 = 2  // 2: links carry their connection interval
 
     // MARK: Agent → air (the BluetoothTransport calls)
     /// `position` places the device when the air creates it; an existing device stays where it is.
@@ -82,13 +82,17 @@ public struct LinkDescription: Hashable, Sendable {
     public var maximumTransmissionUnit: Int
     /// PDUs the remote sender may have in flight before its `send` says `.full`.
     public var window: Int
+    /// The air-side link's connection interval (nil: unknown; on the wire in µs, 0 = nil).
+    public var connectionInterval: Duration?
 
-    public init(id: LinkID, peer: BluetoothAddress, role: LinkRole, maximumTransmissionUnit: Int, window: Int) {
+    public init(id: LinkID, peer: BluetoothAddress, role: LinkRole, maximumTransmissionUnit: Int, window: Int,
+                connectionInterval: Duration? = nil) {
         self.id = id
         self.peer = peer
         self.role = role
         self.maximumTransmissionUnit = maximumTransmissionUnit
         self.window = window
+        self.connectionInterval = connectionInterval
     }
 }
 

@@ -52,6 +52,7 @@ extension WireWriter {
     mutating func linkDescription(_ l: LinkDescription) {
         linkID(l.id); address(l.peer); role(l.role)
         u16(UInt16(clamping: l.maximumTransmissionUnit)); u16(UInt16(clamping: l.window))
+        u32(l.connectionInterval.map { UInt32(clamping: max(1, $0.nanoseconds / 1_000)) } ?? 0)
     }
 
     mutating func transportError(_ e: TransportError) {
@@ -127,8 +128,10 @@ extension WireReader {
     }
 
     mutating func linkDescription() throws(AirProtocolError) -> LinkDescription {
-        LinkDescription(id: try linkID(), peer: try address(), role: try role(),
-                        maximumTransmissionUnit: Int(try u16()), window: Int(try u16()))
+        let (id, peer, role) = (try linkID(), try address(), try role())
+        let (mtu, window, interval) = (Int(try u16()), Int(try u16()), try u32())
+        return LinkDescription(id: id, peer: peer, role: role, maximumTransmissionUnit: mtu, window: window,
+                               connectionInterval: interval == 0 ? nil : .microseconds(Int64(interval)))
     }
 
     mutating func transportError() throws(AirProtocolError) -> TransportError {

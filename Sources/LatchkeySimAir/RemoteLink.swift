@@ -16,6 +16,8 @@ public final class RemoteLink: ATTLink {
     public let maximumTransmissionUnit: Int
     /// PDUs that may be in flight to the air before `send` says `.full`.
     public let window: Int
+    /// The air-side link's, as the air described it.
+    public let connectionInterval: Duration?
 
     /// Claiming the link (setting a delegate) tells the air to keep it; a link nobody
     /// claims is dropped after the kernel's idle-link timeout, as in-process.
@@ -39,6 +41,7 @@ public final class RemoteLink: ATTLink {
         role = description.role
         maximumTransmissionUnit = description.maximumTransmissionUnit
         window = max(1, description.window)
+        connectionInterval = description.connectionInterval
         self.claimedOnAir = claimedOnAir
         self.transport = transport
     }

@@ -98,6 +98,12 @@ enum StoreSchema {
             // The lock's OperatingMode across restarts (`StoredOperatingMode`).
             try db.execute(sql: StoredOperatingMode.createTable)
         }
+        migrator.registerMigration("v4: arrival unlock is an admin's opt-in") { db in
+            // Arrival unlock used to be on for every new key. A user (guest) key can never
+            // have it now, so its flag goes; an admin key keeps what it has (its phone still
+            // asks only inside an arrival-intent window: docs/SECURITY.md, "Arrival unlock").
+            try db.execute(sql: "UPDATE phoneKey SET mayRequestArrivalUnlock = 0 WHERE role = 'user'")
+        }
         return migrator
     }
 }

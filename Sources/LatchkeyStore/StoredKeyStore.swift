@@ -69,6 +69,9 @@ public final class StoredKeyStore: KeyRegistry {
     public func add(_ key: PhoneKey) throws(StoreError) {
         let now = store.wallClock.nanosecondsSinceEpoch()
         let path = store.path
+        if let refusal = arrivalUnlockRefusal(role: key.role, arrival: key.mayRequestArrivalUnlock) {
+            throw StoreError.rejected(path: path, reason: refusal)
+        }
         try store.write { db in
             guard try Int.fetchOne(db, sql: "SELECT count(*) FROM phoneKey WHERE id = ?", arguments: [key.id]) == 0 else {
                 throw StoreError.rejected(path: path, reason: "key \(key.id) already exists")

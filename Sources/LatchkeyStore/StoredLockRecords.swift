@@ -103,7 +103,7 @@ extension LockEvent {
     public var decision: DecisionID? {
         switch kind {
         case .lockOperation(let record), .lockOperationError(let record, _): record.decision
-        case .doorLockAlarm, .doorStateChange, .lockUserChange, .operatingModeChange: nil
+        case .doorLockAlarm, .doorStateChange, .lockUserChange, .operatingModeChange, .suspectedRelay: nil
         }
     }
 }

@@ -126,6 +126,11 @@ public protocol ATTLink: AnyObject {
     /// The largest ATT_MTU the bearer can carry; GATT negotiates the ATT MTU within it.
     var maximumTransmissionUnit: Int { get }
     var isConnected: Bool { get }
+    /// The link's connection interval as the controller last reported it (LE Connection
+    /// Complete, then each LE Connection Update Complete); nil while unknown. The central
+    /// chooses it, so on the lock's side it is a fact about whoever connected: the arrival
+    /// rule refuses a link whose interval is above its ceiling, or unknown (docs/SECURITY.md).
+    var connectionInterval: Duration? { get }
     var delegate: (any ATTLinkDelegate)? { get set }
     /// Queues one PDU. `.full` means nothing was queued: wait for `linkIsWritable`.
     func send(_ pdu: [UInt8]) -> SendResult

@@ -20,16 +20,19 @@ extension Latchkey {
         @Option(help: "The lock agent's state directory.") var stateDir: String = "/var/lib/latchkey/lock"
         @Option(help: "How long the window stays open, in seconds (1...600).") var window: Int = 60
         @Option(help: "The new key's role: admin or user.") var role: String = "user"
-        @Flag(help: "Do not allow the new phone to ask for arrival unlocks.") var noArrivalUnlock = false
+        @Flag(help: "Let the new phone ask for arrival unlocks (admin keys only; off by default).") var arrival = false
+        @Flag(help: .hidden) var noArrivalUnlock = false  // the default now; kept so old scripts still run
         @Option(help: "A name for the key (default: the name the phone proposes).") var name: String?
 
         func validate() throws {
-            guard KeyRole(rawValue: role) != nil else { throw ValidationError("--role must be admin or user") }
+            guard let keyRole = KeyRole(rawValue: role) else { throw ValidationError("--role must be admin or user") }
             guard (1...600).contains(window) else { throw ValidationError("--window must be 1...600 seconds") }
+            if arrival && noArrivalUnlock { throw ValidationError("--arrival and --no-arrival-unlock contradict") }
+            if let refusal = arrivalUnlockRefusal(role: keyRole, arrival: arrival) { throw ValidationError(refusal) }
         }
 
         func run() throws {
-            var words = ["pair", "\(window)", role, noArrivalUnlock ? "no" : "yes"]
+            var words = ["pair", "\(window)", role, arrival ? "yes" : "no"]
             if let name { words.append(name) }
             let ok = try LocalControlClient.send(words.joined(separator: " "), to: stateDir + "/control.sock") { print($0) }
             if !ok { throw ExitCode(1) }

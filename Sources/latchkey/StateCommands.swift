@@ -58,22 +58,26 @@ extension Latchkey {
             @Option(help: "Key id (default: the next free one).") var id: UInt32?
             @Option(help: "A name for the phone.") var name: String
             @Option(help: "admin or user.") var role: String = "user"
-            @Flag(help: "Do not allow this phone to ask for arrival unlocks.") var noArrivalUnlock = false
+            @Flag(help: "Let this phone ask for arrival unlocks (admin keys only; off by default).") var arrival = false
+            @Flag(help: .hidden) var noArrivalUnlock = false  // the default now; kept so old scripts still run
             @Option(help: "Where to write the key's secret (64 hex digits).") var exportSecret: String
 
             func validate() throws {
-                guard KeyRole(rawValue: role) != nil else { throw ValidationError("--role must be admin or user") }
+                guard let keyRole = KeyRole(rawValue: role) else { throw ValidationError("--role must be admin or user") }
+                if arrival && noArrivalUnlock { throw ValidationError("--arrival and --no-arrival-unlock contradict") }
+                if let refusal = arrivalUnlockRefusal(role: keyRole, arrival: arrival) { throw ValidationError(refusal) }
             }
 
             func run() throws {
                 let keys = try StateStores.openKeys(stateDir)
                 let keyID = try id ?? keys.nextID()
                 let key = PhoneKey(id: keyID, name: name, secret: CommandSealing.newSecret(), role: KeyRole(rawValue: role)!,
-                                   mayRequestArrivalUnlock: !noArrivalUnlock)
+                                   mayRequestArrivalUnlock: arrival)
                 try keys.add(key)
                 try logKeyChange(.add, key: keyID, stateDir: stateDir)
                 try writeSecretFile(exportSecret, key.secret)
-                print("added key \(keyID) (\(name), \(role)); secret written to \(exportSecret)")
+                print("added key \(keyID) (\(name), \(role), arrival unlock \(arrival ? "on" : "off")); "
+                      + "secret written to \(exportSecret)")
             }
         }
 
@@ -85,7 +89,7 @@ extension Latchkey {
             func run() throws {
                 for k in try StateStores.openKeys(stateDir).list() {
                     let state = k.key.revoked ? "revoked" : "active"
-                    print("\(k.key.id)\t\(k.key.name)\t\(k.key.role.rawValue)\t\(state)\tarrival=\(k.key.mayRequestArrivalUnlock)\tcounter=\(k.lastCounter)")
+                    print("\(k.key.id)\t\(k.key.name)\t\(k.key.role.rawValue)\t\(state)\tarrival=\(k.key.mayRequestArrivalUnlock ? "on" : "off")\tcounter=\(k.lastCounter)")
                 }
             }
         }

@@ -128,7 +128,7 @@ struct AgentRestorationTests {
     }
 
     @Test func aSetupLostWithTheLockIsGivenUpAndTheLinkFormsAgain() throws {
-        let w = try AgentWorld(autoRelock: nil, grace: .seconds(30), phoneStartsAt: 100)
+        let w = try AgentWorld(autoRelock: nil, grace: .seconds(30), phoneStartsAt: 100, lockSawItLeave: false)
         w.walkPhone(to: 2)
         #expect(w.advance(until: { w.phoneEvents.names().contains("phone.linked") }, limit: .seconds(3)))
         // The lock dies as the link forms: the phone's MTU exchange and discovery reach a

@@ -5,6 +5,7 @@ import LatchkeyLockProtocol
 import LatchkeyManagers
 import LatchkeySecurity
 import LatchkeySim
+import LatchkeyTestKit
 import LatchkeyTransport
 
 /// A lock agent and a phone agent on one in-process simulated air, with a simulated GPIO
@@ -12,7 +13,13 @@ import LatchkeyTransport
 /// with "bolt" its lock direction), door sensor "door" (active = open).
 final class AgentWorld {
     let loop = ManualEventLoop()
+    /// The lock's air.
     let air: SimulatedAir
+    /// The phone's: the lock's own, or, with a relay, another place joined to it only by
+    /// the relay (`RelayAttacker`: its phone side at 0 there, its door side at 1 here).
+    let phoneAir: SimulatedAir
+    private(set) var relay: RelayAttacker?
+    static let relayDoorAddress = BluetoothAddress(0xBADBAD000001)
     let lockAddress = BluetoothAddress(0xC0FFEE000001)
     let phoneAddress = BluetoothAddress(0xC0FFEE000002)
     private(set) var chip: SimulatedGPIOChip
@@ -35,26 +42,54 @@ final class AgentWorld {
     let actuator: ActuatorKind
     var lock: LockAgent!
     var phone: PhoneAgent!
+    /// The lock's configured name for its next start.
+    var lockName = "Latchkey"
     let behaviour: LockBehaviour
 
     static let lineNames = ["latch", "bolt", "door", "button"]
 
+    /// A phone that starts out of range has just left: it starts beside the lock, tells the lock
+    /// it is there (`present`) and walks out, so that the lock sees its departure — the lock
+    /// accepts an arrival only after one it saw (`lockSawItLeave: false` skips that).
     init(autoRelock: Duration? = .seconds(30), grace: Duration = .seconds(5), phoneStartsAt position: Double = 100,
-         actuator: ActuatorKind = .hold,
+         lockSawItLeave: Bool = true, relayed: Bool = false, actuator: ActuatorKind = .hold,
          durables: ((InMemoryKeyStore, InMemoryDecisionJournal) -> any KeyStore & DecisionJournal)? = nil) throws {
         air = SimulatedAir(loop: loop, seed: 7)
+        phoneAir = relayed ? SimulatedAir(loop: loop, seed: 8) : air
         chip = SimulatedGPIOChip(label: "sim-lock", lineNames: Self.lineNames, loop: loop)
         self.actuator = actuator
-        key = PhoneKey(id: 1, name: "alice", secret: CommandSealing.newSecret(), role: .user)
+        key = PhoneKey(id: 1, name: "alice", secret: CommandSealing.newSecret(), role: .admin,
+                       mayRequestArrivalUnlock: true)
         keys = InMemoryKeyStore([key])
         var b = LockBehaviour()
         b.autoRelockTime = autoRelock
         behaviour = b
         self.durables = durables?(keys, journal)
+        let leaves = lockSawItLeave && position > air.range
         _ = air.addDevice(address: lockAddress, position: 0)
-        _ = air.addDevice(address: phoneAddress, position: position)
+        _ = phoneAir.addDevice(address: phoneAddress, position: leaves ? 2 : position)
+        if relayed {
+            // Until a test says otherwise it carries PDUs at once, at the kernel's interval:
+            // the owner at home, as if beside the lock.
+            relay = try RelayAttacker(phoneAir: phoneAir, doorAir: air, lockAddress: lockAddress,
+                                      doorAddress: Self.relayDoorAddress, phoneSidePosition: 0, doorSidePosition: 1,
+                                      advertisement: Advertisement(data: AdvertisingData(
+                                          serviceUUIDs: [LockServiceUUID.service], localName: "Latchkey"),
+                                                                   interval: .milliseconds(20)),
+                                      latency: .zero, doorInterval: ConnectionParameters.kernelDefault.connectionInterval)
+        }
         try startLock()
         try startPhone(grace: grace)
+        if leaves {
+            precondition(advance(until: { lockEvents.names().contains("lock.phone_present") }, limit: .seconds(5)))
+            walkPhone(to: position)
+        }
+    }
+
+    /// The owner comes home: the phone's arrival intent (a geofence), then the walk into range.
+    func comeHome(to position: Double = 2) {
+        phone.arrivalIntent()
+        walkPhone(to: position)
     }
 
     func startLock(recovered: LockDecision? = nil, serviceDefinition: GATTService = LockServiceDefinition.service) throws {
@@ -68,7 +103,8 @@ final class AgentWorld {
                                             firstDecisionID: DecisionID((journal.lastDecisionID?.rawValue ?? 0) + 1))
         lock = LockAgent(transport: air.device(lockAddress)!, controller: controller, keys: durables ?? keys,
                          log: lockLog, events: lockEvents,
-                         configuration: LockAgentConfiguration(departureGrace: .seconds(5), serviceDefinition: serviceDefinition),
+                         configuration: LockAgentConfiguration(name: lockName, departureGrace: .seconds(5),
+                                                               serviceDefinition: serviceDefinition),
                          lockout: lockouts,
                          pairing: PairingResponder(identity: identity, registry: keys, loop: loop),
                          restoration: lockRestoration, operatingModes: operatingModes)
@@ -76,7 +112,7 @@ final class AgentWorld {
     }
 
     func startPhone(grace: Duration) throws {
-        phone = try PhoneAgent(transport: air.device(phoneAddress)!,
+        phone = try PhoneAgent(transport: phoneAir.device(phoneAddress)!,
                                configuration: PhoneAgentConfiguration(lockAddress: lockAddress, keyID: key.id,
                                                                       secret: key.secret, gracePeriod: grace),
                                store: phoneStore, events: phoneEvents, restoration: phoneRestoration)
@@ -84,7 +120,7 @@ final class AgentWorld {
 
     /// SIGKILL of the phone agent: its controller keeps the pending list and the links.
     func killPhone() {
-        air.device(phoneAddress)!.detachApplication()
+        phoneAir.device(phoneAddress)!.detachApplication()
         phone = nil
     }
 
@@ -118,7 +154,7 @@ final class AgentWorld {
         return true
     }
 
-    func walkPhone(to position: Double) { air.setPosition(position, of: phoneAddress) }
+    func walkPhone(to position: Double) { phoneAir.setPosition(position, of: phoneAddress) }
 
     @discardableResult
     func advance(until condition: () -> Bool, limit: Duration = .seconds(10)) -> Bool {

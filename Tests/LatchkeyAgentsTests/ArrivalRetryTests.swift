@@ -14,14 +14,14 @@ struct ArrivalRetryTests {
         #expect(w.advance(until: { w.phone.presence == .away }, limit: .seconds(6)))
 
         // First trip home: unlocked, the cycle spent.
-        w.walkPhone(to: 2)
+        w.comeHome()
         #expect(w.advance(until: { w.lock.controller.lockState == .unlocked && w.phone.presence == .home }, limit: .seconds(6)))
 
         // The owner leaves; the lock locks behind them (3 s of motor) and they turn back.
         w.walkPhone(to: 100)
         #expect(w.advance(until: { w.lock.controller.machine.isMoving && w.phone.presence == .away }, limit: .seconds(12)))
         let events = w.phoneEvents.events.count
-        w.walkPhone(to: 2)
+        w.comeHome()
         #expect(w.advance(until: { w.phoneEvents.names().dropFirst(events).contains("phone.arrival_busy") },
                           limit: .seconds(3)), "refused as busy, not by policy")
         #expect(w.lock.controller.machine.isMoving)
@@ -35,7 +35,7 @@ struct ArrivalRetryTests {
         #expect(!later.contains { $0.name == "phone.arrival_refused" })
         let requests = later.filter { $0.name == "phone.command_sent" && $0.field("op") == "arrival-unlock" }
         #expect(requests.count == 2, "the request and its one retry")
-        #expect(w.phoneStore.state?.presence.answeredCycle == 2)
+        #expect(w.phoneStore.state?.presence.spentCycle == 2)
 
         // Home: a flap asks for nothing more.
         w.walkPhone(to: 100)

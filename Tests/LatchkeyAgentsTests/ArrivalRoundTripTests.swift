@@ -11,11 +11,16 @@ import Testing
 /// setup, and of the manager's per-link work only the Database Hash read. Service Changed's
 /// chores go after the command (Peripheral+LinkSetup.swift).
 struct ArrivalRoundTripTests {
-    /// The phone's requests up to and including its first sealed command, and the ones after it.
+    /// The phone's requests on the arrival's link before its sealed command, and the ones after it.
     private func arrival(_ w: AgentWorld, _ sent: SentPDUs) throws -> (before: [ATTPDU], after: [ATTPDU]) {
         sent.reset()
-        w.walkPhone(to: 2)
+        w.comeHome()
         #expect(w.advance(until: { w.latchEnergised }, limit: .seconds(3)))
+        return try aroundTheFirstCommand(w, sent)
+    }
+
+    /// The phone's requests before its first sealed command, and the ones after it.
+    private func aroundTheFirstCommand(_ w: AgentWorld, _ sent: SentPDUs) throws -> (before: [ATTPDU], after: [ATTPDU]) {
         #expect(w.linkSetUp())
         let lock = w.phone.central.retrievePeripherals(withIdentifiers: [w.lockAddress])[0]
         let control = try #require(lock.service(LockServiceUUID.service)?.characteristic(LockServiceUUID.lockControl))
@@ -27,40 +32,44 @@ struct ArrivalRoundTripTests {
     }
 
     private static let hashRead = ATTPDU.readByTypeRequest(start: 0x0001, end: 0xFFFF, type: .databaseHash)
-    /// Anything aimed at the Generic Attribute service the lock publishes at 0x0001–0x0008.
+    /// The Generic Attribute service the lock publishes behind Generic Access (0x0001–0x0005).
+    private static let genericAttribute: ClosedRange<UInt16> = 0x0006...0x000D
+    /// Anything aimed at it.
     private static func isChore(_ pdu: ATTPDU) -> Bool {
         switch pdu {
         case .findByTypeValueRequest(_, _, _, let value): Array(value) == [0x01, 0x18]
-        case .readByTypeRequest(let start, _, .characteristic): start <= 0x0008
-        case .writeRequest(let handle, _): handle <= 0x0008
+        case .readByTypeRequest(let start, _, .characteristic): genericAttribute.contains(start)
+        case .writeRequest(let handle, _): genericAttribute.contains(handle)
         default: false
         }
     }
 
     @Test func theArrivalCommandWaitsOnlyForTheHashReadBeyondTheAgentsOwnSetup() throws {
-        let w = try AgentWorld(autoRelock: .seconds(3), grace: .seconds(5), phoneStartsAt: 100)
+        // The owner starts at home: the first link's command is the phone's `present`.
+        let w = try AgentWorld(autoRelock: .seconds(3), grace: .seconds(5), phoneStartsAt: 2)
         let sent = SentPDUs()
         w.phone.central.trace = { _, direction, pdu in sent.record(direction, pdu) }
-        #expect(w.advance(until: { w.phone.presence == .away }, limit: .seconds(6)))
 
         // The first link: MTU, hash; the lock service found (2), its characteristics (2), the
         // state's CCCD found and written, a challenge read — then the command.
-        let first = try arrival(w, sent)
+        #expect(w.advance(until: { w.lockEvents.names().contains("lock.phone_present") }, limit: .seconds(3)))
+        let first = try aroundTheFirstCommand(w, sent)
         #expect(first.before.count == 9, "\(first.before)")
         #expect(first.before.dropFirst().first == Self.hashRead)
         #expect(!first.before.contains(where: Self.isChore), "no Service Changed chore before the command")
         #expect(first.after.filter(Self.isChore).count == 4, "found (2) and enabled (2) after it: \(first.after)")
 
-        #expect(w.advance(until: { !w.latchEnergised }, limit: .seconds(10)))
         w.walkPhone(to: 100)
-        #expect(w.advance(until: { w.phone.presence == .away }, limit: .seconds(12)))
+        #expect(w.advance(until: { w.phone.presence == .away && w.lockEvents.names().contains("lock.departure") },
+                          limit: .seconds(12)))
 
         // A returning link: MTU, hash, the state's CCCD, a challenge read — then the command.
         let back = try arrival(w, sent)
         #expect(back.before.count == 4, "\(back.before)")
         #expect(back.before.dropFirst().first == Self.hashRead)
         #expect(!back.before.contains(where: Self.isChore))
-        #expect(back.after.filter(Self.isChore) == [.writeRequest(handle: 0x0006, value: [0x01]),
-                                                   .writeRequest(handle: 0x0004, value: [0x02, 0x00])])
+        // Client Supported Features (0x000B), then Service Changed's CCCD (0x0009).
+        #expect(back.after.filter(Self.isChore) == [.writeRequest(handle: 0x000B, value: [0x01]),
+                                                   .writeRequest(handle: 0x0009, value: [0x02, 0x00])])
     }
 }

@@ -44,7 +44,7 @@ struct PairingOverTheAirTests {
         #expect(w.lock.openPairingWindow(for: .seconds(60), offer: PairingOffer(role: .user)) { outcome = $0 })
         let key = try #require(try w.pair(from: AgentWorld.strangerAddress)?.get())
 
-        #expect(key.keyID == 2 && key.role == .user && key.mayRequestArrivalUnlock)
+        #expect(key.keyID == 2 && key.role == .user && !key.mayRequestArrivalUnlock)
         #expect(key.lockFingerprint == w.identity.fingerprint)
         #expect(w.keys.key(id: 2)?.secret == key.secret, "the lock holds the key the phone derived")
         #expect(outcome == .paired(try #require(w.keys.key(id: 2)), comparisonCode: key.comparisonCode))
@@ -87,6 +87,8 @@ struct PairingOverTheAirTests {
 struct RoleTests {
     @Test func aUserKeyCannotChangeTheOperatingModeAnAdminKeyCan() throws {
         let w = try AgentWorld(autoRelock: nil, phoneStartsAt: 1)
+        w.keys.keys[1]!.role = .user
+        w.keys.keys[1]!.mayRequestArrivalUnlock = false
         #expect(w.advance(until: { w.lockEvents.names().contains("lock.phone_present") }, limit: .seconds(5)))
         let noRemote = OperatingMode.noRemoteLockUnlock.rawValue
         #expect(w.command(.setOperatingMode, mode: noRemote) == .rejected(.notAuthorized))
@@ -130,7 +132,7 @@ struct BruteForceAndRevocationTests {
 
         // The owner comes home during the lockout: its arrival request is refused too.
         #expect(w.advance(until: { w.phone.presence == .away }, limit: .seconds(6)))
-        w.walkPhone(to: 2)
+        w.comeHome()
         #expect(w.advance(until: { w.phone.presence == .home }, limit: .seconds(3)))
         #expect(!w.latchEnergised)
         #expect(w.phoneEvents.events.contains { $0.name == "phone.arrival_refused" && $0.field("reason") == "locked out" })

@@ -109,7 +109,7 @@ struct ServiceChangedAgentTests {
         let (w, sent) = try readyWorld()
         // Sent on the lock's link behind its manager's back: no lock sends it.
         let link = try #require(w.air.device(w.lockAddress)?.connectedLinks.first)
-        _ = link.send([0x1D, 0x03, 0x00, 0xFF])
+        _ = link.send([0x1D, 0x08, 0x00, 0xFF])  // at Service Changed (0x0008)
         w.loop.advance(by: .milliseconds(300))
         let logged = try #require(w.phoneEvents.events.last { $0.name == "phone.service_changed_invalid" })
         #expect(logged.field("value") == "ff")

@@ -14,7 +14,7 @@ struct TwoAgentsTests {
         #expect(!w.latchEnergised)
 
         // Owner comes home: re-link, authenticated arrival unlock, the latch line goes high.
-        w.walkPhone(to: 2)
+        w.comeHome()
         #expect(w.advance(until: { w.latchEnergised }, limit: .seconds(3)))
         #expect(w.lockEvents.names().contains("lock.command_accepted"))
         // The Write Response reaches the phone at the next connection event.
@@ -49,7 +49,7 @@ struct TwoAgentsTests {
     @Test func leavingLocksBehindTheOwner() throws {
         let w = try AgentWorld(autoRelock: nil, grace: .seconds(5), phoneStartsAt: 100)
         #expect(w.advance(until: { w.phone.presence == .away }, limit: .seconds(6)))
-        w.walkPhone(to: 2)
+        w.comeHome()
         #expect(w.advance(until: { w.latchEnergised }, limit: .seconds(3)))
         // No auto-relock configured: the door stays unlocked while the owner is home.
         w.loop.advance(by: .seconds(20))
@@ -66,12 +66,12 @@ struct TwoAgentsTests {
         let w = try AgentWorld(autoRelock: .seconds(10), grace: .seconds(5), phoneStartsAt: 100)
         for trip in 1...3 {
             #expect(w.advance(until: { w.phone.presence == .away }, limit: .seconds(15)), "trip \(trip)")
-            w.walkPhone(to: 2)
+            w.comeHome()
             #expect(w.advance(until: { w.latchEnergised }, limit: .seconds(3)), "trip \(trip)")
             #expect(w.advance(until: { !w.latchEnergised }, limit: .seconds(11)), "trip \(trip)")
             w.walkPhone(to: 100)
         }
-        #expect(w.phoneStore.state?.presence.answeredCycle == 3)
+        #expect(w.phoneStore.state?.presence.spentCycle == 3)
     }
 
     @Test func aPhoneRestartedWhileAwayStillUnlocksOnReturn() throws {
@@ -83,19 +83,20 @@ struct TwoAgentsTests {
         #expect(w.air.device(w.phoneAddress)!.pendingConnections.contains(w.lockAddress))
         try w.startPhone(grace: .seconds(5))
         #expect(w.phone.presence == .away)
-        w.walkPhone(to: 2)
+        w.comeHome()
         #expect(w.advance(until: { w.latchEnergised }, limit: .seconds(3)))
     }
 
     @Test func arrivalIsRefusedWhileTheDoorIsOpen() throws {
         let w = try AgentWorld(autoRelock: nil, grace: .seconds(5), phoneStartsAt: 100)
-        #expect(w.advance(until: { w.phone.presence == .away }, limit: .seconds(6)))
+        #expect(w.advance(until: { w.phone.presence == .away && w.lockEvents.names().contains("lock.departure") },
+                          limit: .seconds(6)))
         w.chip.pull("door", high: true)
         w.loop.advance(by: .seconds(1))
-        w.walkPhone(to: 2)
+        w.comeHome()
         #expect(w.advance(until: { w.phone.presence == .home }, limit: .seconds(3)))
         #expect(!w.latchEnergised)
-        #expect(w.lockEvents.names().contains("lock.arrival_refused"))
+        #expect(w.lockEvents.events.contains { $0.name == "lock.arrival_refused" && $0.field("reason") == "door open" })
         #expect(w.phoneEvents.names().contains("phone.arrival_refused"))
     }
 }
@@ -105,9 +106,12 @@ struct EventLogTransferTests {
     @Test func thePhoneReadsTheLocksAuditLogInChunks() throws {
         let w = try AgentWorld(autoRelock: .seconds(5), grace: .seconds(2), phoneStartsAt: 100)
         // Five trips: an unlock and a relock each, ten events.
-        for _ in 1...5 {
-            #expect(w.advance(until: { w.phone.presence == .away }, limit: .seconds(10)))
-            w.walkPhone(to: 2)
+        for trip in 1...5 {
+            // Away on both sides: the lock accepts an arrival only after a departure it saw.
+            #expect(w.advance(until: { w.phone.presence == .away
+                                       && w.lockEvents.names().filter { $0 == "lock.departure" }.count == trip },
+                              limit: .seconds(10)))
+            w.comeHome()
             #expect(w.advance(until: { w.latchEnergised }, limit: .seconds(3)))
             #expect(w.advance(until: { !w.latchEnergised }, limit: .seconds(6)))
             w.walkPhone(to: 100)

@@ -91,6 +91,32 @@ struct GATTServerRobustCachingTests {
         #expect(delegate.writes.isEmpty)
     }
 
+    /// Each request that reads the database from a change-unaware client is refused first, the
+    /// discovery requests included: a Find Information or Find By Type Value answered from
+    /// moved handles would fill a cache with a layout the client takes for the old one. (A
+    /// `where` once applied to the last of the patterns it followed only, and let these two
+    /// through.)
+    @Test("every request that reads the database gets Database Out Of Sync first",
+          arguments: [
+              [0x04, 0x01, 0x00, 0xFF, 0xFF],                     // Find Information
+              [0x06, 0x01, 0x00, 0xFF, 0xFF, 0x00, 0x28, 0x0F, 0x18],  // Find By Type Value: 0x180F
+              [0x08, 0x01, 0x00, 0xFF, 0xFF, 0x03, 0x28],         // Read By Type: declarations
+              [0x10, 0x01, 0x00, 0xFF, 0xFF, 0x00, 0x28],         // Read By Group Type: services
+          ] as [[UInt8]])
+    func discoveryFromAChangeUnawareClient(request: [UInt8]) throws {
+        let (script, _) = Self.script()
+        try script.exchange(Self.enableRobustCaching)
+        script.server.markChangeUnaware()
+        try script.exchange(.in(request), .out(errorRsp(request[0], 0x0000, 0x12)))
+        #expect(!script.server.isChangeAware)
+        // Served the next time, from the database as it is.
+        guard let served = script.server.respond(to: request[...])?.bytes else {
+            Issue.record("no answer"); return
+        }
+        #expect(served.first == request[0] + 1)
+        #expect(script.server.isChangeAware)
+    }
+
     @Test("reading the Database Hash makes a change-unaware client change-aware")
     func hashReadMakesAware() throws {
         let (script, _) = Self.script()

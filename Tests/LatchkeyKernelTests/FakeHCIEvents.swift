@@ -23,6 +23,16 @@ final class FakeHCIEvents: HCIEventSourceProvider {
         return source
     }
 
+    /// The lock's connection timing watch: opened like the other (one source at a time here).
+    private(set) var openedTiming: [MgmtIndex] = []
+    func openConnectionTiming(index: MgmtIndex) throws(KernelError) -> any HCIEventSource {
+        openedTiming.append(index)
+        if let openFailure { throw openFailure }
+        let source = FakeHCIEventSource()
+        self.source = source
+        return source
+    }
+
     /// The controller reports `packet` (type octet first); false when no source is open.
     @discardableResult
     func emit(_ packet: [UInt8]) -> Bool {

@@ -31,6 +31,12 @@ import Testing
                   time: Instant(nanoseconds: 12), lockStateBefore: .locked, lockStateAfter: .locked, doorState: .closed),
         LockEvent(kind: .operatingModeChange(OperatingModeChangeRecord(.normal, previous: .passage, source: .auto)),
                   time: Instant(nanoseconds: 13), lockStateBefore: .locked, lockStateAfter: .locked, doorState: .unknown),
+        LockEvent(kind: .suspectedRelay(SuspectedRelayRecord(.tooSlow, who: KeyID(4), elapsed: .microseconds(212_500),
+                                                             interval: .microseconds(7_500))),
+                  time: Instant(nanoseconds: 14), lockStateBefore: .locked, lockStateAfter: .locked, doorState: .closed),
+        LockEvent(kind: .suspectedRelay(SuspectedRelayRecord(.intervalUnknown, who: KeyID(5), elapsed: .milliseconds(60),
+                                                             interval: nil)),
+                  time: Instant(nanoseconds: 15), lockStateBefore: .locked, lockStateAfter: .locked, doorState: .unknown),
     ]
 
     @Test(arguments: samples) func roundTrips(_ event: LockEvent) throws {
@@ -55,6 +61,16 @@ import Testing
         // OperatingModeChange: kind 5, the new mode, the source, the previous mode, who.
         #expect(Self.samples[8].encoded[0...12] == [0x01, 0x05, 0x01, 0x01, 0x01, 0x04, 0x07, 0x00, 0x01,
                                                      0x02, 0x00, 0x00, 0x00])
+        // SuspectedRelay: kind 6, unlock, remote, the reason, who, then 212 500 µs and 7 500 µs.
+        #expect(Self.samples[10].encoded[0...20] == [0x01, 0x06, 0x01, 0x01, 0x01, 0x01, 0x07, 0x00, 0x01,
+                                                      0x04, 0x00, 0x00, 0x00, 0x14, 0x3E, 0x03, 0x00,
+                                                      0x4C, 0x1D, 0x00, 0x00])
+        #expect(Self.samples[11].encoded[17...20] == [0xFF, 0xFF, 0xFF, 0xFF], "an unknown interval")
+        var saturated = Self.samples[11].encoded
+        saturated.replaceSubrange(13...16, with: [0xFF, 0xFF, 0xFF, 0xFF])
+        #expect(throws: LockEventDecodingError(.invalidField, offset: 13), "a known figure stops below 0xFFFFFFFF") {
+            _ = try LockEvent(decoding: saturated)
+        }
     }
 
     @Test func everyOtherLengthIsRejected() {
@@ -73,7 +89,7 @@ import Testing
     }
 
     @Test(arguments: [
-        (0, 1, UInt8(6)),     // unknown kind
+        (0, 1, UInt8(7)),     // unknown kind
         (0, 5, UInt8(0xFF)),  // a completed operation is never unknown
         (0, 2, UInt8(3)),     // lock state value Matter reserves (Unlatched) that we never use
         (0, 4, UInt8(6)),     // door state out of range
@@ -98,6 +114,10 @@ import Testing
         (8, 8, UInt8(3)),     // a mode change has no decision
         (9, 9, UInt8(1)),     // who bytes without the who flag
         (8, 13, UInt8(1)),    // decision bytes
+        (10, 5, UInt8(0)),    // a suspected relay is always about an unlock
+        (10, 6, UInt8(1)),    // asked for remotely
+        (10, 7, UInt8(3)),    // a reason this lock does not know
+        (10, 8, UInt8(0)),    // and always names its key
     ])
     func invalidFieldsAreRejectedAtTheirOffset(sample: Int, offset: Int, value: UInt8) {
         var bytes = Self.samples[sample].encoded
@@ -112,6 +132,9 @@ import Testing
         #expect(Self.samples[8].summary.hasPrefix("operating mode normal -> passage by phone key 2"))
         #expect(Self.samples[9].summary.hasPrefix("operating mode passage -> normal by the lock itself (passage is not restored"))
         #expect(Self.samples[0].summary == "unlocked by phone key 16909060  [lock unlocked, door closed]")
+        #expect(Self.samples[10].summary.hasPrefix("arrival unlock by phone key 4 refused as a suspected relay: command "
+                                                   + "too late after its challenge (challenge→command 212.5 ms, interval 7.5 ms)"))
+        #expect(Self.samples[11].summary.contains("connection interval unknown (challenge→command 60.0 ms, interval unknown)"))
     }
 
     @Test func anySingleByteChangeDecodesCanonicallyOrNotAtAll() {

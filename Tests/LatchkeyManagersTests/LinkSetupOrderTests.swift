@@ -92,20 +92,23 @@ final class EagerApp: CentralManagerDelegate, PeripheralDelegate {
     }
 
     static let hashRead = ATTPDU.readByTypeRequest(start: 0x0001, end: 0xFFFF, type: .databaseHash)
-    /// The chores against the Generic Attribute service every PeripheralManager publishes at
-    /// 0x0001–0x0008: Client Supported Features' value at 0x0006, Service Changed's CCCD at 0x0004.
-    static let chores: [ATTPDU] = [.writeRequest(handle: 0x0006, value: [0x01]), .writeRequest(handle: 0x0004, value: [0x02, 0x00])]
+    /// The Generic Attribute service every PeripheralManager publishes, behind the Generic
+    /// Access service (0x0001–0x0005).
+    static let genericAttribute: ClosedRange<UInt16> = 0x0006...0x000D
+    /// The chores against it: Client Supported Features' value at 0x000B, Service Changed's
+    /// CCCD at 0x0009.
+    static let chores: [ATTPDU] = [.writeRequest(handle: 0x000B, value: [0x01]), .writeRequest(handle: 0x0009, value: [0x02, 0x00])]
     static let lookup: [ATTPDU] = [
         .findByTypeValueRequest(start: 0x0001, end: 0xFFFF, type: 0x2800, value: [0x01, 0x18]),
-        .readByTypeRequest(start: 0x0001, end: 0x0008, type: .characteristic),
+        .readByTypeRequest(start: 0x0006, end: 0x000D, type: .characteristic),
     ]
 
     /// A request that belongs to the manager's chores: anything aimed at the Generic Attribute service.
     static func isChore(_ pdu: ATTPDU) -> Bool {
         switch pdu {
         case .findByTypeValueRequest(_, _, 0x2800, let value): Array(value) == [0x01, 0x18]
-        case .readByTypeRequest(let start, _, .characteristic): start <= 0x0008
-        case .writeRequest(let handle, _): handle <= 0x0008
+        case .readByTypeRequest(let start, _, .characteristic): genericAttribute.contains(start)
+        case .writeRequest(let handle, _): genericAttribute.contains(handle)
         default: false
         }
     }

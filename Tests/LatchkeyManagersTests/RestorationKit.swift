@@ -1,6 +1,6 @@
 import LatchkeyATT
 import LatchkeyGATT
-import LatchkeyManagers
+@testable import LatchkeyManagers
 import LatchkeySim
 import LatchkeyTestKit
 import LatchkeyTransport
@@ -31,11 +31,13 @@ final class RestoringLock {
     let manager: PeripheralManager
     let app: LockApp
 
-    init(_ home: Home, storage: any RestorationStorage) {
+    /// `fixedServices`: the manager's own services as a version other than this one laid them out.
+    init(_ home: Home, storage: any RestorationStorage, fixedServices: FixedServices = .current) {
         app = LockApp(loop: home.loop)
         app.readValues[TestGATT.state] = [0x01]
         manager = PeripheralManager(transport: home.lock.controller, delegate: app,
-                                    options: ManagerOptions(restoreIdentifier: Self.identifier, restorationStorage: storage))
+                                    options: ManagerOptions(restoreIdentifier: Self.identifier, restorationStorage: storage),
+                                    genericAccess: GenericAccess(deviceName: "Latchkey"), fixedServices: fixedServices)
     }
 
     func publish() throws {
@@ -58,9 +60,10 @@ extension Home {
         return phone
     }
 
-    func replaceLockApplication(storage: any RestorationStorage) throws -> RestoringLock {
+    func replaceLockApplication(storage: any RestorationStorage,
+                                fixedServices: FixedServices = .current) throws -> RestoringLock {
         lock.controller.detachApplication()
-        let lock = RestoringLock(self, storage: storage)
+        let lock = RestoringLock(self, storage: storage, fixedServices: fixedServices)
         loop.run()
         try lock.publish()
         loop.run()

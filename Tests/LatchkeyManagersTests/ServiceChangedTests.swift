@@ -1,6 +1,6 @@
 import LatchkeyATT
 import LatchkeyGATT
-import LatchkeyManagers
+@testable import LatchkeyManagers
 import LatchkeySim
 import LatchkeyTestKit
 import LatchkeyTransport
@@ -16,10 +16,14 @@ extension TestGATT {
         return d
     }
 
-    /// Handles with the Generic Attribute service at 0x0001–0x0008: the test service at
-    /// 0x0009–0x0014, the moved one at 0x0009–0x0016.
-    static let handles: ClosedRange<UInt16> = 0x0009...0x0014
-    static let movedHandles: ClosedRange<UInt16> = 0x0009...0x0016
+    /// Handles behind the manager's own services, Generic Access at 0x0001–0x0005 and Generic
+    /// Attribute at 0x0006–0x000D: the test service at 0x000E–0x0019, the moved one at
+    /// 0x000E–0x001B. (0x0009 and on before the Generic Access service came in front.)
+    static let handles: ClosedRange<UInt16> = 0x000E...0x0019
+    static let movedHandles: ClosedRange<UInt16> = 0x000E...0x001B
+    /// Service Changed's value handle on every PeripheralManager: indications the phone must
+    /// take for Service Changed are sent from here.
+    static let serviceChanged: [UInt8] = [0x08, 0x00]
 }
 
 /// Service Changed across the lock application's death and in its life (Core Vol 3 Part G
@@ -37,9 +41,10 @@ extension TestGATT {
         let p: Peripheral
         let state: RemoteCharacteristic
 
-        init() throws {
+        /// `fixedServices`: the lock's first life lays its own services out as that version did.
+        init(fixedServices: FixedServices = .current) throws {
             let home = try Home()
-            let lock = try home.replaceLockApplication(storage: lockStorage)
+            let lock = try home.replaceLockApplication(storage: lockStorage, fixedServices: fixedServices)
             let phone = home.replacePhoneApplication(storage: phoneStorage)
             let p = phone.lock
             try phone.manager.connect(p)
@@ -89,7 +94,7 @@ extension TestGATT {
         }
     }
 
-    static func indication(_ range: ClosedRange<UInt16>) -> [UInt8] { [0x1D, 0x03, 0x00] + ServiceChangedRange(range).bytes }
+    static func indication(_ range: ClosedRange<UInt16>) -> [UInt8] { [0x1D] + TestGATT.serviceChanged + ServiceChangedRange(range).bytes }
 
     @Test func aRelaunchWithTheSameServicesSendsNothingAndThePhoneKeepsItsCache() throws {
         let w = try Linked()
@@ -133,6 +138,63 @@ extension TestGATT {
 
         let moved = try w.discoverAndSubscribeAgain(w.p)
         #expect(moved.valueHandle == w.state.valueHandle + 2)
+    }
+
+    /// The update that put the Generic Access service in front (0x0001–0x0005) moved the
+    /// Generic Attribute service, Service Changed with it (0x0003 → 0x0008), and the app's
+    /// service (0x0009 → 0x000E), on a link that survived the relaunch. The lock knows the old
+    /// layout by the preserved hash, keeps the phone's Service Changed subscription at its new
+    /// handle and indicates the change from there; the phone, which knows Service Changed at
+    /// 0x0003, cannot take it for one — it checks the hash, drops its cache and finds
+    /// everything again.
+    @Test func theUpdateThatPutGenericAccessInFrontIsToldAndThePhoneFollows() throws {
+        let w = try Linked(fixedServices: .genericAttributeOnly)
+        #expect(w.state.valueHandle == 0x000B, "the test service at 0x0009 in the old layout")
+        let oldHash = try #require(w.p.databaseHash)
+        let lockSent = SentPDUs()
+        w.relaunchLock(as: TestGATT.definition, sent: lockSent)
+        let changed: ClosedRange<UInt16> = 0x0001...0x0019  // both layouts, whole services
+        #expect(w.lock.app.events.contains(.servicesChanged(changed, centrals: [Addresses.phone])))
+        #expect(lockSent.all.first == Self.indication(changed), "from Service Changed's new handle, at once")
+        #expect(w.lock.manager.centrals.first?.wantsServiceChanged == true, "the subscription moved with it")
+        w.home.settle()
+        #expect(w.phone.sent.count(0x1E) == 1, "confirmed")
+        #expect(w.phone.sent.databaseHashReads == 1, "the hash, checked")
+        #expect(w.phone.app.events.contains(.modifiedServices([TestGATT.service])))
+        #expect(w.state.isInvalidated && w.p.databaseHash != oldHash)
+        #expect(w.p.databaseHash == w.lock.manager.database.hash)
+
+        let moved = try w.discoverAndSubscribeAgain(w.p)
+        #expect(moved.valueHandle == 0x0010)
+        w.home.settle()
+        #expect(w.lock.manager.centrals.first?.wantsServiceChanged == true)
+        #expect(w.phone.sent.all.contains([0x12, 0x0B, 0x00, 0x01]), "Robust Caching again, at 0x000B now")
+    }
+
+    /// A relaunch that cannot tell where the preserved run had Service Changed (no layout it
+    /// knows rebuilds to the preserved hash: another version's) drops that subscription too, so
+    /// no indication can come; the phone, which believes it is on, learns of the change from
+    /// Database Out Of Sync and the hash it then reads.
+    @Test func aChangeTheLockCannotIndicateIsFoundByTheHashAfterDatabaseOutOfSync() throws {
+        let w = try Linked()
+        var preserved = try #require(w.preservedLock)
+        preserved.databaseHash = [UInt8](repeating: 0xEE, count: 16)
+        try w.lockStorage.save(preserved, identifier: RestoringLock.identifier)
+        let lockSent = SentPDUs()
+        w.relaunchLock(as: TestGATT.movedDefinition, sent: lockSent)
+        w.home.settle()
+        #expect(lockSent.count(0x1D) == 0, "no Service Changed subscription to send it on")
+        #expect(w.lock.manager.centrals.first?.wantsServiceChanged == false)
+        w.p.readValue(for: w.state)
+        w.home.settle()
+        #expect(w.phone.app.events.contains(.value(TestGATT.state, nil, .att(.databaseOutOfSync))))
+        #expect(w.phone.sent.databaseHashReads == 1)
+        #expect(w.phone.app.events.contains(.modifiedServices([TestGATT.service])))
+        #expect(w.p.databaseHash == w.lock.manager.database.hash)
+        let moved = try w.discoverAndSubscribeAgain(w.p)
+        #expect(moved.valueHandle == w.state.valueHandle + 2)
+        w.home.settle()
+        #expect(w.lock.manager.centrals.first?.wantsServiceChanged == true, "found and enabled again")
     }
 
     @Test func whatThePhoneNeverConfirmedIsSentAgainAndADeadPhoneLearnsItFromTheHash() throws {
@@ -192,7 +254,7 @@ extension TestGATT {
         sent.reset()
         // Sent on the lock's link behind its manager's back: no lock would send it.
         let link = try #require(home.lock.controller.connectedLinks.first)
-        _ = link.send([0x1D, 0x03, 0x00] + value)
+        _ = link.send([0x1D] + TestGATT.serviceChanged + value)
         home.settle()
         #expect(home.phoneApp.events.last == .invalidServiceChange(value))
         #expect(sent.all == [[0x1E]], "confirmed, as every indication; nothing discovered")
@@ -235,7 +297,7 @@ extension TestGATT {
         w.home.settle()
         #expect(w.lock.app.events.contains(.servicesChanged(TestGATT.movedHandles, centrals: [Addresses.phone])))
         #expect(w.phone.app.events.contains(.modifiedServices([TestGATT.service])))
-        _ = try #require(w.home.lock.controller.connectedLinks.first).send([0x1D, 0x03, 0x00, 0x01])
+        _ = try #require(w.home.lock.controller.connectedLinks.first).send([0x1D] + TestGATT.serviceChanged + [0x01])
         w.home.settle()
         #expect(w.phone.app.events.last == .invalidServiceChange([0x01]))
         withExtendedLifetime((phoneGate, lockGate)) {}

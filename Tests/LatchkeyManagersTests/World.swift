@@ -74,7 +74,8 @@ final class Lock {
         controller = air.addDevice(address: address, position: position)
         app = LockApp(loop: loop)
         app.readValues[TestGATT.state] = [0x01]  // locked
-        manager = PeripheralManager(transport: controller, delegate: app)
+        manager = PeripheralManager(transport: controller, delegate: app,
+                                    genericAccess: GenericAccess(deviceName: name, appearance: .doorLock))
         service = try manager.add(TestGATT.definition)
         advertisement = Advertisement(data: AdvertisingData(serviceUUIDs: [TestGATT.service], localName: name),
                                       interval: Timing.fastAdvertisingInterval)

@@ -2,17 +2,28 @@ import Foundation
 import Testing
 @testable import LatchkeyPhone
 
-struct PresenceMachineTests {
-    /// Drives a machine through inputs and returns every action, in order.
-    func run(_ m: inout PresenceMachine, _ inputs: [PresenceMachine.Input]) -> [PresenceMachine.Action] {
-        inputs.flatMap { m.handle($0) }
-    }
+/// Drives a machine through inputs and returns every action, in order.
+func run(_ m: inout PresenceMachine, _ inputs: [PresenceMachine.Input]) -> [PresenceMachine.Action] {
+    inputs.flatMap { m.handle($0) }
+}
 
+/// A machine whose owner has been away for one cycle, link down.
+func away() -> PresenceMachine {
+    var m = PresenceMachine()
+    _ = run(&m, [.linkUp, .linkDown, .graceExpired])
+    return m
+}
+
+func asks(_ actions: [PresenceMachine.Action]) -> Bool {
+    actions.contains { if case .requestArrivalUnlock = $0 { true } else { false } }
+}
+
+struct PresenceMachineTests {
     @Test func aLinkAtStartMeansHomeWithoutUnlock() {
         var m = PresenceMachine()
         let actions = m.handle(.linkUp)
         #expect(m.presence == .home)
-        #expect(!actions.contains { if case .requestArrivalUnlock = $0 { true } else { false } })
+        #expect(!asks(actions))
     }
 
     @Test func departureNeedsTheGracePeriod() {
@@ -30,49 +41,111 @@ struct PresenceMachineTests {
         #expect(m.presence == .home)
         #expect(actions.contains(.cancelGraceTimer))
         #expect(m.cycle == 0)
-        // And the link coming back again asks for nothing.
-        #expect(run(&m, [.linkDown, .linkUp]).allSatisfy { if case .requestArrivalUnlock = $0 { false } else { true } })
+        #expect(!asks(run(&m, [.linkDown, .arrivalIntent, .linkUp])), "an intent does not turn a flap into a trip")
     }
 
-    @Test func returningAfterAwayAsksOnceForThatCycle() {
-        var m = PresenceMachine()
-        _ = run(&m, [.linkUp, .linkDown, .graceExpired])
-        #expect(m.handle(.linkUp) == [.persist, .requestArrivalUnlock(cycle: 1)])
+    @Test func aReLinkAloneNeverAsks() {
+        var m = away()
+        #expect(m.handle(.linkUp) == [.persist])
+        #expect(m.presence == .nearby)
+        // Any number of re-links without an intent: nothing.
+        #expect(!asks(run(&m, [.linkDown, .linkUp, .linkDown, .linkUp])))
+        #expect(m.spentCycle == 0)
+    }
+
+    @Test func anIntentBeforeTheLinkAsksOnceWhenItForms() {
+        var m = away()
+        #expect(m.handle(.arrivalIntent) == [.openIntentWindow])
+        #expect(m.handle(.linkUp) == [.persist, .closeIntentWindow, .requestArrivalUnlock(cycle: 1)])
+        #expect(m.spentCycle == 1, "spent before the request leaves")
         #expect(m.handle(.arrivalAnswered(cycle: 1, granted: true)) == [.persist, .arrived(cycle: 1, unlocked: true)])
         // Link drops and returns inside grace: no second request.
         #expect(run(&m, [.linkDown, .linkUp]) == [.persist, .startGraceTimer, .cancelGraceTimer, .persist])
     }
 
-    @Test func aRefusedArrivalStillSpendsTheCycle() {
-        var m = PresenceMachine()
-        _ = run(&m, [.linkUp, .linkDown, .graceExpired, .linkUp, .arrivalAnswered(cycle: 1, granted: false)])
-        #expect(m.presence == .home)
-        #expect(m.answeredCycle == 1)
+    @Test func anIntentWhileLinkedNearbyAsksAtOnce() {
+        var m = away()
+        _ = m.handle(.linkUp)
+        #expect(m.handle(.arrivalIntent) == [.persist, .closeIntentWindow, .requestArrivalUnlock(cycle: 1)])
     }
 
-    @Test func anUndeliveredArrivalIsAskedAgainOnTheNextLink() {
+    @Test func anExpiredIntentAllowsNothing() {
+        var m = away()
+        _ = run(&m, [.arrivalIntent, .intentExpired])
+        #expect(!m.intentOpen)
+        #expect(m.handle(.linkUp) == [.persist])
+        #expect(m.presence == .nearby)
+    }
+
+    @Test func oneIntentAllowsOneRequest() {
+        var m = away()
+        _ = run(&m, [.arrivalIntent, .linkUp, .arrivalNotDelivered, .linkDown, .graceExpired])
+        #expect(m.cycle == 2 && !m.intentOpen)
+        #expect(!asks(m.handle(.linkUp)), "a new cycle still needs a new intent")
+        #expect(asks(m.handle(.arrivalIntent)))
+    }
+
+    @Test func anIntentWhileHomeIsIgnored() {
         var m = PresenceMachine()
-        _ = run(&m, [.linkUp, .linkDown, .graceExpired, .linkUp])
-        #expect(m.handle(.linkDown) == [.persist])
-        #expect(m.presence == .away)
-        #expect(m.handle(.linkUp) == [.persist, .requestArrivalUnlock(cycle: 1)])
+        _ = m.handle(.linkUp)
+        #expect(m.handle(.arrivalIntent) == [])
+        #expect(!m.intentOpen)
+    }
+
+    @Test func aRefusedArrivalStillSpendsTheCycle() {
+        var m = away()
+        _ = run(&m, [.arrivalIntent, .linkUp, .arrivalAnswered(cycle: 1, granted: false)])
+        #expect(m.presence == .home)
+        #expect(m.spentCycle == 1)
+    }
+
+    @Test func anUndeliveredArrivalIsSpentAndNotAskedAgain() {
+        var m = away()
+        _ = run(&m, [.arrivalIntent, .linkUp])
+        #expect(m.handle(.arrivalNotDelivered) == [.persist, .arrived(cycle: 1, unlocked: false)])
+        #expect(m.handle(.linkDown) == [.persist, .startGraceTimer])
+        // Back before the grace ends, even with a new intent: nothing.
+        #expect(!asks(run(&m, [.arrivalIntent, .linkUp])))
+        #expect(m.presence == .home)
+    }
+
+    @Test func aLinkLostBeforeTheAnswerSpendsTheCycleToo() {
+        var m = away()
+        _ = run(&m, [.arrivalIntent, .linkUp])
+        #expect(m.handle(.linkDown) == [.persist, .startGraceTimer])
+        #expect(m.spentCycle == 1)
+        #expect(!asks(run(&m, [.linkUp, .arrivalIntent])))
     }
 
     @Test func aLateAnswerForAnOldCycleIsIgnored() {
-        var m = PresenceMachine()
-        _ = run(&m, [.linkUp, .linkDown, .graceExpired, .linkUp])
+        var m = away()
+        _ = run(&m, [.arrivalIntent, .linkUp])
         #expect(m.handle(.arrivalAnswered(cycle: 0, granted: true)) == [])
         #expect(m.presence == .arriving)
     }
 
-    @Test func restoringWhileLeavingOrArrivingResumesAsAway() throws {
-        var m = PresenceMachine()
-        _ = run(&m, [.linkUp, .linkDown, .graceExpired, .linkUp])
+    @Test func restoringWhileArrivingResumesAsAwayWithTheCycleSpent() throws {
+        var m = away()
+        _ = run(&m, [.arrivalIntent, .linkUp])
         #expect(m.presence == .arriving)
-        let restored = PresenceMachine(restoring: m)
-        #expect(restored.presence == .away)
-        var r = restored
-        #expect(r.handle(.linkUp) == [.persist, .requestArrivalUnlock(cycle: 1)])
+        let saved = try JSONDecoder().decode(PresenceMachine.self, from: JSONEncoder().encode(m))
+        var r = PresenceMachine(restoring: saved)
+        #expect(r.presence == .away && r.spentCycle == 1)
+        #expect(!asks(run(&r, [.arrivalIntent, .linkUp])), "sent before the restart: spent")
+    }
+
+    @Test func restoringDropsAnOpenIntent() throws {
+        var m = away()
+        _ = m.handle(.arrivalIntent)
+        var r = PresenceMachine(restoring: m)
+        #expect(!r.intentOpen)
+        #expect(!asks(r.handle(.linkUp)))
+    }
+
+    @Test func aStateSavedByAnEarlierVersionKeepsItsAnsweredCycle() throws {
+        let json = #"{"presence":"away","cycle":3,"answeredCycle":3}"#
+        let m = try JSONDecoder().decode(PresenceMachine.self, from: Data(json.utf8))
+        #expect(m.spentCycle == 3 && m.cycle == 3)
     }
 
     @Test func aStaleGraceTimerAfterReturnChangesNothing() {
@@ -86,24 +159,24 @@ struct PresenceMachineTests {
 /// An arrival request that met a moving bolt (the lock answered "busy", deciding nothing).
 struct PresenceBusyArrivalTests {
     func arriving() -> PresenceMachine {
-        var m = PresenceMachine()
-        for input in [PresenceMachine.Input.linkUp, .linkDown, .graceExpired, .linkUp] { _ = m.handle(input) }
+        var m = away()
+        _ = run(&m, [.arrivalIntent, .linkUp])
         return m
     }
 
-    @Test func aBusyAnswerIsAskedAgainOnceAndDoesNotSpendTheCycle() {
+    @Test func aBusyAnswerIsAskedAgainOnce() {
         var m = arriving()
         #expect(m.handle(.arrivalBusy(cycle: 1)) == [.retryArrivalUnlockAfterMovement(cycle: 1)])
-        #expect(m.presence == .arriving && m.answeredCycle == 0, "still this cycle's arrival")
+        #expect(m.presence == .arriving, "still this cycle's arrival")
         #expect(m.handle(.arrivalAnswered(cycle: 1, granted: true)) == [.persist, .arrived(cycle: 1, unlocked: true)])
-        #expect(m.answeredCycle == 1)
+        #expect(m.spentCycle == 1)
     }
 
-    @Test func aSecondBusyAnswerSpendsTheCycle() {
+    @Test func aSecondBusyAnswerEndsTheArrival() {
         var m = arriving()
         _ = m.handle(.arrivalBusy(cycle: 1))
         #expect(m.handle(.arrivalBusy(cycle: 1)) == [.persist, .arrived(cycle: 1, unlocked: false)])
-        #expect(m.presence == .home && m.answeredCycle == 1)
+        #expect(m.presence == .home && m.spentCycle == 1)
         // Nothing more until the owner has been away again.
         #expect(m.handle(.arrivalBusy(cycle: 1)) == [])
         _ = m.handle(.linkDown)
@@ -114,7 +187,7 @@ struct PresenceBusyArrivalTests {
         var m = arriving()
         _ = m.handle(.arrivalBusy(cycle: 1))
         _ = m.handle(.arrivalAnswered(cycle: 1, granted: true))
-        for input in [PresenceMachine.Input.linkDown, .graceExpired, .linkUp] { _ = m.handle(input) }
+        _ = run(&m, [.linkDown, .graceExpired, .arrivalIntent, .linkUp])
         #expect(m.handle(.arrivalBusy(cycle: 1)) == [], "an answer about an earlier cycle")
         #expect(m.handle(.arrivalBusy(cycle: 2)) == [.retryArrivalUnlockAfterMovement(cycle: 2)])
     }

@@ -52,6 +52,7 @@ func ask(_ dispatcher: ControlDispatcher, _ line: String) -> [String] {
             ("unlock now", "error usage: unlock (no arguments)"),
             ("mode sideways", "error usage: mode normal|no-remote|passage"),
             ("probe 0", "error usage: probe N (1...10000)"),
+            ("arriving now", "error usage: arriving (no arguments)"),
         ]
         for (line, expected) in cases { #expect(ask(control, line) == [expected], "\(line)") }
         h.loop.advance(by: .seconds(5))
@@ -77,6 +78,19 @@ func ask(_ dispatcher: ControlDispatcher, _ line: String) -> [String] {
         #expect(event.field("attempt") == "2")
         #expect(event.field("reason") == "Add Device failed: Busy (0x0a)")
         #expect(ask(control, "status").first?.contains(" transport_refusals=1 ") == true)
+    }
+
+    @Test func arrivingOpensTheIntentWindowOnlyForAnOwnerWhoWasAway() throws {
+        let h = try Household()
+        let (_, control) = try phone(h)
+        #expect(ask(control, "arriving") == ["ok arriving: nothing to ask: home"], "home: an intent means nothing")
+        h.air.setPosition(100, of: Household.phoneAddress)
+        #expect(h.advance(until: { h.phone?.presence == .away }, limit: .seconds(10)))
+        #expect(ask(control, "arriving") == ["ok arriving: window open for 120 s"])
+        #expect(h.phone?.state.presence.intentOpen == true)
+        h.loop.advance(by: .seconds(121))
+        #expect(h.phone?.state.presence.intentOpen == false, "the window closes by itself")
+        #expect(h.count("phone.arrival_intent_expired", in: h.phoneEvents) == 1)
     }
 
     @Test func executionBackgroundSlowsTheSystemScanAndRefusesAnUnfilteredScan() throws {

@@ -23,7 +23,8 @@ final class Household {
     let loop = ManualEventLoop()
     private(set) var air: SimulatedAir
     let directory: String
-    let key = PhoneKey(id: 1, name: "alice", secret: CommandSealing.newSecret(), role: .user)
+    let key = PhoneKey(id: 1, name: "alice", secret: CommandSealing.newSecret(), role: .admin,
+                       mayRequestArrivalUnlock: true)
     /// Wall time follows the manual clock, so that the stores see the time that passes.
     let wallClock: WallClock
     private(set) var chip: SimulatedGPIOChip
@@ -80,7 +81,7 @@ final class Household {
                                             firstDecisionID: DecisionID((stores.lastDecisionID?.rawValue ?? 0) + 1))
         let agent = LockAgent(transport: air.device(Self.lockAddress)!, controller: controller, keys: stores.keys,
                               log: stores.log, events: lockEvents,
-                              configuration: LockAgentConfiguration(departureGrace: .seconds(30)),
+                              configuration: LockAgentConfiguration(departureGrace: .seconds(5)),
                               lockout: wrapLockStores == nil ? InMemoryLockoutStore() : stores.lockout,
                               restoration: stores.restoration)
         agent.start(from: stores)

@@ -22,6 +22,9 @@ struct SettingsTests {
         lock:
           auto_relock_seconds: 4
           departure_grace_seconds: 2
+          arrival_response_limit_ms: 120
+          arrival_interval_ceiling_ms: 37.5
+          arrival_relock_unless_opened_seconds: 0
         """
 
     @Test func readsAFullLockConfiguration() throws {
@@ -29,6 +32,9 @@ struct SettingsTests {
         #expect(s.agent.name == "Front Door")
         #expect(s.behaviour.autoRelockTime == .seconds(4))
         #expect(s.agent.departureGrace == .seconds(2))
+        #expect(s.agent.arrivalPolicy.challengeToCommandLimit == .milliseconds(120))
+        #expect(s.agent.arrivalPolicy.connectionIntervalCeiling == .microseconds(37_500))
+        #expect(s.agent.arrivalPolicy.relockUnlessOpenedWithin == nil, "0 turns the arrival relock off")
         #expect(s.wiring.actuator == .motor(runTime: .milliseconds(300)))
         #expect(s.wiring.door?.bias == .pullUp)
         guard case .sim(_, let address, _) = s.transport else { Issue.record("expected sim"); return }
@@ -81,10 +87,12 @@ struct SettingsTests {
             key_id: 1
             key_secret_file: /tmp/k
             grace_seconds: 2
+            arrival_intent_window_seconds: 45
             alerts:
               on_notification: true
             """))
         #expect(ok.gracePeriod == .seconds(2))
+        #expect(ok.arrivalIntentWindow == .seconds(45))
         #expect(ok.connectOptions.notifyOnNotification)
     }
 

@@ -32,7 +32,10 @@ import Testing
         let gates = try AgentGates.phone(h.phone!, lock: Household.lockAddress, settings: Self.settings(budget: budget),
                                          loop: h.loop, events: h.phoneEvents, logger: .quiet)
         h.air.setPosition(100, of: Household.phoneAddress)
-        #expect(h.advance(until: { h.phone?.presence == .away }, limit: .seconds(10)))
+        #expect(h.advance(until: { h.phone?.presence == .away && h.count("lock.departure", in: h.lockEvents) == 1 },
+                          limit: .seconds(10)))
+        // The arrival intent (a geofence) reaches the phone before it is suspended.
+        h.phone?.arrivalIntent()
         gates.control.suspend()
         let mark = h.phoneEvents.events.count
         h.air.setPosition(1, of: Household.phoneAddress)

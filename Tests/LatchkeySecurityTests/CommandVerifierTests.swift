@@ -13,9 +13,12 @@ struct CommandVerifierTests {
                              mayRequestArrivalUnlock: false)
 
     let admin = PhoneKey(id: 3, name: "owner", secret: CommandSealing.newSecret(), role: .admin)
+    /// An admin key with the arrival opt-in: only such a key may ask for an arrival unlock.
+    let arriving = PhoneKey(id: 4, name: "owner's phone", secret: CommandSealing.newSecret(), role: .admin,
+                            mayRequestArrivalUnlock: true)
 
     func make(lockout policy: LockoutPolicy = LockoutPolicy()) -> (CommandVerifier, InMemoryKeyStore) {
-        let store = InMemoryKeyStore([user, noArrival, admin])
+        let store = InMemoryKeyStore([user, noArrival, admin, arriving])
         return (CommandVerifier(keys: store, challenges: ChallengeIssuer(loop: loop),
                                 lockout: LockoutGuard(store: InMemoryLockoutStore(), policy: policy, loop: loop)), store)
     }
@@ -108,11 +111,23 @@ struct CommandVerifierTests {
         #expect(v.verify(try frame(v, key: user, counter: 2), on: link).rejection == .unknownKey)
     }
 
+    @Test func aUserKeyStoredWithTheArrivalFlagStillCannotAskForArrival() throws {
+        // A key an older version stored before arrival became an admin's opt-in.
+        let legacy = PhoneKey(id: 9, name: "old guest", secret: CommandSealing.newSecret(), role: .user,
+                              mayRequestArrivalUnlock: true)
+        let (v, store) = make()
+        store.keys[legacy.id] = legacy
+        #expect(v.verify(try frame(v, key: legacy, counter: 1, op: .arrivalUnlock), on: link).rejection == .notAuthorized)
+        #expect(throws: Never.self) { try v.verify(try frame(v, key: legacy, counter: 2, op: .unlock), on: link).get() }
+    }
+
     @Test func refusesArrivalUnlockForAKeyWithoutTheFlag() throws {
         let (v, _) = make()
         #expect(v.verify(try frame(v, key: noArrival, counter: 1, op: .arrivalUnlock), on: link)
                 .rejection == .notAuthorized)
-        #expect(throws: Never.self) { try v.verify(try frame(v, key: user, counter: 1, op: .arrivalUnlock), on: link).get() }
+        #expect(v.verify(try frame(v, key: admin, counter: 1, op: .arrivalUnlock), on: link).rejection == .notAuthorized,
+                "an admin key without the opt-in")
+        #expect(throws: Never.self) { try v.verify(try frame(v, key: arriving, counter: 1, op: .arrivalUnlock), on: link).get() }
     }
 
     @Test func aUserKeyMayNotChangeTheOperatingMode() throws {

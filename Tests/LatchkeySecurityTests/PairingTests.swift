@@ -40,6 +40,19 @@ struct PairingTests {
         #expect(key.comparisonCode.count == 6)
     }
 
+    @Test func arrivalUnlockIsOffUnlessTheOwnerAsksAndNeverForAUserKey() throws {
+        open(PairingOffer(role: .admin))
+        #expect(try !pair(PairingInitiator(name: "default")).mayRequestArrivalUnlock, "off by default")
+        open(PairingOffer(role: .admin, mayRequestArrivalUnlock: true))
+        #expect(try pair(PairingInitiator(name: "owner")).mayRequestArrivalUnlock, "an admin's explicit opt-in")
+        // A user (guest) offer that asks for it anyway is granted without it, on both sides.
+        open(PairingOffer(role: .user, mayRequestArrivalUnlock: true))
+        let guest = try pair(PairingInitiator(name: "guest"))
+        #expect(!guest.mayRequestArrivalUnlock && keys.key(id: guest.keyID)?.mayRequestArrivalUnlock == false)
+        #expect(arrivalUnlockRefusal(role: .user, arrival: true)?.contains("only an admin key") == true)
+        #expect(arrivalUnlockRefusal(role: .admin, arrival: true) == nil)
+    }
+
     @Test func writesOutsideAWindowAreRefused() throws {
         let phone = PairingInitiator(name: "x")
         #expect(responder.handleRequest(phone.request.bytes, on: link) == .failure(.pairingClosed))

@@ -16,7 +16,8 @@ import Testing
 
     static let status = ControllerStatus(state: .poweredOn, isAdvertising: true, isScanning: false,
                                          pendingConnections: [phone, lock])
-    static let link = LinkDescription(id: LinkID(7), peer: phone, role: .peripheral, maximumTransmissionUnit: 247, window: 8)
+    static let link = LinkDescription(id: LinkID(7), peer: phone, role: .peripheral, maximumTransmissionUnit: 247, window: 8,
+                                      connectionInterval: .microseconds(7_500))
 
     /// One of every message, with values that exercise every field.
     static let samples: [AirMessage] = [

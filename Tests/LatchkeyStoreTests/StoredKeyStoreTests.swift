@@ -1,9 +1,9 @@
 import LatchkeySecurity
-import LatchkeyStore
+@testable import LatchkeyStore
 import Testing
 
 @Suite struct StoredKeyStoreTests {
-    static func key(_ id: UInt32, role: KeyRole = .user, arrival: Bool = true) -> PhoneKey {
+    static func key(_ id: UInt32, role: KeyRole = .user, arrival: Bool = false) -> PhoneKey {
         PhoneKey(id: id, name: "phone \(id)", secret: Array(repeating: UInt8(id), count: 32), role: role,
                  mayRequestArrivalUnlock: arrival)
     }
@@ -23,6 +23,34 @@ import Testing
         #expect(listed[0].createdWallNanos - listed[1].createdWallNanos == 1_000_000_000)
         #expect(try reopened.nextID() == 3)
         #expect(throws: StoreError.self, "an id is never given to two keys") { try reopened.add(Self.key(2)) }
+    }
+
+    @Test func aUserKeyWithArrivalUnlockIsRefusedAndNothingIsAdded() throws {
+        let fixture = StoreFixture()
+        let store = try fixture.open()
+        let keys = store.keyStore()
+        #expect(throws: StoreError.self) { try keys.add(Self.key(1, role: .user, arrival: true)) }
+        #expect(try keys.list().isEmpty)
+        try keys.add(Self.key(1, role: .admin, arrival: true))
+        #expect(keys.key(id: 1)?.mayRequestArrivalUnlock == true)
+    }
+
+    @Test func theMigrationTakesArrivalFromUserKeysAndLeavesAdminKeysTheirs() throws {
+        // A lock.db as an older version left it: arrival was on for every new key.
+        let fixture = StoreFixture()
+        do {
+            let store = try fixture.open()
+            try store.keyStore().add(Self.key(1, role: .admin, arrival: true))
+            try store.keyStore().add(Self.key(2, role: .user))
+            try store.keyStore().add(Self.key(3, role: .admin))
+            try store.write { db in
+                try db.execute(sql: "UPDATE phoneKey SET mayRequestArrivalUnlock = 1 WHERE id = 2")
+                try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier LIKE 'v4:%'")
+            }
+            try store.close()
+        }
+        let reopened = try fixture.open()
+        #expect(try reopened.keyStore().list().map(\.key.mayRequestArrivalUnlock) == [true, false, false])
     }
 
     @Test func countersPersistAcrossReopenAndOnlyMoveForward() throws {

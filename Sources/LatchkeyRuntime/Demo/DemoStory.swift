@@ -38,7 +38,7 @@ public enum Demo {
         r.record("simulated air started", w.wait(.seconds(10)) { heard } && w.connectControl(), latencyMs: since(t))
 
         let (status, output) = try w.runTool(["keys", "add", "--state-dir", w.lockState, "--id", "1", "--name", "demo-phone",
-                                              "--role", "user", "--export-secret", w.keyFile])
+                                              "--role", "admin", "--arrival", "--export-secret", w.keyFile])
         r.record("phone key provisioned on the lock", status == 0, output.split(separator: "\n").last.map(String.init) ?? "")
         guard status == 0 else { return }
 
@@ -50,15 +50,35 @@ public enum Demo {
         guard lockUp else { return }
         w.wait(.seconds(3)) { locked(after: t) || w.lockEvent("lock.started", since: t)?.0.field("state") == "locked" }
 
-        // 2. The phone starts away from home; the door stays locked.
+        // 2. The owner is at home: the phone links and tells the lock it is there; then leaves.
         t = w.loop.now
         _ = try w.startPhone()
-        let away = w.wait(.seconds(10)) { w.phoneEvent("phone.away", since: t) != nil }
-        r.record("phone is away; its connect request is pending", away, latencyMs: since(t),
+        let present = w.wait(.seconds(10)) { w.lockEvent("lock.phone_present", since: t) != nil }
+        r.record("phone at home links and authenticates (present)", present, latencyMs: since(t))
+        t = w.loop.now
+        _ = w.movePhone(to: AgentStage.away)
+        let away = w.wait(.seconds(10)) {
+            w.phoneEvent("phone.away", since: t) != nil && w.lockEvent("lock.departure", since: t) != nil
+        }
+        r.record("owner leaves: the lock sees the departure, the phone counts itself away", away, latencyMs: since(t),
                  "pending at the air: \(w.pendingConnects(of: w.phoneAddress)?.map(\.description) ?? [])")
 
-        // 3. Coming home: re-link, authenticated arrival unlock, the actuator line moves.
+        // 2b. A re-link alone asks nothing (a relay could make one): no arrival intent, no request.
         t = w.loop.now
+        _ = w.movePhone(to: AgentStage.home)
+        let bare = w.wait(.seconds(10)) { w.phoneEvent("phone.linked", since: t) != nil }
+        w.wait(.seconds(1)) { false }
+        let asked = w.phoneEvent("phone.arrival_request", since: t) != nil
+        r.record("a bare re-link asks for nothing", bare && !asked && !obs.isHigh("motor_unlock"), latencyMs: since(t),
+                 "phone presence: \(w.phoneEvent("phone.presence", since: t)?.0.field("to") ?? "?")")
+        _ = w.movePhone(to: AgentStage.away)
+        w.wait(.seconds(10)) { w.phoneEvent("phone.presence", since: t, where: { $0.field("to") == "away" }) != nil }
+
+        // 3. Coming home: the arrival intent (a geofence; here `phone-ctl arriving`), re-link,
+        //    authenticated arrival unlock inside the intent's window, the actuator line moves.
+        t = w.loop.now
+        let intent = try w.runTool(["phone-ctl", "--state-dir", w.phoneState, "arriving"])
+        r.record("arrival intent sent to the phone", intent.status == 0, intent.output.split(separator: "\n").last.map(String.init) ?? "")
         _ = w.movePhone(to: AgentStage.home)
         let relinked = w.wait(.seconds(10)) { w.phoneEvent("phone.linked", since: t) != nil }
         let relinkMs = w.phoneEvent("phone.linked", since: t).map { ($0.1 - t).milliseconds }
@@ -160,9 +180,10 @@ public enum Demo {
         }
         r.record("restarted phone remembers it is away", restarted, latencyMs: since(t))
         t = w.loop.now
+        let again = try w.runTool(["phone-ctl", "--state-dir", w.phoneState, "arriving"])
         _ = w.movePhone(to: AgentStage.home)
-        let back = w.wait(.seconds(10)) { obs.rise(of: "motor_unlock", since: t) != nil }
-        r.record("the next return re-links and unlocks", back && w.phoneEvent("phone.linked", since: t) != nil,
+        let back = w.wait(.seconds(10)) { obs.rise(of: "motor_unlock", since: t) != nil } && again.status == 0
+        r.record("the next return (with its intent) re-links and unlocks", back && w.phoneEvent("phone.linked", since: t) != nil,
                  latencyMs: since(t))
         w.wait(.seconds(10)) { obs.rise(of: "motor_lock", since: t) != nil }
 

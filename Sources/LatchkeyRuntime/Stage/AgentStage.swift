@@ -26,7 +26,7 @@ final class AgentStage {
               departure_grace_seconds: 2
               # The demo presses the inside button and comes home again seconds later.
               arrival_after_manual_unlock_seconds: 1
-            """, phoneGraceSeconds: 2, phoneStartsAt: away)
+            """, phoneGraceSeconds: 2, phoneStartsAt: home)
     }
 
     let loop = PosixEventLoop()

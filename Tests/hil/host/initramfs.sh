@@ -1,5 +1,5 @@
-# Assembles the VM's initramfs: busybox, the BlueZ and libgpiod tools, latchkey and every
-# shared library they load, the kernel modules the suite needs (with their dependencies),
+# Assembles the VM's initramfs: busybox, the BlueZ tools (btvirt, btmgmt, btmon, hcitool,
+# gatttool) and libgpiod's, latchkey and every shared library they load, the kernel modules the suite needs (with their dependencies),
 # the out-of-tree gpio-sim, and the VM-side scripts (Tests/hil/vm). Sets INITRD.
 
 # Modules the VM loads, in Tests/hil/vm/setup's order. On 6.12 ctr, sha512_generic, drbg,
@@ -48,7 +48,7 @@ make_initramfs() {
 
     # Programs, each with the libraries ldd lists.
     local prog
-    for prog in btvirt btmgmt btmon hcitool gpioset gpioget gpioinfo gpiomon gpiodetect; do
+    for prog in btvirt btmgmt btmon hcitool gatttool gpioset gpioget gpioinfo gpiomon gpiodetect; do
         copy_with_libraries "$root" "$(command -v "$prog")" "/usr/bin/$prog"
     done
     copy_with_libraries "$root" "$LATCHKEY_BIN" /usr/bin/latchkey
@@ -69,7 +69,7 @@ make_initramfs() {
 
     # The VM side.
     cp "$HIL_DIR/vm/init" "$root/init"
-    cp -r "$HIL_DIR/vm/lib.sh" "$HIL_DIR/vm/rig.sh" "$HIL_DIR/vm/setup" "$HIL_DIR/vm/scenarios" "$root/hil/"
+    cp -r "$HIL_DIR/vm/lib.sh" "$HIL_DIR/vm/agents.sh" "$HIL_DIR/vm/rig.sh" "$HIL_DIR/vm/setup" "$HIL_DIR/vm/scenarios" "$root/hil/"
     chmod +x "$root/init" "$root/hil/setup" "$root"/hil/scenarios/*
 
     # No cpio on a plain Debian host: busybox has one. Uncompressed, because the kernel

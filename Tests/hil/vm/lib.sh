@@ -76,6 +76,70 @@ kernel_adv_instances() { # INDEX
     btmgmt --index "$1" advinfo 2>/dev/null | sed -n 's/.*Instances list with \([0-9]*\) item.*/\1/p' | head -1
 }
 
+# has_link INDEX: the kernel holds a link on hciINDEX (it adds a sysfs device hciN:HANDLE per
+# connection); a glob, no process, so a watch sampling it costs the VM little.
+has_link() { set -- /sys/class/bluetooth/hci$1:*; [ -e "$1" ]; }
+
+# controllers_reset INDEX...: the kernel's state a scenario may leave behind, cleared where
+# it is found, so a scenario starts from the same controllers whatever ran before it:
+#   a link (on hci1 also one hci0's kernel forgot, docs/HIL.md)  power off and on: the
+#                          power-on resets the controller (HCI Reset), which ends its links
+#   an advertising instance (the kernel keeps a SIGKILLed agent's)  removed (rm-adv 0: all)
+#   an auto-connect entry (a phone's Add Device outlives it)   removed (del-device, all)
+#   the connectable or advertising setting                      off
+# 1 when they are not clean within 10 s. CONTROLLER_RESETS says what was found (a NOTE line
+# in scenario_begin).
+controllers_reset() {
+    local i dirty= failed=
+    CONTROLLER_RESETS=
+    for i in "$@"; do
+        controller_state $i
+        [ -z "$CONTROLLER_DIRT" ] && continue
+        dirty="$dirty $i"
+        CONTROLLER_RESETS="$CONTROLLER_RESETS hci$i:$CONTROLLER_DIRT"
+        case $CONTROLLER_DIRT in *instances*) reset_step $i rm-adv 0 || failed=1 ;; esac
+        case $CONTROLLER_DIRT in *entries*) reset_step $i del-device -t 0 00:00:00:00:00:00 || failed=1 ;; esac
+        case $CONTROLLER_DIRT in *advertising*) reset_step $i advertising off || failed=1 ;; esac
+        case $CONTROLLER_DIRT in *connectable*) reset_step $i connectable off || failed=1 ;; esac
+        case $CONTROLLER_DIRT in *link*) reset_step $i power off || failed=1 ;; esac
+        case $CONTROLLER_DIRT in *link*|*off*) reset_step $i power on || failed=1 ;; esac
+    done
+    CONTROLLER_RESETS=${CONTROLLER_RESETS# }
+    [ -z "$dirty" ] && return 0
+    # The settings and instances are as the kernel answered each step (btmgmt exits 1 on an
+    # error status); links and entries, which a power-on ends only as it completes, are
+    # looked at again (sysfs and debugfs, no btmgmt). A failed step: all of it again.
+    if [ -n "$failed" ]; then
+        wait_for 10 controllers_clean $dirty
+    else
+        wait_for 10 controllers_unlinked $dirty
+    fi
+}
+reset_step() { local i=$1; shift; btmgmt --index $i "$@" > /dev/null 2>&1; }
+controllers_clean() { local i; for i in "$@"; do controller_state $i; [ -z "$CONTROLLER_DIRT" ] || return 1; done; }
+controllers_unlinked() {
+    local i
+    for i in "$@"; do
+        has_link $i && return 1
+        grep -q ' [1-9]$' /sys/kernel/debug/bluetooth/hci$i/device_list 2>/dev/null && return 1
+    done
+    return 0
+}
+# controller_state INDEX: sets CONTROLLER_DIRT to what is not clean on it (empty: clean). An
+# auto-connect entry shows in debugfs device_list ("ADDR (type T) POLICY", POLICY 0 = none).
+controller_state() {
+    CONTROLLER_DIRT=
+    has_link $1 && CONTROLLER_DIRT="$CONTROLLER_DIRT link"
+    grep -q ' [1-9]$' /sys/kernel/debug/bluetooth/hci$1/device_list 2>/dev/null && CONTROLLER_DIRT="$CONTROLLER_DIRT entries"
+    local settings
+    settings=" $(btmgmt --index $1 info 2>/dev/null | sed -n 's/^[[:space:]]*current settings: //p') "
+    case $settings in *" powered "*) ;; *) CONTROLLER_DIRT="$CONTROLLER_DIRT off" ;; esac
+    case $settings in *" connectable "*) CONTROLLER_DIRT="$CONTROLLER_DIRT connectable" ;; esac
+    case $settings in *" advertising "*) CONTROLLER_DIRT="$CONTROLLER_DIRT advertising" ;; esac
+    [ "$(kernel_adv_instances $1)" = 0 ] || CONTROLLER_DIRT="$CONTROLLER_DIRT instances"
+    CONTROLLER_DIRT=${CONTROLLER_DIRT# }
+}
+
 # Drives a gpio-sim input line from the outside, as a switch with a pull resistor would.
 sim_pull() { echo "pull-$2" > "$(cat $HIL_RUN/sim_dir)/sim_gpio$1/pull"; }
 

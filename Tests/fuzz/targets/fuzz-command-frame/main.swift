@@ -89,6 +89,7 @@ func seeds() -> [[UInt8]] {
         .lockUserChange(KeyChangeRecord(.add, source: .remote, key: KeyID(3))),
         .lockOperationError(LockOperationRecord(operation: nil, source: .remote, who: KeyID(2)), .disabledUserDenied),
         .operatingModeChange(OperatingModeChangeRecord(.passage, previous: .normal, source: .remote, who: KeyID(1))),
+        .suspectedRelay(SuspectedRelayRecord(.tooSlow, who: KeyID(1), elapsed: .milliseconds(212), interval: .milliseconds(30))),
     ]
     for kind in events {
         out.append([4] + LockEvent(kind: kind, time: Instant(nanoseconds: 1_000_000), lockStateBefore: .locked,
