@@ -44,9 +44,12 @@ unit_scenario_begin() {
     timeline_dropin $LOCK_UNIT $LOCK_OUT
     timeline_dropin $PHONE_UNIT $PHONE_OUT
     systemctl daemon-reload
-    JOURNAL_CURSOR=$(journalctl -n 0 --show-cursor -q | sed -n 's/^-- cursor: //p')
+    journal_mark
     note "$SCENARIO: clean start in $(( $(now_int) - t0 )) ms"
 }
+
+# journal_mark: journal_since reads only what comes after this (the journal's last entry now).
+journal_mark() { JOURNAL_CURSOR=$(journalctl -n 1 --show-cursor -q -o cat | sed -n 's/^-- cursor: //p'); }
 
 # dropin UNIT NAME TEXT: a runtime drop-in (gone at the next clean start).
 dropin() {
@@ -55,8 +58,10 @@ dropin() {
 }
 timeline_dropin() {
     : > "$2"
+    # StandardError= would inherit the file: it stays the journal, as installed.
     dropin $1 hil-timeline "[Service]
-StandardOutput=append:$2"
+StandardOutput=append:$2
+StandardError=journal"
 }
 
 write_unit_configs() {
