@@ -38,8 +38,10 @@ public struct GaveUpAlert: Sendable, Equatable {
         switch result {
         case "start-limit-hit": why = "it failed too often in a row and hit its start limit"
         case "exit-code" where exitStatus == "78": why = "its configuration is invalid (exit status 78; the line before says which field)"
-        case "": why = "it failed"
-        default: why = "it failed (\(result))"
+        // With Restart=always only a refused restart fails the unit, and systemd 252 keeps the
+        // last failure's result (`signal`, `exit-code`) when the start limit refuses it.
+        case "": why = "it failed and systemd stopped restarting it"
+        default: why = "it failed (\(result)) and systemd stopped restarting it (its start limit)"
         }
         let last = exitCode.isEmpty ? "" : "; last exit: \(exitCode) \(exitStatus)"
         return "systemd gave up on \(unit): \(why)\(last). It stays down until someone starts it (systemctl start \(unit))"

@@ -115,8 +115,10 @@ unit_active() { [ "$(unit_state "$1")" = active ]; }
 journal_since() { journalctl -q -o cat --after-cursor="$JOURNAL_CURSOR" -u "$1"; }
 # journal_lines_since UNIT: the same with priority, one "PRIORITY MESSAGE" a line
 journal_priority_since() {
+    # One entry's fields, in any order, end at an empty line.
     journalctl -q -o export --after-cursor="$JOURNAL_CURSOR" -u "$1" \
-        | awk -F= '/^PRIORITY=/ { p = $2 } /^MESSAGE=/ { sub(/^MESSAGE=/, ""); print p, $0 }'
+        | awk '/^PRIORITY=/ { p = substr($0, 10) } /^MESSAGE=/ { m = substr($0, 9) }
+               /^$/ { if (m != "") print p, m; p = ""; m = "" } END { if (m != "") print p, m }'
 }
 
 # start_units_linked: both agents started with systemctl (each returns once the agent sent
