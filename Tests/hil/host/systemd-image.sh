@@ -40,7 +40,8 @@ make_systemd_initramfs() {
     cp "$LATCHKEY_BIN" "$src/.build/release/latchkey"
     # Stripped, as the busybox image's: the same program, 40% less for the kernel to unpack.
     strip "$src/.build/release/latchkey"
-    if [[ -n ${LATCHKEY_DEB:-} ]]; then cp "$LATCHKEY_DEB" "$src/"; fi
+    # HIL_LATCHKEY_DEB: the Debian package (scripts/build-deb); the VM then installs it instead.
+    if [[ -n ${HIL_LATCHKEY_DEB:-} ]]; then cp "$HIL_LATCHKEY_DEB" "$src/"; fi
 
     # The VM side: the rig (shared with the busybox image) and the systemd scenarios.
     mkdir -p "$root/hil"
