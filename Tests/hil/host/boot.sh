@@ -6,10 +6,10 @@
 HIL_VM_TIMEOUT=${HIL_VM_TIMEOUT:-600}
 
 boot_vm() {
-    CONSOLE_LOG=$CACHE/console.log
+    CONSOLE_LOG=${CONSOLE_LOG:-$CACHE/console.log}
     local scenarios
     scenarios=$(echo $HIL_SCENARIOS | tr ' ' ,)
-    local append="console=ttyS0 panic=-1 quiet hil.scenarios=$scenarios hil.timeout=$HIL_VM_TIMEOUT hil.verbose=${HIL_VERBOSE:-0}"
+    local append="console=ttyS0 panic=-1 quiet ${HIL_APPEND:-}hil.scenarios=$scenarios hil.timeout=$HIL_VM_TIMEOUT hil.verbose=${HIL_VERBOSE:-0}"
     say "qemu: kernel $KVER, scenarios: ${scenarios:-all}; console log: $CONSOLE_LOG"
     # -nic none: the VM needs no network. panic=-1 and -no-reboot: a kernel panic ends qemu.
     # thread=single: multi-threaded TCG let a vCPU run a half-patched instruction (the
@@ -19,7 +19,7 @@ boot_vm() {
     # the firmware's terminal escapes (they would glue themselves to the VM's first line).
     set +e
     timeout --kill-after=10 $((HIL_VM_TIMEOUT + 60)) \
-        qemu-system-x86_64 -accel tcg,thread=single -m 1536 -smp 2 -nographic -no-reboot -nic none \
+        qemu-system-x86_64 -accel tcg,thread=single -m "${HIL_VM_MEMORY:-1536}" -smp 2 -nographic -no-reboot -nic none \
             -kernel "$KDIR/image/boot/vmlinuz-$KVER" -initrd "$INITRD" -append "$append" \
             < /dev/null 2>&1 \
         | sed -u 's/\r$//; s/\x1b\[[0-9;?]*[A-Za-z]//g; s/\x1bc//g' | tee "$CONSOLE_LOG" | grep --line-buffered -E '^(PASS|FAIL|FIGURE|NOTE|HIL-)'

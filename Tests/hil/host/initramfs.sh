@@ -35,6 +35,27 @@ module_closure() {
     done
 }
 
+# install_modules ROOT: the closure of HIL_MODULES, decompressed (busybox modprobe reads plain
+# .ko), plus gpio-sim, into ROOT/lib/modules/$KVER; then modules.dep for this small tree.
+# Further module names may follow ROOT.
+install_modules() {
+    local root=$1; shift
+    local mdir=$KDIR/image/lib/modules/$KVER rel
+    mkdir -p "$root/lib/modules/$KVER/extra"
+    cp "$mdir"/modules.{order,builtin,builtin.modinfo} "$root/lib/modules/$KVER/"
+    for rel in $(module_closure "$mdir" "${HIL_MODULES[@]}" "$@"); do
+        mkdir -p "$root/lib/modules/$KVER/$(dirname "$rel")"
+        if [[ -f $mdir/$rel.xz ]]; then xz -dc "$mdir/$rel.xz" > "$root/lib/modules/$KVER/$rel"
+        else cp "$mdir/$rel" "$root/lib/modules/$KVER/$rel"; fi
+    done
+    cp "$GPIO_SIM_KO" "$root/lib/modules/$KVER/extra/gpio-sim.ko"
+    depmod -b "$root" "$KVER"
+}
+
+# pack_cpio ROOT OUT: the tree as a newc archive. No cpio on a plain Debian host: busybox has
+# one. Uncompressed, because the kernel unpacks it faster under TCG than it inflates a gzip of it.
+pack_cpio() { (cd "$1" && find . | busybox cpio -o -H newc 2>/dev/null) > "$2"; }
+
 make_initramfs() {
     local root=$CACHE/initramfs-root
     INITRD=$CACHE/initrd.cpio
@@ -70,25 +91,13 @@ make_initramfs() {
     mkdir -p "$root/usr/lib"
     gcc -O2 -Wall -shared -fPIC -o "$root/usr/lib/hil-refuse-add-device.so" "$HIL_DIR/vm/tools/hil-refuse-add-device.c" -ldl
 
-    # Modules: the closure of HIL_MODULES, decompressed (busybox modprobe reads plain .ko),
-    # plus gpio-sim; then modules.dep for this small tree.
-    local mdir=$KDIR/image/lib/modules/$KVER rel
-    cp "$mdir"/modules.{order,builtin,builtin.modinfo} "$root/lib/modules/$KVER/"
-    for rel in $(module_closure "$mdir" "${HIL_MODULES[@]}"); do
-        mkdir -p "$root/lib/modules/$KVER/$(dirname "$rel")"
-        if [[ -f $mdir/$rel.xz ]]; then xz -dc "$mdir/$rel.xz" > "$root/lib/modules/$KVER/$rel"
-        else cp "$mdir/$rel" "$root/lib/modules/$KVER/$rel"; fi
-    done
-    cp "$GPIO_SIM_KO" "$root/lib/modules/$KVER/extra/gpio-sim.ko"
-    depmod -b "$root" "$KVER"
+    install_modules "$root"
 
     # The VM side.
     cp "$HIL_DIR/vm/init" "$root/init"
-    cp -r "$HIL_DIR/vm/lib.sh" "$HIL_DIR/vm/agents.sh" "$HIL_DIR/vm/rig.sh" "$HIL_DIR/vm/setup" "$HIL_DIR/vm/scenarios" "$root/hil/"
-    chmod +x "$root/init" "$root/hil/setup" "$root"/hil/scenarios/*
+    cp -r "$HIL_DIR/vm/lib.sh" "$HIL_DIR/vm/agents.sh" "$HIL_DIR/vm/rig.sh" "$HIL_DIR/vm/setup" "$HIL_DIR/vm/run-scenarios" "$HIL_DIR/vm/scenarios" "$root/hil/"
+    chmod +x "$root/init" "$root/hil/setup" "$root/hil/run-scenarios" "$root"/hil/scenarios/*
 
-    # No cpio on a plain Debian host: busybox has one. Uncompressed, because the kernel
-    # unpacks it faster under TCG than it inflates a gzip of it.
-    (cd "$root" && find . | busybox cpio -o -H newc 2>/dev/null) > "$INITRD"
+    pack_cpio "$root" "$INITRD"
     say "initramfs $(du -m "$INITRD" | cut -f1) MB ($(find "$root/lib/modules" -name '*.ko' | wc -l) modules)"
 }

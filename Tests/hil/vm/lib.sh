@@ -1,7 +1,7 @@
 # Helpers for the VM-side scripts (busybox sh). Sourced by /init, /hil/setup and each
 # scenario. Every wait here is bounded; nothing waits on a bare `wait`.
 
-export PATH=/usr/bin:/usr/sbin:/bin:/sbin
+export PATH=/usr/local/bin:/usr/bin:/usr/sbin:/bin:/sbin
 HIL_RUN=/run/hil                  # written by /hil/setup: addresses, chip names
 HIL_WORK=/tmp/hil                 # agents' configuration, state and output
 

@@ -1,0 +1,157 @@
+# Helpers for the systemd image's scenarios (sourced after lib.sh and the rig): the agents run
+# only as the installed units, started and stopped with systemctl. Each scenario starts clean
+# (unit_scenario_begin): units stopped, their failed state and start counters reset, no test
+# drop-in, empty state directories, the controllers reset, fresh configuration in
+# /etc/latchkey and a freshly provisioned key — as README.md's steps 3-5 leave a machine.
+#
+# The one change to the units the suite makes everywhere is where standard output goes: the
+# agents' event timeline (event_format: json, one object a line) is appended to a file the
+# scenario reads (a drop-in, StandardOutput=append:), so the timeline helpers of lib.sh work
+# unchanged; standard error — the diagnostics, the configuration error — stays in the journal.
+
+L=$RIG_LOCK_INDEX P=$RIG_PHONE_INDEX
+LOCK_ADDR=$(cat $HIL_RUN/hci$L.addr)
+LOCK_UNIT=latchkey-lock.service PHONE_UNIT=latchkey-phone.service
+DROPINS=/run/systemd/system
+AUTO_RELOCK_S=${AUTO_RELOCK_S:-2}
+
+setup_error() { echo "HIL-SETUP-ERROR $SCENARIO: $*"; exit 1; }
+
+# units_reset: both agents stopped, nothing failed, no drop-in of a previous scenario.
+units_reset() {
+    systemctl stop $LOCK_UNIT $PHONE_UNIT 'latchkey-gave-up@*.service' 2> /dev/null
+    rm -rf $DROPINS/latchkey-*.service.d $DROPINS/latchkey-gave-up@.service.d
+    systemctl daemon-reload
+    systemctl reset-failed 2> /dev/null
+}
+
+# unit_scenario_begin NAME: the clean start (see above). W is the scenario's work directory.
+unit_scenario_begin() {
+    SCENARIO=$1
+    W=$HIL_WORK/$1
+    LOCK_OUT=$W/lock.out PHONE_OUT=$W/phone.out
+    trap unit_scenario_end EXIT
+    local t0; t0=$(now_int)
+    rm -rf $W && mkdir -p $W
+    units_reset
+    find /var/lib/latchkey/lock /var/lib/latchkey/phone -mindepth 1 -delete
+    [ -n "${RIG_NEIGHBOUR_INDEX:-}" ] && hcitool -i hci$RIG_NEIGHBOUR_INDEX cmd 0x08 0x000a 00 > /dev/null 2>&1
+    controllers_reset $L $P || setup_error "the controllers are not clean after a reset"
+    door_set closed
+    write_unit_configs
+    provision_unit_key
+    # Standard output (the event timeline) to files the scenario reads; see above.
+    timeline_dropin $LOCK_UNIT $LOCK_OUT
+    timeline_dropin $PHONE_UNIT $PHONE_OUT
+    systemctl daemon-reload
+    journal_mark
+    note "$SCENARIO: clean start in $(( $(now_int) - t0 )) ms"
+}
+
+# journal_mark: journal_since reads only what comes after this (the journal's last entry now).
+journal_mark() { JOURNAL_CURSOR=$(journalctl -n 1 --show-cursor -q -o cat | sed -n 's/^-- cursor: //p'); }
+
+# dropin UNIT NAME TEXT: a runtime drop-in (gone at the next clean start).
+dropin() {
+    mkdir -p $DROPINS/$1.d
+    printf '%s\n' "$3" > $DROPINS/$1.d/$2.conf
+}
+timeline_dropin() {
+    : > "$2"
+    # StandardError= would inherit the file: it stays the journal, as installed.
+    dropin $1 hil-timeline "[Service]
+StandardOutput=append:$2
+StandardError=journal"
+}
+
+write_unit_configs() {
+    cat > /etc/latchkey/lock.yaml <<YAML
+name: HIL Door
+transport: kernel
+adapter: hci$L
+event_format: json
+gpio:
+  chip: $RIG_CHIP
+  actuator: hold
+  unlock_line: $RIG_LATCH_LINE
+  door_line: $RIG_DOOR_LINE
+  button_line: $RIG_BUTTON_LINE
+lock:
+  auto_relock_seconds: $AUTO_RELOCK_S
+  departure_grace_seconds: 600
+execution:
+  alert_hook: /hil/alert-hook
+YAML
+    cat > /etc/latchkey/phone.yaml <<YAML
+transport: kernel
+adapter: hci$P
+event_format: json
+lock_address: "$LOCK_ADDR"
+key_id: 1
+key_secret_file: /etc/latchkey/hil.key
+grace_seconds: 600
+execution:
+  alert_hook: /hil/alert-hook
+YAML
+}
+
+# README.md, step 5: the key added on the lock's side as the service user, its secret given
+# to the phone's configuration (0600, owned by latchkey).
+provision_unit_key() {
+    runuser -u latchkey -- latchkey keys add --state-dir /var/lib/latchkey/lock --id 1 --name hil-phone \
+        --no-arrival-unlock --export-secret /var/lib/latchkey/lock/hil.key > $W/keys.out 2>&1 \
+        || setup_error "latchkey keys add: $(cat $W/keys.out)"
+    install -m 0600 -o latchkey -g latchkey /var/lib/latchkey/lock/hil.key /etc/latchkey/hil.key
+    rm /var/lib/latchkey/lock/hil.key
+}
+
+# --- the units --------------------------------------------------------------------------------
+main_pid() { systemctl show -p MainPID --value "$1"; }
+unit_state() { systemctl show -p ActiveState --value "$1"; }
+unit_prop() { systemctl show -p "$2" --value "$1"; }
+unit_active() { [ "$(unit_state "$1")" = active ]; }
+
+# journal_since UNIT: the unit's journal since the clean start, message text only
+journal_since() { journalctl -q -o cat --after-cursor="$JOURNAL_CURSOR" -u "$1"; }
+# journal_lines_since UNIT: the same with priority, one "PRIORITY MESSAGE" a line
+journal_priority_since() {
+    # One entry's fields, in any order, end at an empty line.
+    journalctl -q -o export --after-cursor="$JOURNAL_CURSOR" -u "$1" \
+        | awk '/^PRIORITY=/ { p = substr($0, 10) } /^MESSAGE=/ { m = substr($0, 9) }
+               /^$/ { if (m != "") print p, m; p = ""; m = "" } END { if (m != "") print p, m }'
+}
+
+# start_units_linked: both agents started with systemctl (each returns once the agent sent
+# READY=1), the phone linked with its GATT ready. Sets AGENTS_WHY and returns 1 otherwise.
+start_units_linked() {
+    local ml mp t0; ml=$(mark $LOCK_OUT); mp=$(mark $PHONE_OUT); t0=$(now_int)
+    timeout 90 systemctl start $LOCK_UNIT || { AGENTS_WHY="systemctl start $LOCK_UNIT failed: $(journal_since $LOCK_UNIT | tail -5)"; return 1; }
+    timeout 60 systemctl start $PHONE_UNIT || { AGENTS_WHY="systemctl start $PHONE_UNIT failed: $(journal_since $PHONE_UNIT | tail -5)"; return 1; }
+    wait_event 30 $PHONE_OUT $mp phone.gatt_ready \
+        || { AGENTS_WHY="no phone.gatt_ready: $(event_line $PHONE_OUT $mp phone.gatt_failed)"; return 1; }
+    note "$SCENARIO: units started and linked in $(( $(now_int) - t0 )) ms"
+}
+phone_ctl() { timeout 30 latchkey phone-ctl --state-dir /var/lib/latchkey/phone "$@" 2>&1; }
+
+unit_failed() {
+    fail "$@"
+    local u
+    for u in $LOCK_UNIT $PHONE_UNIT; do note "$u: $(unit_state $u) ($(unit_prop $u SubState), result $(unit_prop $u Result), restarts $(unit_prop $u NRestarts))"; done
+}
+
+# unit_scenario_end (the EXIT trap): stops the units; on a failure shows their journals and
+# timelines; exits 1 when a check failed.
+unit_scenario_end() {
+    local rc=$?
+    trap - EXIT
+    local t0; t0=$(now_int)
+    systemctl stop $PHONE_UNIT $LOCK_UNIT
+    note "$SCENARIO: units stopped in $(( $(now_int) - t0 )) ms"
+    if [ -n "${HIL_FAILED:-}" ] || [ $rc != 0 ] || [ "${HIL_VERBOSE:-}" = 1 ]; then
+        local u
+        for u in $LOCK_UNIT $PHONE_UNIT 'latchkey-gave-up@*'; do echo "---- journal of $u"; journal_since "$u" | tail -n 30; done
+        show_logs $LOCK_OUT $PHONE_OUT
+    fi
+    [ $rc = 0 ] && [ -n "${HIL_FAILED:-}" ] && rc=1
+    exit $rc
+}
