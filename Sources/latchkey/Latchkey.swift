@@ -11,8 +11,19 @@ struct Latchkey: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "latchkey",
         abstract: "A Bluetooth LE smart lock for Pi-class Linux, and the phone agent that opens it when you come home.",
+        discussion: """
+            Example: latchkey doctor --config /etc/latchkey/lock.yaml && latchkey lock --config /etc/latchkey/lock.yaml
+
+            Run `latchkey help COMMAND` for a command's options and examples.
+            """,
         // `latchkey --version`: the release and the commit this binary was built from.
         version: BuildInfo.versionLine,
-        subcommands: [Demo.self, Lock.self, Phone.self, Air.self, Status.self, Log.self, Keys.self, PhoneCtl.self,
-                      LockCtl.self, Pair.self, Doctor.self, GPIOSim.self])
+        // `--help` in the order a new user needs them: what runs, how phones get in, how to
+        // look, and the simulated world for trying it without hardware.
+        groupedSubcommands: [
+            CommandGroup(name: "Agents", subcommands: [Lock.self, Phone.self, LockCtl.self, PhoneCtl.self]),
+            CommandGroup(name: "Keys and pairing", subcommands: [Keys.self, Pair.self]),
+            CommandGroup(name: "Inspection", subcommands: [Status.self, Log.self, Doctor.self]),
+            CommandGroup(name: "Simulation", subcommands: [Demo.self, Air.self, GPIOSim.self]),
+        ])
 }

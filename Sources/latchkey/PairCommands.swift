@@ -16,6 +16,8 @@ extension Latchkey {
                 Talks to the lock agent over its control socket in the state directory (only the service \
                 user and root can reach it). Prints the lock's fingerprint, then the key that was added and \
                 a six-digit code the phone shows too. On the phone, run `latchkey phone pair`.
+
+                Example: sudo -u latchkey latchkey pair --window 120 --name alice-phone
                 """)
         @Option(help: "The lock agent's state directory.") var stateDir: String = "/var/lib/latchkey/lock"
         @Option(help: "How long the window stays open, in seconds (1...600).") var window: Int = 60
@@ -46,6 +48,8 @@ extension Latchkey.Phone {
             discussion: """
                 Stores the key in the phone's state directory (paired.key, mode 0600), where `latchkey phone` \
                 finds it when the configuration names no key_id.
+
+                Example: latchkey phone pair --config /etc/latchkey/phone.yaml --lock-fingerprint 3f9a…
                 """)
         /// `latchkey phone --config FILE pair` and `latchkey phone pair --config FILE` both set
         /// the parent's option.
