@@ -4,22 +4,39 @@ import Glibc
 import LatchkeyAgents
 
 /// Prints agent timeline events on standard output, one line each, flushed at once so a
-/// supervisor (the demo, journald) sees them as they happen.
+/// supervisor (the demo, the HIL) sees them as they happen. Under systemd
+/// (`JournaldStream.isConnected`) each goes to journald instead, as one structured entry
+/// with its priority (`AgentEvent.journaldEntry`) — not both, or every event would be twice
+/// in the journal.
 public final class EventPrinter: AgentEventSink {
     let format: EventFormat
     let prefix: String
     /// Where the lines go; nil prints nothing (a daemon set up in a test only reports).
     let output: CInt?
+    /// journald's socket, under systemd.
+    let journal: JournaldSocket?
     /// Also keeps the events, for callers that want to inspect what was printed.
     public var onEvent: ((AgentEvent) -> Void)?
 
-    public init(format: EventFormat, prefix: String = "", output: CInt? = STDOUT_FILENO) {
+    public init(format: EventFormat, prefix: String = "", output: CInt? = STDOUT_FILENO, journal: JournaldSocket? = nil) {
         self.format = format
         self.prefix = prefix
         self.output = output
+        self.journal = journal
+    }
+
+    /// The agents' printer: to journald when stdout is the journal's stream, else to stdout.
+    public static func forAgent(format: EventFormat) -> EventPrinter {
+        let journal = JournaldStream.isConnected(fd: STDOUT_FILENO) ? JournaldSocket(fallback: STDOUT_FILENO) : nil
+        return EventPrinter(format: format, journal: journal)
     }
 
     public func emit(_ event: AgentEvent) {
+        if let journal {
+            journal.send(event.journaldEntry())
+            onEvent?(event)
+            return
+        }
         let line: String
         switch format {
         case .json:

@@ -12,7 +12,7 @@ import LatchkeyPosix
 public enum PhoneDaemon {
     public static func run(_ settings: PhoneSettings, logger: Logger) throws(RuntimeError) {
         let loop = PosixEventLoop()
-        let phone = try start(settings, on: loop, printer: EventPrinter(format: settings.eventFormat), logger: logger)
+        let phone = try start(settings, on: loop, printer: .forAgent(format: settings.eventFormat), logger: logger)
         try runUntilSignalled(loop, stopping: phone.stopping)
         phone.close()
     }

@@ -11,6 +11,9 @@ extension Latchkey {
             commandName: "lock",
             abstract: "Run the lock agent: the Bluetooth LE peripheral that drives the lock hardware.",
             discussion: """
+                Under systemd (systemd/latchkey-lock.service) it logs to the journal with priorities and fields \
+                (`journalctl -u latchkey-lock -p warning`, `-o json`).
+
                 Example: latchkey lock --config /etc/latchkey/lock.yaml --log-level debug
                 """)
 
@@ -91,8 +94,16 @@ struct LoggingOptions: ParsableArguments {
         }
     }
 
+    /// Under systemd (stderr is the journal's stream) each message is a journal entry with
+    /// its priority and fields and no timestamp of ours (`JournaldLogHandler`); elsewhere a
+    /// line on stderr.
     func makeLogger(_ label: String) -> Logger {
-        LoggingSystem.bootstrap(StreamLogHandler.standardError)
+        if JournaldStream.isConnected() {
+            let journal = JournaldSocket()
+            LoggingSystem.bootstrap { JournaldLogHandler(label: $0, journal: journal) }
+        } else {
+            LoggingSystem.bootstrap(StreamLogHandler.standardError)
+        }
         var logger = Logger(label: label)
         logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
         return logger
