@@ -49,7 +49,7 @@ extension Latchkey {
             discussion: """
                 Reads the store read-only; the lock agent may keep running. With --follow, the last \
                 --limit events print oldest first, then each new one as the agent writes it (inotify on \
-                the state directory, no polling), until interrupted. `--format json` prints one JSON \
+                the state directory, no polling while the log is quiet), until SIGINT or SIGTERM (exit 0). `--format json` prints one JSON \
                 object per line (JSON Lines); `csv` a header, then one row per event.
 
                 Examples:
@@ -101,6 +101,11 @@ extension Latchkey {
         /// names a key not seen before (a phone paired meanwhile).
         func followLog(_ inspection: LockInspection, after printed: UInt64?, format: AuditLogFormat) throws {
             let loop = PosixEventLoop()
+            // Before the first entry printed here: a script that stops us once it saw one
+            // gets exit 0, not death by the signal.
+            let stop = { loop.stop() }
+            let term = try loop.onSignal(.terminate, stop)
+            let int = try loop.onSignal(.interrupt, stop)
             var names = try inspection.keyNames()
             var failure: RuntimeError?
             let start = try printed ?? inspection.newest(limit: 1).first?.sequence ?? 0
@@ -112,9 +117,6 @@ extension Latchkey {
             }
             follower.onError = { failure = $0; loop.stop() }
             try follower.catchUp()  // anything appended between the first read and the watch
-            let stop = { loop.stop() }
-            let term = try loop.onSignal(.terminate, stop)
-            let int = try loop.onSignal(.interrupt, stop)
             try loop.run()
             withExtendedLifetime((term, int, follower)) {}
             if let failure { throw failure }

@@ -56,6 +56,64 @@ import Testing
         #expect(lines.count == 1 && lines[0].hasPrefix("{\"state_directory\":\"\(state)\",\"lock\":\"locked\""), "\(lines)")
     }
 
+    /// `log` for people and scripts: newest first, key names beside ids, CSV and JSON Lines,
+    /// `--limit` and `--since`; `keys list --json`.
+    @Test func theLogIsNewestFirstWithNamesAndExports() throws {
+        let dir = try RuntimeDirectory.makeTemporary(prefix: "latchkey-cli")
+        defer { RuntimeDirectory.remove(dir) }
+        let store = try LockInspectionTests.lockStore(dir)
+        try store.eventLog().append(LockInspectionTests.operation(.unlock, key: 3))
+        try store.eventLog().append(LockInspectionTests.jam)
+
+        let text = try Self.run(["log", "--state-dir", dir])
+        #expect(text.status == 0)
+        #expect(text.lines.map { $0.prefix(3) } == ["#3 ", "#2 ", "#1 "], "\(text.lines)")
+        #expect(text.lines[1].contains("unlocked by phone key 3 (alice, phone)"), "\(text.lines)")
+
+        let json = try Self.run(["log", "--state-dir", dir, "--json", "--limit", "2"])
+        #expect(json.lines.count == 2)
+        #expect(json.lines.first?.hasPrefix("{\"sequence\":3,") == true)
+        #expect(json.lines.last?.contains("\"key_id\":3,\"key_name\":\"alice, phone\"") == true, "\(json.lines)")
+
+        let csv = try Self.run(["log", "--state-dir", dir, "--format", "csv"])
+        #expect(csv.lines.first == "sequence,time,wall_ns,kind,key_id,key_name,lock,door,summary")
+        #expect(csv.lines.count == 4 && csv.lines[2].contains(",LockOperation,3,\"alice, phone\",unlocked,closed,"), "\(csv.lines)")
+
+        let future = try Self.run(["log", "--state-dir", dir, "--since", "@4000000000"])
+        #expect(future.status == 0 && future.lines.isEmpty, "\(future.lines)")
+        let bad = try Self.run(["log", "--state-dir", dir, "--since", "yesterday"])
+        #expect(bad.status == 64 && bad.lines.first?.contains("--since 'yesterday' is not a time") == true, "\(bad.lines)")
+
+        let keys = try Self.run(["keys", "list", "--state-dir", dir, "--json"])
+        #expect(keys.status == 0 && keys.lines.count == 1)
+        #expect(keys.lines.first?.hasPrefix("[{\"id\":3,\"name\":\"alice, phone\",\"role\":\"admin\",\"state\":\"active\"") == true,
+                "\(keys.lines)")
+    }
+
+    /// `log --follow`: the last entries, then what the agent appends while it runs, until
+    /// SIGINT (exit 0).
+    @Test func followPrintsNewEntriesUntilInterrupted() throws {
+        let dir = try RuntimeDirectory.makeTemporary(prefix: "latchkey-cli")
+        defer { RuntimeDirectory.remove(dir) }
+        let agent = try LockInspectionTests.lockStore(dir)
+        try agent.eventLog().append(LockInspectionTests.operation(.unlock, key: 3))
+        let binary = try #require(ExitStatusTests.latchkeyBinary())
+        let loop = PosixEventLoop()
+        let child = try ChildProcess(name: "latchkey log", executable: binary,
+                                     arguments: ["log", "--state-dir", dir, "--follow", "--json", "--limit", "1"], loop: loop)
+        var sequences: [String] = []
+        child.onLine = { line in sequences.append(String(line.prefix(while: { $0 != "," }))) }
+        #expect(try loop.run(until: { sequences == ["{\"sequence\":2"] }, timeout: .seconds(30)), "\(sequences)")
+        try agent.eventLog().append(LockInspectionTests.jam)
+        try agent.eventLog().append(LockInspectionTests.operation(.lock, key: 3))
+        #expect(try loop.run(until: { sequences.count == 3 }, timeout: .seconds(30)), "\(sequences)")
+        #expect(sequences == ["{\"sequence\":2", "{\"sequence\":3", "{\"sequence\":4"])
+        child.signal(SIGINT)
+        #expect(try loop.run(until: { child.outputEnded }, timeout: .seconds(30)))
+        let status = child.waitForExit()
+        #expect(status & 0x7f == 0 && (status >> 8) & 0xff == 0, "ended by its own handler, exit 0: \(status)")
+    }
+
     @Test func helpGroupsTheCommands() throws {
         let (status, lines) = try Self.run(["--help"])
         #expect(status == 0)

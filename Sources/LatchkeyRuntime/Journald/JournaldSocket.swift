@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import LatchkeyPosix
 
 /// Sends `JournaldEntry`s to journald's native socket: one datagram each, so the fields arrive
 /// structured (`journalctl -o json` shows LATCHKEY_EVENT=, KEY_ID=, …) and the priority is
@@ -13,37 +14,21 @@ import Glibc
 ///
 /// Sendable (swift-log's handlers are): its state is fixed at init, and each `send` is one
 /// sendto(2) or one write(2), which the kernel keeps whole across threads.
-public final class JournaldSocket: @unchecked Sendable {
+public final class JournaldSocket: Sendable {
     public static let defaultPath = "/run/systemd/journal/socket"
 
-    private let fd: CInt
-    private var address = sockaddr_un()
-    private let addressLength: socklen_t
+    private let sender: UnixDatagramSender?
     private let fallback: CInt
 
+    /// `fallback` is where a line goes when a datagram cannot be sent.
     public init(path: String = JournaldSocket.defaultPath, fallback: CInt = STDERR_FILENO) {
         self.fallback = fallback
-        fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8.prefix(MemoryLayout.size(ofValue: address.sun_path) - 1))
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (i, byte) in bytes.enumerated() { raw[i] = byte }
-        }
-        addressLength = socklen_t(MemoryLayout<sa_family_t>.size + bytes.count + 1)
+        // Never waits for journald: an entry it cannot take now goes to the stream instead.
+        sender = UnixDatagramSender(path: path, waits: false)
     }
 
-    deinit { if fd >= 0 { close(fd) } }
-
     public func send(_ entry: JournaldEntry) {
-        let datagram = entry.encoded
-        let sent = fd >= 0 && datagram.withUnsafeBytes { bytes in
-            withUnsafePointer(to: &address) { pointer in
-                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { sockaddrPointer in
-                    sendto(fd, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL), sockaddrPointer, addressLength)
-                }
-            }
-        } == datagram.count
-        guard !sent else { return }
+        if let sender, sender.send(entry.encoded) { return }
         writeLine(Self.prefixedLine(entry), to: fallback)
     }
 
