@@ -61,6 +61,8 @@ public enum StateStores {
             return try AgentStore(directory: directory, fileName: lockFile, access: .readOnly)
         } catch {
             switch error {
+            case .notAStore(_, let reason) where reason.hasPrefix("permission denied"):
+                throw RuntimeError("cannot read \(directory): permission denied; run as the lock agent's user (sudo -u latchkey)")
             case .notAStore(let path, let reason) where path == directory:
                 throw RuntimeError("\(directory) is not a lock agent's state directory: \(reason)")
             case .notAStore(_, let reason):

@@ -50,14 +50,15 @@ enum StoreFiles {
     static func requireExisting(directory: String, file: String) throws(StoreError) {
         var info = stat()
         guard stat(directory, &info) == 0 else {
-            throw .notAStore(path: directory, reason: errno == ENOENT ? "no such directory"
-                                 : "cannot read the directory (errno \(errno))")
+            let error = errno
+            throw .notAStore(path: directory, reason: error == ENOENT ? "no such directory"
+                                 : error == EACCES ? "permission denied" : "cannot read the directory (errno \(error))")
         }
         guard info.st_mode & S_IFMT == S_IFDIR else { throw .notAStore(path: directory, reason: "not a directory") }
         guard stat(file, &info) == 0 else {
             let error = errno
             throw .notAStore(path: file, reason: error == ENOENT ? "no such file; is \(directory) an agent's state directory?"
-                                 : error == EACCES ? "permission denied; run as the agent's user" : "errno \(error)")
+                                 : error == EACCES ? "permission denied" : "errno \(error)")
         }
         guard info.st_mode & S_IFMT == S_IFREG else { throw .notAStore(path: file, reason: "not a regular file") }
     }

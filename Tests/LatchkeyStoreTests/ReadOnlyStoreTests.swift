@@ -33,7 +33,7 @@ import Testing
     @Test func aForeignDatabaseIsNotAStore() throws {
         let fixture = StoreFixture()
         try FileManager.default.createDirectory(atPath: fixture.scratch.state, withIntermediateDirectories: false)
-        FileManager.default.createFile(atPath: fixture.path, contents: Data())
+        #expect(FileManager.default.createFile(atPath: fixture.path, contents: Data()))
         let error = try #require(throws: StoreError.self) { _ = try openForReading(fixture) }
         guard case .notAStore = error else { Issue.record("\(error)"); return }
     }
