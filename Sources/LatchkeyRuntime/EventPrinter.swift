@@ -62,8 +62,16 @@ func format3(_ x: Double) -> String {
 /// buffer it until exit).
 public func printLine(_ line: String) { writeLine(line, to: STDOUT_FILENO) }
 
-/// Writes a line to standard error (the CLI's error messages).
-public func printErrorLine(_ line: String) { writeLine(line, to: STDERR_FILENO) }
+/// Writes a line to standard error (the CLI's error messages). Under systemd (stderr is the
+/// journal's stream) each line carries sd-daemon's `<3>` prefix: journald files it at
+/// priority err, where `journalctl -p warning` finds it, not at the stream's default, info.
+public func printErrorLine(_ line: String) {
+    let prefix = errorsGoToJournal ? "<\(JournaldEntry.Priority.error.rawValue)>" : ""
+    for part in line.split(separator: "\n", omittingEmptySubsequences: false) { writeLine(prefix + part, to: STDERR_FILENO) }
+}
+
+/// Read once: the environment and stderr do not change under a running process.
+private let errorsGoToJournal = JournaldStream.isConnected(fd: STDERR_FILENO)
 
 /// Writes a whole line with write(2): unbuffered, so nothing is lost to a SIGKILL.
 func writeLine(_ line: String, to fd: CInt) {

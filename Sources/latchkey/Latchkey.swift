@@ -27,3 +27,24 @@ struct Latchkey: ParsableCommand {
             CommandGroup(name: "Simulation", subcommands: [Demo.self, Air.self, GPIOSim.self]),
         ])
 }
+
+extension Latchkey {
+    /// ArgumentParser's entry point, except that an error ending the process goes through
+    /// `printErrorLine`: under systemd it reaches the journal at priority err.
+    static func main() {
+        do {
+            var command = try parseAsRoot()
+            try command.run()
+        } catch {
+            let code = exitCode(for: error)
+            let message = fullMessage(for: error)
+            if code == .success {
+                if !message.isEmpty { printLine(message) }  // --help, --version
+            } else if !message.isEmpty {
+                printErrorLine(message)
+            }
+            exit(withError: ExitCode(code.rawValue))
+        }
+    }
+}
+

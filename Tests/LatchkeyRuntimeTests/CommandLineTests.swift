@@ -114,6 +114,25 @@ import Testing
         #expect(status & 0x7f == 0 && (status >> 8) & 0xff == 0, "ended by its own handler, exit 0: \(status)")
     }
 
+    /// Under systemd an error that ends an agent reaches the journal at priority err: its
+    /// lines carry sd-daemon's `<3>` prefix. The shell points JOURNAL_STREAM at the very
+    /// pipe its stderr is, as systemd does with its stream socket.
+    @Test func underSystemdAFatalErrorIsAtPriorityErr() throws {
+        let binary = try #require(ExitStatusTests.latchkeyBinary())
+        let loop = PosixEventLoop()
+        let script = "JOURNAL_STREAM=$(stat -L -c %d:%i /proc/self/fd/2) exec \"$0\" lock -c /nonexistent/lock.yaml"
+        let child = try ChildProcess(name: "sh", executable: "/bin/sh", arguments: ["-c", script, binary], loop: loop)
+        var lines: [String] = []
+        child.onLine = { lines.append($0) }
+        #expect(try loop.run(until: { child.outputEnded }, timeout: .seconds(30)))
+        let status = child.waitForExit()
+        #expect((status >> 8) & 0xff == 78)
+        #expect(lines == ["<3>Error: /nonexistent/lock.yaml: cannot read: No such file or directory"], "\(lines)")
+        // Without the journal: the same line, no prefix.
+        let plain = try Self.run(["lock", "-c", "/nonexistent/lock.yaml"])
+        #expect(plain.status == 78 && plain.lines == ["Error: /nonexistent/lock.yaml: cannot read: No such file or directory"])
+    }
+
     @Test func helpGroupsTheCommands() throws {
         let (status, lines) = try Self.run(["--help"])
         #expect(status == 0)
