@@ -110,6 +110,9 @@ final class FakeJournald {
             AgentEvent("lock.command_rejected", time: t), AgentEvent("lock.command_refused", time: t),
             AgentEvent("lock.arrival_refused", time: t), AgentEvent("lock.transport_refused", time: t),
             AgentEvent("phone.command_timeout", time: t),
+            // Arrival unlock refused as a suspected relay (issue 15's events).
+            AgentEvent("lock.suspected_relay", time: t, [("key", "key#1"), ("reason", "tooSlow")]),
+            AgentEvent("lock.event", time: t, [("kind", "suspectedRelay(tooSlow key#1)")]),
         ]
         for event in warnings { #expect(event.journaldPriority <= .warning, "\(event.name)") }
         for name in ["lock.fault", "lock.gpio_error", "lock.log_failed", "phone.persist_failed", "lock.store_recovered"] {

@@ -8,13 +8,16 @@ extension AgentEvent {
     static let errorSuffixes = ["fault", "_failed", "_error", "store_recovered"]
     /// Someone was refused, locked out or timed out; the agent works on.
     static let warningSuffixes = ["_refused", "_rejected", "lockout", "_timeout", "_overflow", "_over_budget",
-                                  "_invalid"]
+                                  "_invalid", "suspected_relay"]
+    /// Audit-log kinds (`lock.event`'s kind=) that are warnings: alarms (a jam, a forced door,
+    /// too many failed attempts, a store reset), refused or failed operations, and an
+    /// arrival unlock refused as a suspected relay.
+    static let warningKinds = ["doorLockAlarm", "lockOperationError", "suspectedRelay"]
 
     public var journaldPriority: JournaldEntry.Priority {
-        // Audit-log entries: alarms (a jam, a forced door, too many failed attempts, a store
-        // reset) and refused or failed operations are warnings; the rest is the door's story.
+        // Audit-log entries: the warning kinds, and the door's story at info.
         if name == "lock.event", let kind = field("kind") {
-            return kind.hasPrefix("doorLockAlarm") || kind.hasPrefix("lockOperationError") ? .warning : .info
+            return Self.warningKinds.contains(where: { kind.hasPrefix($0) }) ? .warning : .info
         }
         if Self.errorSuffixes.contains(where: { name.hasSuffix($0) }) { return .error }
         if Self.warningSuffixes.contains(where: { name.hasSuffix($0) }) { return .warning }
