@@ -67,7 +67,8 @@ public struct KeyNames: Sendable {
 
     public subscript(id: UInt32) -> String? { names[id] }
 
-    /// `summary` with the key's name after its id: "... key 3 ..." reads "... key 3 (alice) ...".
+    /// `summary` with the key's name after its id: "... key 3 ..." reads "... key 3 (alice) ...",
+    /// and "(key 3)" reads "(key 3, alice)".
     func naming(_ summary: String, key: KeyID?) -> String {
         guard let id = key?.rawValue, let name = names[id] else { return summary }
         let token = "key \(id)"
@@ -76,7 +77,8 @@ public struct KeyNames: Sendable {
             // "key 3", not the start of "key 31".
             if found.upperBound == summary.endIndex || !summary[found.upperBound].isNumber {
                 var named = summary
-                named.replaceSubrange(found, with: "\(token) (\(name))")
+                let inParentheses = found.upperBound < summary.endIndex && summary[found.upperBound] == ")"
+                named.replaceSubrange(found, with: inParentheses ? "\(token), \(name)" : "\(token) (\(name))")
                 return named
             }
             searchStart = found.upperBound
