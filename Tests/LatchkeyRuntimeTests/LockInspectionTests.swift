@@ -24,7 +24,8 @@ import Testing
     /// A lock store as the agent leaves it: key 3 "alice, phone" and one lock by it.
     static func lockStore(_ directory: String) throws -> AgentStore {
         let store = try AgentStore(directory: directory, fileName: StateStores.lockFile)
-        try store.keyStore().add(PhoneKey(id: 3, name: "alice, phone", secret: CommandSealing.newSecret(), role: .admin))
+        try store.keyStore().add(PhoneKey(id: 3, name: "alice, phone", secret: CommandSealing.newSecret(), role: .admin,
+                                              mayRequestArrivalUnlock: true))
         try store.eventLog().append(operation(.lock, key: 3))
         return store
     }
