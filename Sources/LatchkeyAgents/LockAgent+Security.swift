@@ -24,8 +24,10 @@ extension LockAgent {
                                          who: failure.keyID.map { KeyID($0) })
         lockEvent(securityEvent(.lockOperationError(record, Self.operationError(for: failure))))
         for e in failure.engaged {
-            emit("lock.lockout", ["principal": "\(e.principal)", "level": "\(e.level)",
-                                  "seconds": "\(e.duration.components.seconds)"])
+            var fields = [("principal", "\(e.principal)"), ("level", "\(e.level)"), ("seconds", "\(e.duration.components.seconds)")]
+            // A key's own lockout names the key: journald's KEY_ID= (`AgentEvent.journaldEntry`).
+            if case .key(let id) = e.principal { fields.append(("key", "\(id)")) }
+            events.emit(AgentEvent("lock.lockout", time: loop.now, fields))
             lockEvent(securityEvent(.doorLockAlarm(.wrongCodeEntryLimit)))
         }
     }

@@ -182,7 +182,10 @@ public final class LockAgent: PeripheralManagerDelegate {
         if case .lockOperation(let r) = event.kind, r.operation == .unlock, r.source == .manual || r.source == .button {
             lastManualUnlock = event.time
         }
-        emit("lock.event", ["kind": "\(event.kind)", "state": "\(event.lockStateAfter)", "door": "\(event.doorState)"])
+        var fields = [("kind", "\(event.kind)"), ("state", "\(event.lockStateAfter)"), ("door", "\(event.doorState)")]
+        // The key it concerns, when one does: journald's KEY_ID= (`AgentEvent.journaldEntry`, LatchkeyRuntime).
+        if let key = event.keyID { fields.append(("key", "\(key.rawValue)")) }
+        events.emit(AgentEvent("lock.event", time: loop.now, fields))
         publishStatus()
         if !controller.machine.isMoving { backgroundTasks.end(Self.commandTask) }
     }

@@ -16,7 +16,8 @@ public final class SystemdNotifier {
     /// Half of `$WATCHDOG_USEC` (sd_watchdog_enabled(3): "ping every half interval"),
     /// nil when the service has no watchdog or `$WATCHDOG_PID` names another process.
     public let watchdogPingInterval: Duration?
-    private var fd: Int32 = -1
+    /// Made at the first notification (none outside systemd).
+    private lazy var sender: UnixDatagramSender? = socketPath.flatMap { UnixDatagramSender(path: $0) }
 
     public init(environment: [String: String], pid: Int32 = getpid()) {
         let path = environment["NOTIFY_SOCKET"].flatMap { $0.isEmpty ? nil : $0 }
@@ -29,35 +30,12 @@ public final class SystemdNotifier {
         }
     }
 
-    deinit { if fd >= 0 { close(fd) } }
-
     /// Sends `assignments` (e.g. `["READY=1", "STATUS=advertising"]`) as one datagram.
     /// Returns whether the message was sent; failures are not fatal (systemd will notice).
     @discardableResult
     public func notify(_ assignments: [String]) -> Bool {
-        guard let socketPath else { return false }
-        if fd < 0 {
-            fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-            guard fd >= 0 else { return false }
-        }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        var name = Array(socketPath.utf8)
-        if name.first == UInt8(ascii: "@") { name[0] = 0 }
-        let capacity = MemoryLayout.size(ofValue: address.sun_path)
-        guard name.count < capacity || (name.first == 0 && name.count <= capacity) else { return false }
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (i, byte) in name.enumerated() { raw[i] = byte }
-        }
-        // Abstract names are exactly their bytes long; paths carry their terminating NUL.
-        let length = MemoryLayout<sa_family_t>.size + name.count + (name.first == 0 ? 0 : 1)
-        let message = Array(assignments.joined(separator: "\n").utf8)
-        let sent = withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { sa in
-                message.withUnsafeBytes { sendto(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL), sa, socklen_t(length)) }
-            }
-        }
-        return sent == message.count
+        guard let sender else { return false }
+        return sender.send(Array(assignments.joined(separator: "\n").utf8))
     }
 
     /// Sends `WATCHDOG=1` every `watchdogPingInterval` from `loop`, until the returned

@@ -4,22 +4,39 @@ import Glibc
 import LatchkeyAgents
 
 /// Prints agent timeline events on standard output, one line each, flushed at once so a
-/// supervisor (the demo, journald) sees them as they happen.
+/// supervisor (the demo, the HIL) sees them as they happen. Under systemd
+/// (`JournaldStream.isConnected`) each goes to journald instead, as one structured entry
+/// with its priority (`AgentEvent.journaldEntry`) — not both, or every event would be twice
+/// in the journal.
 public final class EventPrinter: AgentEventSink {
     let format: EventFormat
     let prefix: String
     /// Where the lines go; nil prints nothing (a daemon set up in a test only reports).
     let output: CInt?
+    /// journald's socket, under systemd.
+    let journal: JournaldSocket?
     /// Also keeps the events, for callers that want to inspect what was printed.
     public var onEvent: ((AgentEvent) -> Void)?
 
-    public init(format: EventFormat, prefix: String = "", output: CInt? = STDOUT_FILENO) {
+    public init(format: EventFormat, prefix: String = "", output: CInt? = STDOUT_FILENO, journal: JournaldSocket? = nil) {
         self.format = format
         self.prefix = prefix
         self.output = output
+        self.journal = journal
+    }
+
+    /// The agents' printer: to journald when stdout is the journal's stream, else to stdout.
+    public static func forAgent(format: EventFormat) -> EventPrinter {
+        let journal = JournaldStream.isConnected(fd: STDOUT_FILENO) ? JournaldSocket(fallback: STDOUT_FILENO) : nil
+        return EventPrinter(format: format, journal: journal)
     }
 
     public func emit(_ event: AgentEvent) {
+        if let journal {
+            journal.send(event.journaldEntry())
+            onEvent?(event)
+            return
+        }
         let line: String
         switch format {
         case .json:
@@ -45,8 +62,16 @@ func format3(_ x: Double) -> String {
 /// buffer it until exit).
 public func printLine(_ line: String) { writeLine(line, to: STDOUT_FILENO) }
 
-/// Writes a line to standard error (the CLI's error messages).
-public func printErrorLine(_ line: String) { writeLine(line, to: STDERR_FILENO) }
+/// Writes a line to standard error (the CLI's error messages). Under systemd (stderr is the
+/// journal's stream) each line carries sd-daemon's `<3>` prefix: journald files it at
+/// priority err, where `journalctl -p warning` finds it, not at the stream's default, info.
+public func printErrorLine(_ line: String) {
+    let prefix = errorsGoToJournal ? "<\(JournaldEntry.Priority.error.rawValue)>" : ""
+    for part in line.split(separator: "\n", omittingEmptySubsequences: false) { writeLine(prefix + part, to: STDERR_FILENO) }
+}
+
+/// Read once: the environment and stderr do not change under a running process.
+private let errorsGoToJournal = JournaldStream.isConnected(fd: STDERR_FILENO)
 
 /// Writes a whole line with write(2): unbuffered, so nothing is lost to a SIGKILL.
 func writeLine(_ line: String, to fd: CInt) {

@@ -41,7 +41,7 @@ public struct LockStores {
 public enum LockDaemon {
     public static func run(_ settings: LockSettings, logger: Logger) throws(RuntimeError) {
         let loop = PosixEventLoop()
-        let lock = try start(settings, on: loop, printer: EventPrinter(format: settings.eventFormat), logger: logger)
+        let lock = try start(settings, on: loop, printer: .forAgent(format: settings.eventFormat), logger: logger)
         try runUntilSignalled(loop, stopping: lock.stopping)
         lock.close()
     }

@@ -13,7 +13,7 @@ import LatchkeyTransport
 public enum PhoneDaemon {
     public static func run(_ settings: PhoneSettings, logger: Logger) throws(RuntimeError) {
         let loop = PosixEventLoop()
-        let phone = try start(settings, on: loop, printer: EventPrinter(format: settings.eventFormat), logger: logger)
+        let phone = try start(settings, on: loop, printer: .forAgent(format: settings.eventFormat), logger: logger)
         try runUntilSignalled(loop, stopping: phone.stopping)
         phone.close()
     }

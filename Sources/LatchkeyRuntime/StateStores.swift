@@ -53,6 +53,28 @@ public enum StateStores {
         try open(directory, lockFile, report: { _ in }).eventLog()
     }
 
+    /// The lock's store for reading only (`latchkey status`, `log`, `keys list`): opened with
+    /// SQLITE_OPEN_READONLY beside a running agent, creating no directory or file and moving
+    /// nothing aside. Any problem is one sentence naming the directory.
+    public static func openLockForReading(_ directory: String) throws(RuntimeError) -> AgentStore {
+        do {
+            return try AgentStore(directory: directory, fileName: lockFile, access: .readOnly)
+        } catch {
+            switch error {
+            case .notAStore(_, let reason) where reason.hasPrefix("permission denied"):
+                throw RuntimeError("cannot read \(directory): permission denied; run as the lock agent's user (sudo -u latchkey)")
+            case .notAStore(let path, let reason) where path == directory:
+                throw RuntimeError("\(directory) is not a lock agent's state directory: \(reason)")
+            case .notAStore(_, let reason):
+                throw RuntimeError("\(directory) holds no lock store (\(lockFile)): \(reason)")
+            case .corrupt(let corruption):
+                throw RuntimeError("\(corruption); left where it is (the lock agent moves it aside when it starts)")
+            default:
+                throw RuntimeError("cannot read the lock store in \(directory): \(error)")
+            }
+        }
+    }
+
     static func open(_ directory: String, _ file: String, wallClock: WallClock = .system,
                      report: (String) -> Void) throws(RuntimeError) -> AgentStore {
         do {

@@ -19,13 +19,27 @@ public final class Database {
     /// from values.
     private static let statementCacheLimit = 64
 
-    /// Opens (creating if needed) the file at `path`. A file that is not a database opens
-    /// fine: SQLite reads it at the first statement, which then fails with SQLITE_NOTADB.
-    /// `busyTimeout`: how long a statement waits for another process's lock.
-    public init(path: String, busyTimeout: Duration) throws(DatabaseError) {
+    /// How a connection opens its file.
+    public enum Access: Sendable {
+        /// Reads and writes, creating the file if it is missing (the agents).
+        case readWrite
+        /// SQLITE_OPEN_READONLY: never creates the file, and SQLite refuses every write
+        /// (SQLITE_READONLY) — what `latchkey status`, `log` and `keys list` use beside a
+        /// running agent.
+        case readOnly
+    }
+
+    /// Opens the file at `path` (creating it if needed, for `.readWrite`). A file that is not
+    /// a database opens fine: SQLite reads it at the first statement, which then fails with
+    /// SQLITE_NOTADB. `busyTimeout`: how long a statement waits for another process's lock.
+    public init(path: String, busyTimeout: Duration, access: Access = .readWrite) throws(DatabaseError) {
         self.path = path
         var connection: OpaquePointer?
-        let code = sqlite3_open_v2(path, &connection, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nil)
+        let flags = switch access {
+        case .readWrite: SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
+        case .readOnly: SQLITE_OPEN_READONLY
+        }
+        let code = sqlite3_open_v2(path, &connection, flags | SQLITE_OPEN_NOMUTEX, nil)
         guard code == SQLITE_OK, let connection else {
             let error = DatabaseError.last(code, on: connection)
             sqlite3_close_v2(connection)

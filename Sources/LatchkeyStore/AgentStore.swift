@@ -29,17 +29,32 @@ public final class AgentStore {
 
     /// Opens (creating if needed) `<directory>/<fileName>`, checks its integrity and brings
     /// its schema up to date. The lock agent uses "lock.db", the phone agent "phone.db".
-    public init(directory: String, fileName: String, wallClock: WallClock = .system) throws(StoreError) {
+    ///
+    /// `.readOnly` (the inspection commands, beside a running agent): creates nothing —
+    /// neither the directory nor the file —, changes no mode, sets no pragma and migrates
+    /// nothing; a missing or foreign directory or file throws `.notAStore`, a damaged file
+    /// `.corrupt` (which the caller reports: only the agent moves a database aside).
+    public init(directory: String, fileName: String, wallClock: WallClock = .system,
+                access: Database.Access = .readWrite) throws(StoreError) {
         self.directory = directory
         self.path = directory + "/" + fileName
         self.wallClock = wallClock
-        try StoreFiles.prepareDirectory(directory)
-        try StoreFiles.prepareFile(path)
         let path = self.path
+        if access == .readOnly {
+            try StoreFiles.requireExisting(directory: directory, file: path)
+        } else {
+            try StoreFiles.prepareDirectory(directory)
+            try StoreFiles.prepareFile(path)
+        }
         // Another process (a `latchkey keys` command) may hold the write lock for one small
         // transaction; wait for it rather than fail a decision. 1 s: far above one fsync
         // (~ms, `StoreBenchmark`) and far below M5's 10 s wake budget.
-        connection = try storeOperation(path: path) { try Database(path: path, busyTimeout: .seconds(1)) }
+        connection = try storeOperation(path: path) { try Database(path: path, busyTimeout: .seconds(1), access: access) }
+        if access == .readOnly {
+            try checkIntegrity()
+            try requireCurrentSchema()
+            return
+        }
         try storeOperation(path: path) { try Self.configure(connection) }
         try checkIntegrity()
         try migrate()
@@ -81,6 +96,18 @@ public final class AgentStore {
         let unknown = applied.subtracting(migrator.migrations)
         guard unknown.isEmpty else { throw .newerSchema(path: path, unknownMigrations: unknown.sorted()) }
         try storeOperation(path: path) { try migrator.migrate(connection, applied: applied) }
+    }
+
+    /// A read-only store cannot migrate: its schema must be exactly what this program writes.
+    private func requireCurrentSchema() throws(StoreError) {
+        let migrator = StoreSchema.migrator
+        let applied = try read { db in try migrator.appliedIdentifiers(db) }
+        guard !applied.isEmpty else { throw .notAStore(path: path, reason: "not a Latchkey store (no schema)") }
+        let unknown = applied.subtracting(migrator.migrations)
+        guard unknown.isEmpty else { throw .newerSchema(path: path, unknownMigrations: unknown.sorted()) }
+        guard applied.count == migrator.migrations.count else {
+            throw .notAStore(path: path, reason: "written by an older latchkey; start the agent once to update it")
+        }
     }
 
     /// The SQLite pragma values in force (as text), for diagnostics and tests.

@@ -21,6 +21,9 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
     case undecodable(path: String, what: String)
     /// Any other SQLite error: disk full, I/O error, busy beyond the timeout.
     case database(path: String, message: String)
+    /// A read-only open found no store to read: the directory or the file is missing, or the
+    /// file is not (or not yet) a Latchkey store. Nothing was created or moved.
+    case notAStore(path: String, reason: String)
 
     public var description: String {
         switch self {
@@ -33,6 +36,7 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
         case .rejected(let path, let reason): "\(path): refused: \(reason)"
         case .undecodable(let path, let what): "\(path): cannot decode \(what)"
         case .database(let path, let message): "\(path): \(message)"
+        case .notAStore(let path, let reason): "\(path): \(reason)"
         }
     }
 

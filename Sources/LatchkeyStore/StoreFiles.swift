@@ -44,6 +44,25 @@ enum StoreFiles {
         guard result == 0 else { throw .fileSystem(path: path, call: "fchmod", errno: error) }
     }
 
+    /// For a read-only open: the directory and the file must already be there; nothing is
+    /// created. A missing directory is most often a typo, a missing file a directory that
+    /// belongs to another agent (the phone's) or to no agent at all.
+    static func requireExisting(directory: String, file: String) throws(StoreError) {
+        var info = stat()
+        guard stat(directory, &info) == 0 else {
+            let error = errno
+            throw .notAStore(path: directory, reason: error == ENOENT ? "no such directory"
+                                 : error == EACCES ? "permission denied" : "cannot read the directory (errno \(error))")
+        }
+        guard info.st_mode & S_IFMT == S_IFDIR else { throw .notAStore(path: directory, reason: "not a directory") }
+        guard stat(file, &info) == 0 else {
+            let error = errno
+            throw .notAStore(path: file, reason: error == ENOENT ? "no such file; is \(directory) an agent's state directory?"
+                                 : error == EACCES ? "permission denied" : "errno \(error)")
+        }
+        guard info.st_mode & S_IFMT == S_IFREG else { throw .notAStore(path: file, reason: "not a regular file") }
+    }
+
     static func exists(_ path: String) -> Bool {
         var info = stat()
         return lstat(path, &info) == 0

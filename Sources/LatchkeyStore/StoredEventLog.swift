@@ -63,6 +63,13 @@ public final class StoredEventLog {
                   arguments: [max(0, count)]).reversed()
     }
 
+    /// Up to `limit` entries appended at or after `sinceWallNanos` (all when nil), newest
+    /// first: what `latchkey log` shows.
+    public func newest(limit: Int, sinceWallNanos: Int64? = nil) throws(StoreError) -> [LoggedEvent] {
+        try fetch(sql: "SELECT seq, wallNanos, bytes FROM event WHERE wallNanos >= ? ORDER BY seq DESC LIMIT ?",
+                  arguments: [sinceWallNanos ?? Int64.min, max(0, limit)])
+    }
+
     public func count() throws(StoreError) -> Int {
         try store.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM event") ?? 0 }
     }

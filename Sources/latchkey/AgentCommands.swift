@@ -9,7 +9,13 @@ extension Latchkey {
     struct Lock: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "lock",
-            abstract: "Run the lock agent: the Bluetooth LE peripheral that drives the lock hardware.")
+            abstract: "Run the lock agent: the Bluetooth LE peripheral that drives the lock hardware.",
+            discussion: """
+                Under systemd (systemd/latchkey-lock.service) it logs to the journal with priorities and fields \
+                (`journalctl -u latchkey-lock -p warning`, `-o json`).
+
+                Example: latchkey lock --config /etc/latchkey/lock.yaml --log-level debug
+                """)
 
         @Option(name: .shortAndLong, help: "The lock's configuration file (YAML).")
         var config: String = "/etc/latchkey/lock.yaml"
@@ -28,6 +34,9 @@ extension Latchkey {
         static let configuration = CommandConfiguration(
             commandName: "phone",
             abstract: "Run the phone agent: the central that keeps a never-timing-out connect request to its lock.",
+            discussion: """
+                Example: latchkey phone --config /etc/latchkey/phone.yaml
+                """,
             subcommands: [Pair.self])
 
         @Option(name: .shortAndLong, help: "The phone's configuration file (YAML).")
@@ -44,7 +53,10 @@ extension Latchkey {
     struct Air: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "air",
-            abstract: "Run the simulated radio that lock and phone agents share (`transport: sim`).")
+            abstract: "Run the simulated radio that lock and phone agents share (`transport: sim`).",
+            discussion: """
+                Example: latchkey air --socket /tmp/latchkey-air.sock --range 10
+                """)
 
         @Option(help: "The Unix socket agents connect to.")
         var socket: String = AirServer.defaultSocketPath
@@ -61,8 +73,9 @@ extension Latchkey {
 
 /// Runs an agent; a `RuntimeError` that carries its own exit status (78: configuration)
 /// ends the process with it, after the message ArgumentParser would print ("Error: ...").
-func exitingWithStatus(_ body: () throws(RuntimeError) -> Void) throws {
-    do { try body() } catch {
+@discardableResult
+func exitingWithStatus<T>(_ body: () throws(RuntimeError) -> T) throws -> T {
+    do { return try body() } catch {
         guard error.exitStatus != ExitCode.failure.rawValue else { throw error }
         printErrorLine("Error: \(error)")
         throw ExitCode(error.exitStatus)
@@ -81,8 +94,16 @@ struct LoggingOptions: ParsableArguments {
         }
     }
 
+    /// Under systemd (stderr is the journal's stream) each message is a journal entry with
+    /// its priority and fields and no timestamp of ours (`JournaldLogHandler`); elsewhere a
+    /// line on stderr.
     func makeLogger(_ label: String) -> Logger {
-        LoggingSystem.bootstrap(StreamLogHandler.standardError)
+        if JournaldStream.isConnected() {
+            let journal = JournaldSocket()
+            LoggingSystem.bootstrap { JournaldLogHandler(label: $0, journal: journal) }
+        } else {
+            LoggingSystem.bootstrap(StreamLogHandler.standardError)
+        }
         var logger = Logger(label: label)
         logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
         return logger

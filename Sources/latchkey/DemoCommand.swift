@@ -11,6 +11,8 @@ extension Latchkey {
                 Starts three processes — the simulated air, a lock agent and a phone agent — in a scratch \
                 directory, drives the phone in and out of range, and checks each step against the GPIO line \
                 files and the air's own state. Exits non-zero when any step fails.
+
+                Example: latchkey demo --json
                 """)
 
         @Flag(help: "Print one JSON object with every step's name, pass/fail and latency, and the figures.")

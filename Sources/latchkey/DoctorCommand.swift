@@ -9,7 +9,13 @@ extension Latchkey {
             abstract: "Check this machine for the lock agent (or, with --phone, the phone agent): kernel Bluetooth, "
                 + "adapters, bluetoothd, mgmt permission, the kernel's L2CAP crash after a lost link (a warning), "
                 + "the board's GPIO chip and lines (lock) or CAP_NET_RAW (a warning) and the key (phone), "
-                + "the state directory. Exits non-zero when something blocks the agent (a FIX line).")
+                + "the state directory. Exits non-zero when something blocks the agent (a FIX line).",
+            discussion: """
+                Examples:
+                  latchkey doctor --config /etc/latchkey/lock.yaml
+                  latchkey doctor --board pi4b --json
+                  latchkey doctor --phone --config /etc/latchkey/phone.yaml
+                """)
 
         @Flag(help: "Check for the phone agent instead of the lock agent.")
         var phone = false
@@ -19,6 +25,8 @@ extension Latchkey {
         var config: String?
         @Option(help: "A board definition to check (pi3b, pi4b, pi5, zero2w, sim); overrides the file's `board:`.")
         var board: String?
+        @Flag(help: "Print one JSON object (agent, verdict, blocks, findings) whatever the verdict; the exit status is unchanged.")
+        var json = false
 
         func validate() throws {
             if phone, board != nil { throw ValidationError("--board is for the lock; the phone agent drives no GPIO") }
@@ -28,7 +36,11 @@ extension Latchkey {
             var findings: [DoctorFinding] = []
             let doctor = phone ? phoneDoctor(&findings) : lockDoctor(&findings)
             findings += doctor.run()
-            for finding in findings { printLine("\(finding)") }
+            if json {
+                printLine(LatchkeyRuntime.Doctor.json(findings, agent: phone ? "phone" : "lock").rendered)
+            } else {
+                for finding in findings { printLine("\(finding)") }
+            }
             if LatchkeyRuntime.Doctor.blocks(findings) { throw ExitCode(1) }
         }
 

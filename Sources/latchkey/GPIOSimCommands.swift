@@ -8,6 +8,9 @@ extension Latchkey {
         static let configuration = CommandConfiguration(
             commandName: "gpio-sim",
             abstract: "Show or drive the lock's simulated GPIO chip (configurations with gpio.simulated_chip_root).",
+            discussion: """
+                Example: latchkey gpio-sim set door open --config examples/lock-sim.yaml
+                """,
             subcommands: [Show.self, SetInput.self], defaultSubcommand: Show.self)
 
         struct ConfigOptions: ParsableArguments {
@@ -27,7 +30,8 @@ extension Latchkey {
         struct Show: ParsableCommand {
             static let configuration = CommandConfiguration(
                 commandName: "show",
-                abstract: "Print each line: the level the lock drives, the level pulled from outside, who holds it.")
+                abstract: "Print each line: the level the lock drives, the level pulled from outside, who holds it.",
+                discussion: "Example: latchkey gpio-sim show --config examples/lock-sim.yaml")
             @OptionGroup var options: ConfigOptions
 
             func run() throws {
@@ -40,7 +44,8 @@ extension Latchkey {
         struct SetInput: ParsableCommand {
             static let configuration = CommandConfiguration(
                 commandName: "set",
-                abstract: "Drive an input: `door open|closed`, `button pressed|released`, `bolt_locked on|off`, `bolt_unlocked on|off`.")
+                abstract: "Drive an input: `door open|closed`, `button pressed|released`, `bolt_locked on|off`, `bolt_unlocked on|off`.",
+                discussion: "Example: latchkey gpio-sim set button pressed --config examples/lock-sim.yaml")
             @Argument(help: "door, button, bolt_locked, bolt_unlocked (or the line's name).")
             var input: String
             @Argument(help: "open/pressed/on/active, or closed/released/off/inactive.")

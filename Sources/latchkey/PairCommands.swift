@@ -22,6 +22,8 @@ extension Latchkey {
                 anything else, or no answer within 120 s, closes the window and enrols nothing. Without a \
                 terminal, answer from another shell with `latchkey pair --confirm CODE` (the code the \
                 phone shows) or `latchkey pair --reject`.
+
+                Example: sudo -u latchkey latchkey pair --window 120 --name alice-phone
                 """)
         @Option(help: "The lock agent's state directory.") var stateDir: String = "/var/lib/latchkey/lock"
         @Option(help: "How long the window stays open, in seconds (1...600).") var window: Int = 60
@@ -92,6 +94,8 @@ extension Latchkey.Phone {
                 fingerprint `latchkey pair` printed on the lock. Stores the key and the lock's address in the \
                 phone's state directory (paired.key, mode 0600), where `latchkey phone` finds them when the \
                 configuration names no key_id. Then confirm the code it prints on the lock's side.
+
+                Example: latchkey phone pair --config /etc/latchkey/phone.yaml --lock-fingerprint 3f9a…
                 """)
         /// `latchkey phone --config FILE pair` and `latchkey phone pair --config FILE` both set
         /// the parent's option.

@@ -6,55 +6,22 @@ import LatchkeySecurity
 import LatchkeyStore
 
 extension Latchkey {
-    struct Status: ParsableCommand {
-        static let configuration = CommandConfiguration(
-            commandName: "status",
-            abstract: "Show the lock's last known state and its most recent events, from its state directory.")
-
-        @Option(help: "The lock agent's state directory.")
-        var stateDir: String = "/var/lib/latchkey/lock"
-
-        func run() throws {
-            let log = try StateStores.openEventLog(stateDir)
-            let recent = try log.tail(5)
-            guard let last = recent.last else {
-                print("no events yet in \(stateDir)")
-                return
-            }
-            print("lock: \(last.event.lockStateAfter)  door: \(last.event.doorState)  (event #\(last.sequence))")
-            print("recent events:")
-            for e in recent { print("  " + LogLines.line(e)) }
-        }
-    }
-
-    struct Log: ParsableCommand {
-        static let configuration = CommandConfiguration(
-            commandName: "log",
-            abstract: "Print the lock's audit log (Matter-shaped events).")
-
-        @Option(help: "The lock agent's state directory.")
-        var stateDir: String = "/var/lib/latchkey/lock"
-        @Option(help: "First sequence number to print.")
-        var from: UInt64 = 0
-        @Option(help: "Most events to print.")
-        var limit: Int = 100
-
-        func run() throws {
-            let log = try StateStores.openEventLog(stateDir)
-            for e in try log.read(from: from, limit: limit) { print(LogLines.line(e)) }
-        }
-    }
-
     struct Keys: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "keys",
             abstract: "Manage the phone keys the lock accepts.",
+            discussion: """
+                Example: sudo -u latchkey latchkey keys list
+                """,
             subcommands: [Add.self, List.self, Revoke.self])
 
         struct Add: ParsableCommand {
             static let configuration = CommandConfiguration(
                 commandName: "add",
-                abstract: "Create a key for a phone and write its secret to a file (mode 0600) for that phone.")
+                abstract: "Create a key for a phone and write its secret to a file (mode 0600) for that phone.",
+                discussion: """
+                    Example: latchkey keys add --name alice-phone --export-secret /var/lib/latchkey/lock/alice.key
+                    """)
             @Option(help: "The lock agent's state directory.") var stateDir: String = "/var/lib/latchkey/lock"
             @Option(help: "Key id (default: the next free one).") var id: UInt32?
             @Option(help: "A name for the phone.") var name: String
@@ -85,20 +52,26 @@ extension Latchkey {
         struct List: ParsableCommand {
             static let configuration = CommandConfiguration(
                 commandName: "list",
-                abstract: "List keys.")
-            @Option(help: "The lock agent's state directory.") var stateDir: String = "/var/lib/latchkey/lock"
+                abstract: "List the keys (revoked ones too): id, name, role, state, arrival unlock, last counter, created.",
+                discussion: """
+                    Reads the store read-only; the lock agent may keep running.
+
+                    Example: latchkey keys list -c /etc/latchkey/lock.yaml --json
+                    """)
+            @OptionGroup var state: InspectedStateOptions
+            @Flag(help: "Print one JSON array, an object per key.") var json = false
+
             func run() throws {
-                for k in try StateStores.openKeys(stateDir).list() {
-                    let state = k.key.revoked ? "revoked" : "active"
-                    print("\(k.key.id)\t\(PairingName.escaped(k.key.name))\t\(k.key.role.rawValue)\t\(state)\tarrival=\(k.key.mayRequestArrivalUnlock ? "on" : "off")\tcounter=\(k.lastCounter)")
-                }
+                let keys = try state.open().keyList()
+                if json { print(KeyListing.json(keys).rendered) } else { KeyListing.text(keys).forEach { print($0) } }
             }
         }
 
         struct Revoke: ParsableCommand {
             static let configuration = CommandConfiguration(
                 commandName: "revoke",
-                abstract: "Revoke a key; its next command fails, no restart needed.")
+                abstract: "Revoke a key; its next command fails, no restart needed.",
+                discussion: "Example: sudo -u latchkey latchkey keys revoke 3")
             @Option(help: "The lock agent's state directory.") var stateDir: String = "/var/lib/latchkey/lock"
             @Argument(help: "The key id.") var id: UInt32
             func run() throws {
@@ -113,7 +86,8 @@ extension Latchkey {
         static let configuration = CommandConfiguration(
             commandName: "phone-ctl",
             abstract: "Send a command to a running phone agent: status, lock, unlock, mode normal|no-remote|passage, "
-                + "probe N, suspend, resume, or execution foreground|background.")
+                + "probe N, suspend, resume, or execution foreground|background.",
+            discussion: "Example: latchkey phone-ctl unlock")
         @Option(help: "The phone agent's state directory.") var stateDir: String = "/var/lib/latchkey/phone"
         @Argument(help: "The command and its arguments.") var words: [String]
 
@@ -124,7 +98,8 @@ extension Latchkey {
         static let configuration = CommandConfiguration(
             commandName: "lock-ctl",
             abstract: "Send a command to a running lock agent: status, suspend, resume, execution foreground|background, "
-                + "or fingerprint (pairing windows: `latchkey pair`).")
+                + "or fingerprint (pairing windows: `latchkey pair`).",
+            discussion: "Example: sudo -u latchkey latchkey lock-ctl status")
         @Option(help: "The lock agent's state directory.") var stateDir: String = "/var/lib/latchkey/lock"
         @Argument(help: "The command and its arguments.") var words: [String]
 

@@ -161,3 +161,29 @@ struct DatabaseTests {
         #expect(try checkpoint.decode(Int64.self, forColumn: "busy") == 0)
     }
 }
+
+/// `latchkey status`, `log` and `keys list` open the agent's file beside the running agent:
+/// a read-only connection never creates a file and cannot write one (issue 23).
+struct ReadOnlyDatabaseTests {
+    @Test func aReadOnlyConnectionNeverCreatesTheFile() throws {
+        let scratch = ScratchDatabase()
+        #expect(throws: DatabaseError.self) {
+            let db = try Database(path: scratch.path, busyTimeout: .milliseconds(50), access: .readOnly)
+            _ = try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master")
+        }
+        #expect(access(scratch.path, F_OK) != 0, "no file was created")
+    }
+
+    @Test func aReadOnlyConnectionReadsButCannotWrite() throws {
+        let scratch = ScratchDatabase()
+        let writer = try scratch.open()
+        try writer.execute(sql: "CREATE TABLE t (i INTEGER)")
+        try writer.execute(sql: "INSERT INTO t VALUES (7)")
+        let reader = try Database(path: scratch.path, busyTimeout: .milliseconds(50), access: .readOnly)
+        #expect(try Int.fetchOne(reader, sql: "SELECT i FROM t") == 7)
+        #expect {
+            try reader.execute(sql: "INSERT INTO t VALUES (8)")
+        } throws: { error in (error as? DatabaseError)?.resultCode == SQLITE_READONLY }
+        #expect(try Int.fetchOne(writer, sql: "SELECT count(*) FROM t") == 1)
+    }
+}

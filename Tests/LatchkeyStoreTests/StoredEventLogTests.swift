@@ -26,6 +26,21 @@ import Testing
         #expect(read[1].wallNanos - read[0].wallNanos == Duration.seconds(3).nanoseconds)
     }
 
+    /// `latchkey log`: the newest first, cut by a wall-clock start and a count.
+    @Test func newestFirstSinceAWallTimeWithALimit() throws {
+        let fixture = StoreFixture()
+        let log = try fixture.open().eventLog()
+        let start = fixture.clocks.wallNanos
+        for index in 1...5 {
+            try log.append(Self.event(index))
+            fixture.clocks.advance(by: .seconds(60))
+        }
+        #expect(try log.newest(limit: 3).map(\.sequence) == [5, 4, 3])
+        #expect(try log.newest(limit: 10, sinceWallNanos: start + Duration.seconds(120).nanoseconds).map(\.sequence) == [5, 4, 3])
+        #expect(try log.newest(limit: 2, sinceWallNanos: start).map(\.sequence) == [5, 4])
+        #expect(try log.newest(limit: 10, sinceWallNanos: fixture.clocks.wallNanos).isEmpty)
+    }
+
     @Test func readsARangeFromASequenceWithALimit() throws {
         let fixture = StoreFixture()
         let log = try fixture.open().eventLog()

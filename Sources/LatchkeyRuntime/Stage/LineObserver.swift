@@ -19,8 +19,7 @@ final class LineObserver {
     private let simulator: FileGPIOSimulator
     private var reader: FileGPIOEdgeReader
     private let lines: [String]
-    private var fd: CInt = -1
-    private var watch: Watch?
+    private var watch: DirectoryWatch?
     private(set) var levels: [String: Bool] = [:]
     private(set) var changes: [Change] = []
     /// The first failure to read an edge log, if any: the record is incomplete from there on.
@@ -34,8 +33,6 @@ final class LineObserver {
             throw RuntimeError("GPIO simulator at \(chipDirectory): \(error)")
         }
         self.lines = lines
-        fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
-        guard fd >= 0 else { throw RuntimeError("inotify_init1: errno \(errno)") }
         // Watch the whole chip tree: each line<N>/ directory holds the edge log (IN_MODIFY on
         // an append) and the renamed value files.
         var dirs: [String] = []
@@ -46,19 +43,17 @@ final class LineObserver {
             }
             closedir(d)
         }
-        for dir in dirs where inotify_add_watch(fd, dir, UInt32(IN_MODIFY | IN_CLOSE_WRITE | IN_MOVED_TO)) < 0 {
-            throw RuntimeError("inotify_add_watch \(dir): errno \(errno)")
+        do {
+            watch = try DirectoryWatch(directories: dirs, events: [.modify, .closeWrite, .movedTo], loop: loop) { [weak self] in
+                self?.sample()
+            }
+        } catch {
+            throw RuntimeError("GPIO simulator at \(chipDirectory): \(error)")
         }
         // The levels before the observer began: the value files, then anything already logged.
         // A value file that cannot be read leaves its line unknown (nil) until its log says.
         for line in lines { levels[line] = try? simulator.isHigh(line) }
         sample(recording: false)
-        watch = loop.watch(fd: fd, events: .readable) { [weak self] _ in
-            guard let self else { return }
-            var buffer = [UInt8](repeating: 0, count: 4096)
-            while buffer.withUnsafeMutableBytes({ read(self.fd, $0.baseAddress, $0.count) }) > 0 {}
-            self.sample()
-        }
     }
 
     /// Reads every watched line's new edge-log entries and records each change of level.
@@ -90,8 +85,5 @@ final class LineObserver {
         do { try simulator.pull(line, high: high) } catch { throw RuntimeError("pull \(line): \(error)") }
     }
 
-    deinit {
-        watch?.cancel()
-        if fd >= 0 { close(fd) }
-    }
+    deinit { watch?.cancel() }
 }
