@@ -6,6 +6,7 @@ import LatchkeyManagers
 import LatchkeyPosix
 import LatchkeySecurity
 import LatchkeySimAir
+import LatchkeyStore
 import LatchkeyTransport
 
 /// What the lock agent keeps on disk, opened by the caller (the CLI opens the SQLite store).
@@ -126,7 +127,18 @@ public enum LockDaemon {
         agent.start(from: stores)
         // One control socket: status, suspend/resume/execution (the application gate), and
         // what `latchkey pair` sends (docs/SECURITY.md, "Pairing").
-        let dispatcher = LockControlCommands.dispatcher(agent, application: gates.control)
+        let lockCommands = LockControlCommands.dispatcher(agent, application: gates.control)
+        // What `latchkey mqtt` asks for (BridgeControlCommands): the audit log by cursor, commands as its key.
+        let bridge = BridgeControlCommands(agent: agent, read: { from, limit in
+            guard let log = (stores.log as? StoredLockRecords)?.log else {
+                throw RuntimeError("this lock's audit log is not the stored one (no wall-clock times to send)")
+            }
+            return try log.read(from: from, limit: limit)
+        })
+        let dispatcher = ControlDispatcher(
+            application: lockCommands.application, agentStatus: lockCommands.agentStatus,
+            agentCommands: { lockCommands.agentCommands($0, $1) || bridge.handle($0, reply: $1) },
+            agentUsage: lockCommands.agentUsage + ", " + BridgeControlCommands.usage)
         let (control, path) = try dispatcher.serve(in: settings.stateDirectory, loop: loop, logger: logger)
         return RunningAgent(agent: agent, gates: gates, control: control, controlPath: path,
                             readiness: service, stopping: {
@@ -134,7 +146,7 @@ public enum LockDaemon {
             service.stopping()
             printer.emit(AgentEvent("lock.stopping", time: loop.now))
             agent.stop()
-        }, retained: [watcher, transport], closing: {
+        }, retained: [watcher, transport, bridge], closing: {
             // Withdraws the advertising now, not whenever the last reference goes: a stopped
             // lock must not stay connectable (docs/HIL.md, scenario d).
             (transport as? KernelTransport)?.close()

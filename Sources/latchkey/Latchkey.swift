@@ -14,5 +14,5 @@ struct Latchkey: ParsableCommand {
         // `latchkey --version`: the release and the commit this binary was built from.
         version: BuildInfo.versionLine,
         subcommands: [Demo.self, Lock.self, Phone.self, Air.self, Status.self, Log.self, Keys.self, PhoneCtl.self,
-                      LockCtl.self, Pair.self, Doctor.self, GPIOSim.self])
+                      LockCtl.self, Pair.self, Doctor.self, GPIOSim.self, MQTT.self])
 }
