@@ -140,6 +140,7 @@ public enum LockDaemon {
             agentCommands: { lockCommands.agentCommands($0, $1) || bridge.handle($0, reply: $1) },
             agentUsage: lockCommands.agentUsage + ", " + BridgeControlCommands.usage)
         let (control, path) = try dispatcher.serve(in: settings.stateDirectory, loop: loop, logger: logger)
+        try settings.controlSocketAccess.apply(socket: path, stateDirectory: settings.stateDirectory)
         return RunningAgent(agent: agent, gates: gates, control: control, controlPath: path,
                             readiness: service, stopping: {
             logger.info("lock agent stopping")
