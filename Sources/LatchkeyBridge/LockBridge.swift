@@ -190,13 +190,17 @@ final class LockBridge: BridgedAgent {
                 guard let self else { return }
                 let detail = final.hasPrefix("ok ") ? String(final.dropFirst(3)) : String(final.dropFirst(final.hasPrefix("error ") ? 6 : 0))
                 self.bridge.log(ok ? .info : .notice, "\(self.lock.name): \(action.rawValue) from MQTT: \(final)")
-                self.answer(id: command.id, action: action, ok: ok, detail: detail)
+                // Sent → the lock's answer, which comes after the decision is journalled and the
+                // actuator line has changed: what scripts/mqtt-bench reports.
+                let ms = command.timestamp.map { (self.wallNow() - $0) * 1000 }
+                self.answer(id: command.id, action: action, ok: ok, detail: detail, milliseconds: ms)
             })
         }
     }
 
-    private func answer(id: String?, action: BridgeAction?, ok: Bool, detail: String) {
+    private func answer(id: String?, action: BridgeAction?, ok: Bool, detail: String, milliseconds: Double? = nil) {
         var fields = [("ok", ok ? "true" : "false"), ("detail", jsonString(detail)), ("ts", "\(Int(wallNow()))")]
+        if let milliseconds { fields.append(("ms", "\((milliseconds * 1000).rounded() / 1000)")) }
         if let action { fields.insert(("action", jsonString(action.rawValue)), at: 0) }
         if let id { fields.insert(("id", jsonString(id)), at: 0) }
         let body = "{" + fields.map { "\(jsonString($0.0)):\($0.1)" }.joined(separator: ",") + "}"
