@@ -94,7 +94,8 @@ public final class Bridge: MQTTConnectionDelegate {
 
     public func mqtt(_ connection: any MQTTConnection, didFailToConnect failure: MQTTConnectFailure) {
         if failure != lastFailure {
-            let fix = failure.isPermanent ? "; check username and password_file in mqtt.yaml" : "; retrying with backoff"
+            let fix = failure.isPermanent ? "; check username and password_file in mqtt.yaml"
+                : "; check broker (and ca_file for mqtts://) in mqtt.yaml; retrying with backoff"
             log(.error, "MQTT: \(failure)\(fix)")
         }
         lastFailure = failure

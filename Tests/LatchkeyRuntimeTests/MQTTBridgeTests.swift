@@ -195,3 +195,68 @@ final class MQTTBridgeTests {
         #expect(bridge?.lastFailure?.isPermanent == true)
     }
 }
+
+/// The bridge over TLS (`mqtts://`) to mosquitto with a certificate from a CA made for the
+/// test; a bridge trusting another CA is refused with one clear line.
+@Suite(.serialized, .enabled(if: MosquittoBroker.isInstalled && access("/usr/bin/openssl", X_OK) == 0,
+                             "needs Debian's mosquitto, mosquitto-clients and openssl"))
+final class MQTTBridgeTLSTests {
+    let rig: DaemonRig
+    let broker: MosquittoBroker
+    var bridge: Bridge?
+    var logs: [String] = []
+    private var ticker: Scheduled?
+
+    init() throws {
+        rig = try DaemonRig()
+        try rig.startLock()
+        broker = try MosquittoBroker(directory: rig.directory, tls: true)
+        tick()
+        #expect(rig.wait { self.broker.isListening })
+    }
+
+    deinit {
+        bridge?.stop()
+        broker.stop()
+        rig.close()
+    }
+
+    private func tick() { ticker = rig.loop.schedule(after: .milliseconds(20)) { [weak self] in self?.tick() } }
+
+    func start(ca: String) throws {
+        let s = MQTTSettings(endpoint: MQTTEndpoint(host: "127.0.0.1", port: broker.tlsPort!,
+                                                    security: .tls(caFile: rig.directory + "/" + ca, clientCertificate: nil),
+                                                    clientID: "bridge-tls"),
+                             stateDirectory: rig.directory + "/mqtt", discoveryPrefix: "homeassistant",
+                             locks: [BridgedLock(name: "Rig Door", controlSocket: rig.lock!.controlPath,
+                                                 topicPrefix: "latchkey/rig-door", keyID: nil, commands: [], unlockCode: nil)],
+                             phones: [], commandMaximumAge: .seconds(10), resultExpirySeconds: 60)
+        bridge = try BridgeDaemon.start(s, on: rig.loop, logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
+        bridge?.log = { [weak self] _, line in self?.logs.append(line) }
+    }
+
+    @Test func publishesOverTLS() throws {
+        try start(ca: "ca.pem")
+        #expect(rig.wait { self.bridge?.isConnected ?? false })
+        // What the bridge published over TLS, read back as a retained message on the plain listener.
+        var state = ""
+        let sub = try spawn("/usr/bin/mosquitto_sub", ["-h", "127.0.0.1", "-p", "\(broker.port)", "-t", "latchkey/rig-door/state",
+                                                     "-C", "1", "-W", "10"], output: rig.directory + "/state.txt")
+        #expect(rig.wait {
+            state = (try? readTextFile(self.rig.directory + "/state.txt")) ?? ""
+            return state.hasSuffix("\n")
+        })
+        var status: Int32 = 0
+        waitpid(sub, &status, 0)
+        #expect(state == "LOCKED\n")
+        #expect(logs.allSatisfy { !$0.hasPrefix("MQTT: broker") })
+    }
+
+    @Test func anUntrustedCertificateIsOneClearLine() throws {
+        try start(ca: "other-ca.pem")
+        #expect(rig.wait { self.logs.contains { $0.hasPrefix("MQTT:") } })
+        #expect(logs.filter { $0.hasPrefix("MQTT:") }.count == 1)
+        #expect(logs.first { $0.hasPrefix("MQTT:") }?.hasPrefix("MQTT: broker unreachable: ") == true)
+        #expect(!(bridge?.isConnected ?? true))
+    }
+}

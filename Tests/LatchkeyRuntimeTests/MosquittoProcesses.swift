@@ -15,11 +15,21 @@ final class MosquittoBroker {
     private(set) var pid: pid_t = 0
     let users: [String: String]
 
-    init(directory: String, users: [String: String] = [:]) throws {
+    /// With TLS, a second listener: TLS on `tlsPort` with a certificate for 127.0.0.1 from a
+    /// CA made for the test (`<directory>/ca.pem`); `port` stays plain for the observers.
+    private(set) var tlsPort: Int?
+
+    init(directory: String, users: [String: String] = [:], tls: Bool = false) throws {
         self.directory = directory
         self.users = users
         port = try Self.freePort()
-        var conf = "listener \(port) 127.0.0.1\npersistence true\npersistence_location \(directory)/\n"
+        var conf = "per_listener_settings false\nlistener \(port) 127.0.0.1\npersistence true\npersistence_location \(directory)/\n"
+        if tls {
+            try Self.makeCertificates(in: directory)
+            let p = try Self.freePort()
+            tlsPort = p
+            conf += "listener \(p) 127.0.0.1\ncafile \(directory)/ca.pem\ncertfile \(directory)/server.pem\nkeyfile \(directory)/server.key\n"
+        }
         // As root the broker would switch to user mosquitto, which cannot write the scratch directory.
         if getuid() == 0 { conf += "user root\n" }
         if users.isEmpty {
@@ -80,6 +90,24 @@ final class MosquittoBroker {
     }
 
     deinit { stop() }
+
+    /// A CA and a server certificate for 127.0.0.1 signed by it, with openssl(1).
+    private static func makeCertificates(in d: String) throws {
+        let steps: [[String]] = [
+            ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=Latchkey Test CA",
+             "-keyout", d + "/ca.key", "-out", d + "/ca.pem"],
+            ["req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=127.0.0.1", "-keyout", d + "/server.key", "-out", d + "/server.csr"],
+            ["x509", "-req", "-in", d + "/server.csr", "-CA", d + "/ca.pem", "-CAkey", d + "/ca.key", "-CAcreateserial",
+             "-days", "2", "-extfile", d + "/san.cnf", "-out", d + "/server.pem"],
+            ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=Another CA",
+             "-keyout", d + "/other-ca.key", "-out", d + "/other-ca.pem"],
+        ]
+        try writeFile(d + "/san.cnf", "subjectAltName=IP:127.0.0.1\n")
+        for args in steps {
+            let status = try run("/usr/bin/openssl", args)
+            guard status == 0 else { throw RuntimeError("openssl \(args[0]) failed: \(status)") }
+        }
+    }
 
     private static func freePort() throws -> Int {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
