@@ -52,7 +52,8 @@ public struct HomeAssistantDiscovery: Sendable {
     public func messages(for lock: BridgedLock) -> [MQTTMessage] {
         let node = "latchkey_" + MQTTSettings.slug(lock.name)
         let t = LockTopics(prefix: lock.topicPrefix)
-        let common = commonFields(node: node, name: lock.name, model: "Latchkey BLE lock", agentAvailability: t.availability)
+        let common = commonFields(node: node, name: lock.name, model: "Latchkey BLE lock", board: lock.board,
+                                  agentAvailability: t.availability)
         // The template makes the payload CommandGate wants: the action, when it was sent, the code.
         var lockFields: [(String, String)] = [
             ("name", "null"), ("unique_id", str(node + "_lock")), ("object_id", str(node)),
@@ -89,7 +90,8 @@ public struct HomeAssistantDiscovery: Sendable {
     public func messages(for phone: BridgedPhone) -> [MQTTMessage] {
         let node = "latchkey_phone_" + MQTTSettings.slug(phone.name)
         let t = PhoneTopics(prefix: phone.topicPrefix)
-        let common = commonFields(node: node, name: phone.name, model: "Latchkey phone agent", agentAvailability: t.availability)
+        let common = commonFields(node: node, name: phone.name, model: "Latchkey phone agent", board: nil,
+                                  agentAvailability: t.availability)
         var out = [config("device_tracker", node, "presence", [
             ("name", "null"), ("unique_id", str(node + "_presence")), ("state_topic", str(t.presence)),
             ("payload_home", str("home")), ("payload_not_home", str("not_home")), ("source_type", str("bluetooth_le")),
@@ -105,11 +107,14 @@ public struct HomeAssistantDiscovery: Sendable {
         return out
     }
 
-    private func commonFields(node: String, name: String, model: String, agentAvailability: String) -> [(String, String)] {
-        let device = "{" + [
+    private func commonFields(node: String, name: String, model: String, board: String?,
+                              agentAvailability: String) -> [(String, String)] {
+        var deviceFields = [
             ("identifiers", "[\(str(node))]"), ("name", str(name)), ("manufacturer", str("Latchkey")),
             ("model", str(model)), ("sw_version", str(softwareVersion)),
-        ].map { "\(str($0.0)):\($0.1)" }.joined(separator: ",") + "}"
+        ]
+        if let board { deviceFields.append(("hw_version", str(board))) }
+        let device = "{" + deviceFields.map { "\(str($0.0)):\($0.1)" }.joined(separator: ",") + "}"
         let availability = "[{\"topic\":\(str(bridgeAvailability))},{\"topic\":\(str(agentAvailability))}]"
         return [("availability", availability), ("availability_mode", str("all")),
                 ("payload_available", str("online")), ("payload_not_available", str("offline")), ("device", device)]

@@ -19,11 +19,13 @@ public struct BridgedLock: Equatable, Sendable {
     public var commands: Set<BridgeAction>
     /// A code Home Assistant must send with `unlock` (its `code_format`), read from a file.
     public var unlockCode: String?
+    /// The lock's board (`pi4b`, ...), shown as the device's hardware version in Home Assistant.
+    public var board: String?
 
     public init(name: String, controlSocket: String, topicPrefix: String, keyID: UInt32?, commands: Set<BridgeAction>,
-                unlockCode: String?) {
+                unlockCode: String?, board: String? = nil) {
         self.name = name; self.controlSocket = controlSocket; self.topicPrefix = topicPrefix; self.keyID = keyID
-        self.commands = commands; self.unlockCode = unlockCode
+        self.commands = commands; self.unlockCode = unlockCode; self.board = board
     }
 }
 
@@ -118,9 +120,10 @@ public struct MQTTSettings: Equatable, Sendable {
             let codeFile = try t.string("unlock_code_file")
             let code = try codeFile.map { (f) throws(ConfigError) in try secret(f, field: "unlock_code_file", in: t, read: read) }
             if code != nil && !actions.contains(.unlock) { throw t.invalid("unlock_code_file", "only with `unlock` in commands") }
+            let board = try t.string("board")
             try t.finish()
             locks.append(BridgedLock(name: name, controlSocket: socket, topicPrefix: prefix, keyID: keyID,
-                                     commands: actions, unlockCode: code))
+                                     commands: actions, unlockCode: code, board: board))
         }
         var phones: [BridgedPhone] = []
         for t in try root.tables("phones") ?? [] {

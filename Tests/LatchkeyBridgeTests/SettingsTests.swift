@@ -28,6 +28,7 @@ struct MQTTSettingsTests {
                 key_id: 7
                 commands: [lock, unlock]
                 unlock_code_file: /etc/latchkey/code
+                board: pi4b
             phones:
               - name: Alice
                 arrival_intent: true
@@ -42,7 +43,7 @@ struct MQTTSettingsTests {
         #expect(s.endpoint.keepaliveSeconds == 20)
         #expect(s.commandMaximumAge == .seconds(5))
         #expect(s.locks == [BridgedLock(name: "Front Door", controlSocket: "/run/front.sock", topicPrefix: "latchkey/front-door",
-                                        keyID: 7, commands: [.lock, .unlock], unlockCode: "1234")])
+                                        keyID: 7, commands: [.lock, .unlock], unlockCode: "1234", board: "pi4b")])
         #expect(s.phones == [BridgedPhone(name: "Alice", controlSocket: "/var/lib/latchkey/phone/control.sock",
                                           topicPrefix: "latchkey/phone/alice", arrivalIntent: true)])
     }

@@ -56,7 +56,7 @@ final class MQTTBridgeTests {
                                             password: password, keepaliveSeconds: 10),
                      stateDirectory: rig.directory + "/mqtt", discoveryPrefix: "homeassistant",
                      locks: [BridgedLock(name: "Rig Door", controlSocket: rig.lock!.controlPath, topicPrefix: "latchkey/rig-door",
-                                         keyID: Self.bridgeKey, commands: commands, unlockCode: nil)],
+                                         keyID: Self.bridgeKey, commands: commands, unlockCode: nil, board: "sim")],
                      phones: [], commandMaximumAge: .seconds(10), resultExpirySeconds: 60)
     }
 
@@ -106,7 +106,9 @@ final class MQTTBridgeTests {
             var state_jammed: String; var availability_mode: String
             struct Availability: Decodable, Equatable { var topic: String }
             var availability: [Availability]
-            struct Device: Decodable, Equatable { var identifiers: [String]; var name: String; var manufacturer: String; var model: String }
+            struct Device: Decodable, Equatable {
+                var identifiers: [String]; var name: String; var manufacturer: String; var model: String; var hw_version: String?
+            }
             var device: Device
             var code_format: String?
         }
@@ -118,7 +120,8 @@ final class MQTTBridgeTests {
             payload_lock: "lock", payload_unlock: "unlock", optimistic: false, qos: 1, state_jammed: "JAMMED",
             availability_mode: "all",
             availability: [.init(topic: "latchkey/bridge/bridge-test/availability"), .init(topic: "latchkey/rig-door/availability")],
-            device: .init(identifiers: ["latchkey_rig-door"], name: "Rig Door", manufacturer: "Latchkey", model: "Latchkey BLE lock"),
+            device: .init(identifiers: ["latchkey_rig-door"], name: "Rig Door", manufacturer: "Latchkey", model: "Latchkey BLE lock",
+                           hw_version: "sim"),
             code_format: nil))
         struct SensorConfig: Decodable { var device_class: String?; var state_topic: String; var payload_on: String?
             struct Device: Decodable { var identifiers: [String] }; var device: Device }
