@@ -22,6 +22,8 @@
 //   LatchkeyStore      the durable store behind the agents: SQLite, journal, log, keys, restoration
 //   LatchkeyRuntime    config files → agents on the real-time loop: the daemons behind the CLI
 //   LatchkeyBuildInfo  the version and the git commit `latchkey --version` prints (BuildCommitPlugin)
+//   LatchkeyMQTT       the MQTT seam: libmosquitto (the only user of CMosquitto) and a simulated broker
+//   LatchkeyBridge     `latchkey mqtt`: agents' control sockets ↔ an MQTT broker (Home Assistant, fleets)
 //   latchkey           the CLI (the only module that picks a transport)
 //   latchkey-torture   the agents as processes, SIGKILLed at random moments; checks what survives
 import PackageDescription
@@ -131,6 +133,16 @@ let package = Package(
                            "LatchkeyLockProtocol", "LatchkeyPhone", "LatchkeyStore", "LatchkeyKernel",
                            .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictness),
+        // libmosquitto 2.0 (apt: libmosquitto-dev), MQTT 5, for LatchkeyMQTT only: the broker's own client library.
+        .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
+        .target(name: "LatchkeyMQTT", dependencies: ["CMosquitto", "LatchkeyPosix", "LatchkeyTransport"],
+                swiftSettings: strictness),
+        .target(
+            name: "LatchkeyBridge",
+            dependencies: ["LatchkeyMQTT", "LatchkeyConfig", "LatchkeyPosix", "LatchkeyTransport", "LatchkeyRuntime",
+                           "LatchkeyAgents", "LatchkeyBuildInfo",
+                           .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strictness),
         // The commit is baked in before every build (Plugins/BuildCommitPlugin: git, or $LATCHKEY_COMMIT).
         .plugin(name: "BuildCommitPlugin", capability: .buildTool()),
         .target(name: "LatchkeyBuildInfo", swiftSettings: strictness, plugins: ["BuildCommitPlugin"]),
@@ -138,6 +150,7 @@ let package = Package(
             name: "latchkey",
             dependencies: ["LatchkeyRuntime", "LatchkeyBuildInfo", "LatchkeyAgents", "LatchkeyConfig", "LatchkeySimAir", "LatchkeyPosix", "LatchkeyStore",
                            "LatchkeyLockProtocol",
+                           "LatchkeyBridge",
                            "LatchkeyLock", "LatchkeySecurity", "LatchkeyTransport",
                            .product(name: "ArgumentParser", package: "swift-argument-parser"),
                            .product(name: "Logging", package: "swift-log")],
@@ -182,8 +195,12 @@ let package = Package(
             name: "LatchkeyRuntimeTests",
             dependencies: ["LatchkeyRuntime", "LatchkeyConfig", "LatchkeyLock", "LatchkeyTransport", "LatchkeyPosix",
                            "LatchkeyAgents", "LatchkeyLockProtocol", "LatchkeyManagers", "LatchkeySecurity", "LatchkeySim",
-                           "LatchkeyStore", "LatchkeyTestKit", "LatchkeySimAir",
+                           "LatchkeyStore", "LatchkeyTestKit", "LatchkeySimAir", "LatchkeyBridge", "LatchkeyMQTT",
                            .product(name: "Logging", package: "swift-log")]),
+        .testTarget(
+            name: "LatchkeyBridgeTests",
+            dependencies: ["LatchkeyBridge", "LatchkeyMQTT", "LatchkeyConfig", "LatchkeyRuntime", "LatchkeySim",
+                           "LatchkeyTransport", "LatchkeyPosix"]),
         .testTarget(name: "LatchkeyLockTests", dependencies: ["LatchkeyLock", "LatchkeySim"]),
         .testTarget(name: "LatchkeySQLiteTests", dependencies: ["LatchkeySQLite"]),
         .testTarget(

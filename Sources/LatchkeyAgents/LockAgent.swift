@@ -110,7 +110,7 @@ public final class LockAgent: PeripheralManagerDelegate {
     var lastManualUnlock: Instant?
     var lastArrival: (key: UInt32, at: Instant)?
     /// Events the controller emitted during the current `submit`, to learn a refusal at once.
-    private var capture: [LockEvent]?
+    var capture: [LockEvent]?
 
     /// Software-path latencies (command received → actuator line changed), in ms.
     public private(set) var commandLatencies: [Double] = []

@@ -168,6 +168,33 @@ public final class ConfigTable {
         return ConfigTable(file: entries.first { $0.key == key }?.file ?? file, prefix: fieldName(key), mapping: m, line: line)
     }
 
+    /// A list of single values (`[lock, unlock]` or one `- item` a line), or nil when absent.
+    public func strings(_ key: String) throws(ConfigError) -> [String]? {
+        guard let (line, node) = try entry(key) else { return nil }
+        guard case .sequence(let items, _) = node else { throw error(key, "expected a list, found a \(node.kindName)", line: line) }
+        var texts: [String] = []
+        for item in items {
+            guard case .scalar(let text, _) = item else {
+                throw error(key, "expected a list of single values, found a \(item.kindName)", line: item.line)
+            }
+            texts.append(text)
+        }
+        return texts
+    }
+
+    /// A list of mappings (`- name: ...` entries), each a table named `key[i]`, or nil when absent.
+    public func tables(_ key: String) throws(ConfigError) -> [ConfigTable]? {
+        guard let (line, node) = try entry(key) else { return nil }
+        guard case .sequence(let items, _) = node else { throw error(key, "expected a list, found a \(node.kindName)", line: line) }
+        let source = entries.first { $0.key == key }?.file ?? file
+        return try items.enumerated().map { (i, item) throws(ConfigError) in
+            guard case .mapping(let m, let itemLine) = item else {
+                throw error(key, "expected a list of mappings, found a \(item.kindName)", line: item.line)
+            }
+            return ConfigTable(file: source, prefix: "\(fieldName(key))[\(i)]", mapping: m, line: itemLine)
+        }
+    }
+
     /// Rejects the first field no reader asked for.
     public func finish() throws(ConfigError) {
         if let stray = entries.first(where: { !used.contains($0.key) }) {

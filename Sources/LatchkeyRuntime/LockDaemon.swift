@@ -6,6 +6,7 @@ import LatchkeyManagers
 import LatchkeyPosix
 import LatchkeySecurity
 import LatchkeySimAir
+import LatchkeyStore
 import LatchkeyTransport
 
 /// What the lock agent keeps on disk, opened by the caller (the CLI opens the SQLite store).
@@ -133,17 +134,29 @@ public enum LockDaemon {
         // what `latchkey pair` sends (docs/SECURITY.md, "Pairing").
         // The kernel learns whether its controller advertises beside a link when a central
         // first links; the simulated radios always do.
-        let dispatcher = LockControlCommands.dispatcher(agent, application: gates.control, advertisingWhileLinked: {
+        let lockCommands = LockControlCommands.dispatcher(agent, application: gates.control, advertisingWhileLinked: {
             (transport as? KernelTransport).map(\.advertisesWhileLinked) ?? true
         })
+        // What `latchkey mqtt` asks for (BridgeControlCommands): the audit log by cursor, commands as its key.
+        let bridge = BridgeControlCommands(agent: agent, read: { from, limit in
+            guard let log = (stores.log as? StoredLockRecords)?.log else {
+                throw RuntimeError("this lock's audit log is not the stored one (no wall-clock times to send)")
+            }
+            return try log.read(from: from, limit: limit)
+        })
+        let dispatcher = ControlDispatcher(
+            application: lockCommands.application, agentStatus: lockCommands.agentStatus,
+            agentCommands: { lockCommands.agentCommands($0, $1) || bridge.handle($0, reply: $1) },
+            agentUsage: lockCommands.agentUsage + ", " + BridgeControlCommands.usage)
         let (control, path) = try dispatcher.serve(in: settings.stateDirectory, loop: loop, logger: logger)
+        try settings.controlSocketAccess.apply(socket: path, stateDirectory: settings.stateDirectory)
         return RunningAgent(agent: agent, gates: gates, control: control, controlPath: path,
                             readiness: service, stopping: {
             logger.info("lock agent stopping")
             service.stopping()
             printer.emit(AgentEvent("lock.stopping", time: loop.now))
             agent.stop()
-        }, retained: [watcher, transport], closing: {
+        }, retained: [watcher, transport, bridge], closing: {
             // Withdraws the advertising now, not whenever the last reference goes: a stopped
             // lock must not stay connectable (docs/HIL.md, scenario d).
             (transport as? KernelTransport)?.close()

@@ -18,6 +18,8 @@ public struct LockSettings: Sendable {
     public var eventFormat: EventFormat
     /// Execution mode, suspension queue, wake budget, alert hook (ExecutionSettings).
     public var execution = ExecutionSettings()
+    /// Whether the agent's group may use the control socket (the MQTT bridge).
+    public var controlSocketAccess = ControlSocketAccess.owner
     /// The board definition the wiring came from (`board:` or `--board`), if any.
     public var board: BoardDefinition?
 
@@ -82,10 +84,13 @@ public struct LockSettings: Sendable {
         if let board { try checkLines(wiring, on: board, gpio: gpio) }
         let format = try root.choice("event_format", ["text", "json"]).flatMap(EventFormat.init(rawValue:)) ?? .text
         let execution = try ExecutionSettings.read(root)
+        let access = try ControlSocketAccess.read(root)
         try root.finish()
-        return LockSettings(transport: transport, stateDirectory: state, agent: agent, behaviour: behaviour,
-                            wiring: wiring, simulatedGPIORoot: simRoot, eventFormat: format,
-                            execution: execution, board: board)
+        var settings = LockSettings(transport: transport, stateDirectory: state, agent: agent, behaviour: behaviour,
+                                    wiring: wiring, simulatedGPIORoot: simRoot, eventFormat: format,
+                                    execution: execution, board: board)
+        settings.controlSocketAccess = access
+        return settings
     }
 
     /// Every wired line must be one the board offers; the error lists them, at the file and

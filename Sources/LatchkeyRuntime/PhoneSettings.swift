@@ -22,6 +22,8 @@ public struct PhoneSettings: Sendable {
     public var eventFormat: EventFormat
     /// Execution mode, suspension queue, wake budget, alert hook (ExecutionSettings).
     public var execution = ExecutionSettings()
+    /// Whether the agent's group may use the control socket (the MQTT bridge).
+    public var controlSocketAccess = ControlSocketAccess.owner
 
     public static func load(_ file: ConfigFile) throws(ConfigError) -> PhoneSettings {
         let root = file.root
@@ -51,12 +53,14 @@ public struct PhoneSettings: Sendable {
         }
         let format = try root.choice("event_format", ["text", "json"]).flatMap(EventFormat.init(rawValue:)) ?? .text
         let execution = try ExecutionSettings.read(root)
+        let access = try ControlSocketAccess.read(root)
         try root.finish()
         var settings = PhoneSettings(transport: transport, stateDirectory: state, lockAddress: lock,
                                      keyID: keyID.map(UInt32.init),
                                      keySecretFile: secretFile ?? state + "/" + PairedKeyFile.fileName, gracePeriod: grace,
                                      connectOptions: options, eventFormat: format, execution: execution)
         settings.arrivalIntentWindow = intentWindow
+        settings.controlSocketAccess = access
         return settings
     }
 }

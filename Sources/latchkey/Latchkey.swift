@@ -24,6 +24,7 @@ struct Latchkey: ParsableCommand {
             CommandGroup(name: "Agents", subcommands: [Lock.self, Phone.self, LockCtl.self, PhoneCtl.self, GaveUp.self]),
             CommandGroup(name: "Keys and pairing", subcommands: [Keys.self, Pair.self]),
             CommandGroup(name: "Inspection", subcommands: [Status.self, Log.self, Doctor.self]),
+            CommandGroup(name: "Home automation", subcommands: [MQTT.self]),
             CommandGroup(name: "Simulation", subcommands: [Demo.self, Air.self, GPIOSim.self]),
         ])
 }
