@@ -8,7 +8,7 @@
 # The VM's side of the contract (Tests/hil/vm/init and the scenarios):
 #   HIL-SCENARIO NAME                       a scenario starts
 #   PASS CHECK - ...  /  FAIL CHECK - ...   its checks
-#   HIL-RECOVERY CHECK MS link_lost=yes|no setup_timeouts=N forgotten_ms=F
+#   HIL-RECOVERY CHECK MS link_lost=yes|no link_timeouts=N forgotten_ms=F
 #                                           a recovery the check measured, in ms, with the
 #                                           evidence for its slow path (below)
 #   HIL-SCENARIO-EXIT NAME STATUS MS        it ended with this exit status
@@ -17,11 +17,12 @@
 #
 # Bounds (Tests/hil/expected-checks: `recovery<=MS [forgotten<=MS]`): a recovery must take at
 # most recovery<=MS. The one exception is a forgotten link (docs/HIL.md): the phone linked
-# where hci0's kernel holds no link, which on btvirt (no supervision timeout) only the phone's
-# 10 s GATT setup timeout ends; then, and only with the evidence for it (exactly one
-# phone.setup_timeout and a forgotten link seen for at least FORGOTTEN_EVIDENCE_MS), the
-# recovery may take up to forgotten<=MS. A setup timeout without that evidence (the lock
-# left the phone on a link its kernel knows) or two of them fail.
+# where hci0's kernel holds no link, which on btvirt (no supervision timeout) only the phone
+# giving up on it ends (its 5 s command timeout, or its 10 s GATT setup timeout); then, and
+# only with the evidence for it (exactly one link timeout — phone.command_timeout or
+# phone.setup_timeout — and a forgotten link seen for at least FORGOTTEN_EVIDENCE_MS), the
+# recovery may take up to forgotten<=MS. A link timeout without that evidence (the lock left
+# the phone on a link its kernel knows) or two of them fail.
 FORGOTTEN_EVIDENCE_MS=2000
 
 # expected_scenarios EXPECTED: every scenario the expected-checks file declares, in order.
@@ -56,7 +57,7 @@ judge_console() {
 
     # What the VM said, scenario by scenario.
     local current='' status passed=0 failed=0 ms lost timeouts forgotten
-    local -A started=() exited=() seen=() recovery=() link_lost=() setup_timeouts=() forgotten_ms=()
+    local -A started=() exited=() seen=() recovery=() link_lost=() link_timeouts=() forgotten_ms=()
     while IFS= read -r line; do
         case $line in
             'HIL-SCENARIO '*)
@@ -84,7 +85,7 @@ judge_console() {
                 read -r _ check ms lost timeouts forgotten _ <<< "$line"
                 recovery[$check]=$ms
                 link_lost[$check]=${lost#link_lost=}
-                setup_timeouts[$check]=${timeouts#setup_timeouts=}
+                link_timeouts[$check]=${timeouts#link_timeouts=}
                 forgotten_ms[$check]=${forgotten#forgotten_ms=} ;;
         esac
     done < "$log"
@@ -112,9 +113,9 @@ judge_console() {
         fi
         [[ ${link_lost[$check]} == yes ]] \
             || problems+=("$check: the link loss the scenario causes was not seen (link_lost=${link_lost[$check]})")
-        timeouts=${setup_timeouts[$check]} forgotten=${forgotten_ms[$check]}
+        timeouts=${link_timeouts[$check]} forgotten=${forgotten_ms[$check]}
         if ! [[ $ms =~ ^[0-9]+(\.[0-9]+)?$ && $timeouts =~ ^[0-9]+$ && $forgotten =~ ^[0-9]+$ ]]; then
-            problems+=("$check: unreadable HIL-RECOVERY figures (ms '$ms', setup_timeouts '$timeouts', forgotten_ms '$forgotten')")
+            problems+=("$check: unreadable HIL-RECOVERY figures (ms '$ms', link_timeouts '$timeouts', forgotten_ms '$forgotten')")
             continue
         fi
         local why="its bound of $bound ms"
@@ -122,7 +123,7 @@ judge_console() {
             bound=${forgotten_bound_of[$check]}
             why="its bound of $bound ms with one forgotten link ($forgotten ms)"
         elif ((timeouts > 0)); then
-            problems+=("$check: the phone ran $timeouts GATT setup timeout(s) with a forgotten link of $forgotten ms (allowed: one, after a forgotten link of at least $FORGOTTEN_EVIDENCE_MS ms): it sat on a link nobody answered")
+            problems+=("$check: the phone ran $timeouts link timeout(s) with a forgotten link of $forgotten ms (allowed: one, after a forgotten link of at least $FORGOTTEN_EVIDENCE_MS ms): it sat on a link nobody answered")
             continue
         fi
         if awk -v ms="$ms" -v bound="$bound" 'BEGIN { exit !(ms > bound) }'; then

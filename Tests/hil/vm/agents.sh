@@ -160,8 +160,9 @@ last_linked_before() {
 
 # A forgotten link: hci$P holds a link that hci$L's kernel does not (it deleted it under a new
 # link, or its host is down while its controller still advertises: docs/HIL.md). On a radio
-# the supervision timeout ends it; btvirt has none, so only the phone's GATT setup timeout
-# (10 s) does. forgotten_watch_start samples every 100 ms in the background and keeps the
+# the supervision timeout ends it; btvirt has none, so only the phone giving up on it does: its
+# first command's 5 s timeout (a returning phone with a valid cache sends `present` at once),
+# or its GATT setup timeout (10 s) when it had to ask the lock first. forgotten_watch_start samples every 100 ms in the background and keeps the
 # longest such stretch, in ms, in $W/forgotten; forgotten_watch_stop ends it.
 forgotten_watch_start() {
     echo 0 > $W/forgotten
@@ -182,9 +183,10 @@ forgotten_watch_stop() { [ -n "${FORGOTTEN_WATCH:-}" ] && kill $FORGOTTEN_WATCH 
 
 # recovery CHECK MS LOST MARK: the figure the host judges against CHECK's bounds
 # (Tests/hil/expected-checks, host/judge.sh), with the evidence for the slow path: how many
-# GATT setup timeouts the phone ran since MARK and the longest forgotten link seen.
+# link timeouts the phone ran since MARK (phone.setup_timeout, phone.command_timeout: it gave
+# up on a link nobody answered) and the longest forgotten link seen.
 recovery() {
-    echo "HIL-RECOVERY $1 $2 link_lost=$3 setup_timeouts=$(tail -n +$(($4 + 1)) $PHONE_OUT | grep -c '"event":"phone.setup_timeout"') forgotten_ms=$(cat $W/forgotten 2>/dev/null || echo 0)"
+    echo "HIL-RECOVERY $1 $2 link_lost=$3 link_timeouts=$(tail -n +$(($4 + 1)) $PHONE_OUT | grep -cE '"event":"phone\.(setup|command)_timeout"') forgotten_ms=$(cat $W/forgotten 2>/dev/null || echo 0)"
 }
 
 # --- a central with the stock tools (BlueZ's gatttool) ---------------------------------------
