@@ -63,11 +63,18 @@ func format3(_ x: Double) -> String {
 public func printLine(_ line: String) { writeLine(line, to: STDOUT_FILENO) }
 
 /// Writes a line to standard error (the CLI's error messages). Under systemd (stderr is the
-/// journal's stream) each line carries sd-daemon's `<3>` prefix: journald files it at
-/// priority err, where `journalctl -p warning` finds it, not at the stream's default, info.
-public func printErrorLine(_ line: String) {
-    let prefix = errorsGoToJournal ? "<\(JournaldEntry.Priority.error.rawValue)>" : ""
-    for part in line.split(separator: "\n", omittingEmptySubsequences: false) { writeLine(prefix + part, to: STDERR_FILENO) }
+/// journal's stream) each line carries sd-daemon's `<N>` prefix for `priority` (err unless
+/// said: `latchkey gave-up` writes crit): journald files it there, where `journalctl -p
+/// warning` finds it, not at the stream's default, info. Elsewhere the line is bare.
+public func printErrorLine(_ line: String, priority: JournaldEntry.Priority = .error) {
+    for part in streamLines(line, priority: priority, journal: errorsGoToJournal) { writeLine(part, to: STDERR_FILENO) }
+}
+
+/// The lines `printErrorLine` writes: each line of `line`, with one `<N>` prefix when the
+/// stream is the journal's.
+func streamLines(_ line: String, priority: JournaldEntry.Priority, journal: Bool) -> [String] {
+    let prefix = journal ? "<\(priority.rawValue)>" : ""
+    return line.split(separator: "\n", omittingEmptySubsequences: false).map { prefix + $0 }
 }
 
 /// Read once: the environment and stderr do not change under a running process.

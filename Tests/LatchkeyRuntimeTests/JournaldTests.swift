@@ -187,3 +187,14 @@ final class FakeJournald {
         #expect(!JournaldStream.isConnected(environment: ["JOURNAL_STREAM": "garbage"], fd: pipeFDs[1]))
     }
 }
+
+/// What the CLI writes on a journal stream: sd-daemon's `<N>` prefix, once per line.
+struct StreamPriorityTests {
+    @Test func aGaveUpAlertIsOneCritLineAndAnErrorOneErrLine() {
+        // `latchkey gave-up` once wrote "<2>" itself and printErrorLine added "<3>": journald
+        // filed the alert at err with "<2>" in its text, and the HIL's crit check failed.
+        #expect(streamLines("ALERT: systemd gave up", priority: .critical, journal: true) == ["<2>ALERT: systemd gave up"])
+        #expect(streamLines("Error: a\nb", priority: .error, journal: true) == ["<3>Error: a", "<3>b"])
+        #expect(streamLines("Error: a", priority: .critical, journal: false) == ["Error: a"], "no prefix off the journal")
+    }
+}
