@@ -32,7 +32,11 @@ public enum LocalControlClient {
         guard command.contains(where: { $0 != " " }) else { throw RuntimeError("no command given; try `status`") }
         let socket: SeqPacketSocket
         do { socket = try SeqPacketSocket.connect(to: path) } catch {
-            throw RuntimeError("cannot reach the agent at \(path) (\(error)); is it running?")
+            // An agent on a read-only state directory listens in the runtime directory (ControlSocketPath).
+            guard let other = ControlSocketPath.readOnlyFallback(forSocket: path),
+                  let s = try? SeqPacketSocket.connect(to: other)  // not there either: the first error is the one to tell
+            else { throw RuntimeError("cannot reach the agent at \(path) (\(error)); is it running?") }
+            socket = s
         }
         let channel = PacketChannel(socket: socket, loop: loop)
         var finished = false

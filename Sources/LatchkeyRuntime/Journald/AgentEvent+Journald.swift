@@ -8,7 +8,7 @@ extension AgentEvent {
     static let errorSuffixes = ["fault", "_failed", "_error", "store_recovered"]
     /// Someone was refused, locked out or timed out; the agent works on.
     static let warningSuffixes = ["_refused", "_rejected", "lockout", "_timeout", "_overflow", "_over_budget",
-                                  "_invalid", "suspected_relay"]
+                                  "_invalid", "suspected_relay", "_read_only"]
     /// Audit-log kinds (`lock.event`'s kind=) that are warnings: alarms (a jam, a forced door,
     /// too many failed attempts, a store reset), refused or failed operations, and an
     /// arrival unlock refused as a suspected relay.

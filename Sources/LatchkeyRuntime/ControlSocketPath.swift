@@ -1,0 +1,30 @@
+import LatchkeyPosix
+
+/// Where an agent's control socket is. `<state_directory>/control.sock`, except when the
+/// state directory is on a read-only file system (an SD card gone read-only: no socket can
+/// be made there, yet the lock runs degraded and must answer `status`): then
+/// `/run/latchkey/<the state directory's last component>/control.sock` — for the packaged
+/// lock, `/run/latchkey/lock`, the unit's `RuntimeDirectory=` — and every client that
+/// cannot reach the first tries the second (`LocalControlClient`).
+enum ControlSocketPath {
+    static let fileName = "control.sock"
+    static let runtimeRoot = "/run/latchkey"
+
+    static func primary(_ stateDirectory: String) -> String { stateDirectory + "/" + fileName }
+
+    static func readOnlyFallback(_ stateDirectory: String) -> String {
+        let name = stateDirectory.split(separator: "/").last.map(String.init) ?? "agent"
+        return runtimeRoot + "/" + name + "/" + fileName
+    }
+
+    /// The fallback for a socket path a client was given, when it is a state directory's
+    /// control socket; nil otherwise.
+    static func readOnlyFallback(forSocket path: String) -> String? {
+        guard path.hasSuffix("/" + fileName) else { return nil }
+        return readOnlyFallback(String(path.dropLast(fileName.count + 1)))
+    }
+
+    static func directory(of socket: String) -> String {
+        String(socket[..<(socket.lastIndex(of: "/") ?? socket.endIndex)])
+    }
+}
