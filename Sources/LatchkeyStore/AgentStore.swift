@@ -83,24 +83,24 @@ public final class AgentStore {
 
     /// A store open read-only (`isReadOnly`) tries to open its file read-write again, as
     /// the agent's first open would (directory and file modes, WAL, schema). Throws while
-    /// the file system is still read-only; the read-only connection then stays.
+    /// the file system is still read-only; the store then stays read-only.
     public func reopenForWriting() throws(StoreError) {
         guard isReadOnly, !isClosed else { return }
         try fileSystem.prepare(directory, path)
-        let writable = try Self.connect(path, access: .readWrite)
-        try storeOperation(path: path) { try Self.configure(writable) }
-        let old = connection
-        connection = writable
-        isReadOnly = false
-        do { try migrate() } catch {
-            // Back to the read-only connection: this one cannot be used either.
-            connection = old
-            isReadOnly = true
+        // The read-only connection goes first: one opened beside it shares SQLite's state of
+        // the file (its WAL index, mapped read-only from the read-only mount) and is refused
+        // every write (SQLITE_READONLY at BEGIN IMMEDIATE; seen on a remounted tmpfs).
+        try storeOperation(path: path) { try connection.close() }
+        do throws(StoreError) {
+            connection = try Self.connect(path, access: .readWrite)
+            try storeOperation(path: path) { try Self.configure(connection) }
+            try migrate()
+            isReadOnly = false
+        } catch {
+            // Reading again, as before; when even that fails, every use of the store throws.
+            if let reading = try? Self.connect(path, access: .readOnly) { connection = reading }
             throw error
         }
-        // What fails here is the old, read-only connection's close: nothing to write, so
-        // nothing lost; dropping it closes it in any case.
-        try? old.close()
     }
 
     private static func connect(_ path: String, access: Database.Access) throws(StoreError) -> Database {
