@@ -23,10 +23,12 @@ extension LockAgent {
         emit("lock.store_read_only", ["store": path, "effect": "lock only; unlock refused until the store takes writes"])
     }
 
-    /// The store is open read-write again: what waits is written now.
+    /// The store is open read-write again: what waits is written now, the journal's backlog
+    /// and the bindings of the links up.
     public func storeBecameWritable(_ path: String) {
         storeOpenReadOnly = false
         emit("lock.store_writable", ["store": path])
         controller.writeBacklogNow()
+        if bindingsFault != nil { preserveLiveBindings() }
     }
 }
