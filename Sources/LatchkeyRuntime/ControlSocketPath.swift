@@ -5,10 +5,21 @@ import LatchkeyPosix
 /// be made there, yet the lock runs degraded and must answer `status`): then
 /// `/run/latchkey/<the state directory's last component>/control.sock` — for the packaged
 /// lock, `/run/latchkey/lock`, the unit's `RuntimeDirectory=` — and every client that
-/// cannot reach the first tries the second (`LocalControlClient`).
-enum ControlSocketPath {
+/// cannot reach the first tries the second (`connect`: `LocalControlClient`, the MQTT bridge).
+public enum ControlSocketPath {
     static let fileName = "control.sock"
     static let runtimeRoot = "/run/latchkey"
+
+    /// Connects to the control socket at `path`; when that fails and `path` is a state
+    /// directory's, to the read-only fallback. The first error is the one thrown.
+    public static func connect(to path: String) throws(SystemError) -> SeqPacketSocket {
+        do { return try SeqPacketSocket.connect(to: path) } catch {
+            // Not there either: the first error (about the path the user gave) is the one to tell.
+            guard let other = readOnlyFallback(forSocket: path), let socket = try? SeqPacketSocket.connect(to: other)
+            else { throw error }
+            return socket
+        }
+    }
 
     static func primary(_ stateDirectory: String) -> String { stateDirectory + "/" + fileName }
 
