@@ -31,6 +31,16 @@ extension LockAgent {
         }
     }
 
+    /// The store takes writes again: the bindings of the links up now are saved (those the
+    /// store refused meanwhile). With none up, nothing is left unsaved: the fault clears.
+    func preserveLiveBindings() {
+        bindingsFault = nil
+        for key in Set(keyOfLink.values).sorted() {
+            guard let address = addressOfKey[key] else { continue }
+            preserveBinding(address, key: key)
+        }
+    }
+
     /// The stored bindings (empty when there are none); nil when they cannot be read.
     private func loadBindings(_ storage: any RestorationStorage) -> LockBindings? {
         do {

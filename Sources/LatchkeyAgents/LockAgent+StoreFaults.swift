@@ -3,13 +3,32 @@
 /// refuses every command but `lock` (`LockoutGuard`), bindings that cannot be read are not saved over;
 /// `status` names what is at fault until the store takes writes again.
 extension LockAgent {
-    /// The parts of the store at fault now: "journal" (its last write failed, or writes wait:
+    /// The parts of the store at fault now: "read-only" (the lock runs on a store it could
+    /// open only read-only: `storeIsReadOnly`), "journal" (its last write failed, or writes wait:
     /// a lock moved without its record), "lockout", "bindings"; empty when all is on disk.
     public var storeFaults: [String] {
-        var faults: [String] = []
+        var faults: [String] = storeOpenReadOnly ? ["read-only"] : []
         if controller.journalFault != nil || controller.unwrittenJournalEntries > 0 { faults.append("journal") }
         if verifier.lockout.storeFault != nil { faults.append("lockout") }
         if bindingsFault != nil { faults.append("bindings") }
         return faults
+    }
+
+    /// The store could be opened only read-only (its file system is: a card gone read-only).
+    /// The lock runs degraded: a lock moves and waits to be recorded, an unlock and anything
+    /// else needing a durable write is refused (`storageFailure`); said once, as a warning,
+    /// and in `status` until `storeBecameWritable`.
+    public func storeIsReadOnly(_ path: String) {
+        storeOpenReadOnly = true
+        emit("lock.store_read_only", ["store": path, "effect": "lock only; unlock refused until the store takes writes"])
+    }
+
+    /// The store is open read-write again: what waits is written now, the journal's backlog
+    /// and the bindings of the links up.
+    public func storeBecameWritable(_ path: String) {
+        storeOpenReadOnly = false
+        emit("lock.store_writable", ["store": path])
+        controller.writeBacklogNow()
+        if bindingsFault != nil { preserveLiveBindings() }
     }
 }

@@ -86,6 +86,8 @@ public final class LockAgent: PeripheralManagerDelegate {
     public internal(set) var transportRefusals = 0
     /// Why the link→key bindings could not be read or saved, until they can.
     var bindingsFault: String?
+    /// The store is open read-only (LockAgent+StoreFaults.swift).
+    public internal(set) var storeOpenReadOnly = false
     var statusDirty = false
     private var transfers: [LinkID: ChunkedSender] = [:]
     /// Each link's session, once its phone proved its key on it (LockAgent+Sessions.swift).
@@ -318,6 +320,19 @@ public final class LockAgent: PeripheralManagerDelegate {
         return nil
     }
 
+    /// An accepted lock's counter, made durable if its decision did not carry it. A store
+    /// that refuses it (full, read-only) does not turn the lock into a refusal: the bolt is
+    /// moving (locking is safe), so the phone is told what happened — done. The counter
+    /// stays in memory, where the verifier counts it (no replay in this run; after a restart
+    /// the frame's single-use, link-bound challenge is gone), and is written with the
+    /// journal's backlog when the store takes writes again.
+    private func commitLockCounter(key: UInt32) {
+        do { try verifier.commitCounter() } catch {
+            emit("lock.counter_write_failed", ["key": "\(key)", "error": "\(error)", "held": "until the store takes writes"])
+            controller.writeHeldLater()
+        }
+    }
+
     private func carryOut(_ verified: VerifiedCommand, from central: Central, received: Instant) -> CommandRejection? {
         let key = verified.key.id
         let op = verified.body.operation
@@ -356,7 +371,8 @@ public final class LockAgent: PeripheralManagerDelegate {
             }
         }
         // Accepted. Remember who is here (for departure) and measure our own path.
-        if let failed = commitCounter(key: key) { return failed }  // carried by the decision: nothing to do
+        if op == .lock { commitLockCounter(key: key) }  // the bolt moves whatever the store says
+        else if let failed = commitCounter(key: key) { return failed }  // carried by the decision: nothing to do
         // The movement's outcome arrives later as an event (`lockEvent`): wake work until then.
         if controller.machine.isMoving { backgroundTasks.begin(Self.commandTask) }
         bind(central, to: key)

@@ -1,4 +1,5 @@
 import LatchkeyPosix
+import LatchkeyRuntime
 
 /// An agent's control socket (`<state_directory>/control.sock`), reached as the bridge's
 /// user: the socket's mode and group are the permission (docs/CONFIGURATION.md).
@@ -38,7 +39,8 @@ public final class ControlSocketLink: AgentLink {
     private func open(_ command: String, onMessage: @escaping (String, PacketChannel) -> Void,
                       onClose: @escaping (String) -> Void) {
         let socket: SeqPacketSocket
-        do { socket = try SeqPacketSocket.connect(to: path) } catch {
+        // A lock on a read-only card listens in the runtime directory (ControlSocketPath).
+        do { socket = try ControlSocketPath.connect(to: path) } catch {
             // Reported on the loop, like every other outcome: the caller's state is settled first.
             loop.execute { onClose("cannot reach the agent at \(self.path) (\(error))") }
             return

@@ -56,6 +56,14 @@ public enum DecisionOutcome: UInt8, Hashable, Sendable, CaseIterable {
 public protocol DecisionJournal: AnyObject {
     func record(_ decision: LockDecision) throws
     func complete(_ id: DecisionID, outcome: DecisionOutcome) throws
+    /// Writes what the journal's store holds in memory because it refused it (a lock
+    /// command's counter: `StoredLockRecords`); the backlog runs it once the store takes
+    /// writes again. By default there is nothing held.
+    func writeHeld() throws
+}
+
+extension DecisionJournal {
+    public func writeHeld() throws {}
 }
 
 /// A journal in memory, for tests and the simulation: keeps every entry in order, can be

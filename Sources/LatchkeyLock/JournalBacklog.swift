@@ -2,12 +2,14 @@ import LatchkeyTransport
 
 /// Journal writes the journal refused (a full or read-only SD card, an I/O error), kept in
 /// order until it takes writes again: a lock decision whose bolt moved anyway (locking is
-/// safe), and outcomes of decisions. Never an unlock's record: an unlock the journal did not
-/// take never moves.
+/// safe), outcomes of decisions, and what the journal's store holds in memory (a lock
+/// command's counter). Never an unlock's record: an unlock the journal did not take never moves.
 struct JournalBacklog {
     enum Write: Equatable {
         case record(LockDecision)
         case complete(DecisionID, DecisionOutcome)
+        /// `DecisionJournal.writeHeld`.
+        case held
     }
 
     var writes: [Write] = []
@@ -31,6 +33,14 @@ extension LockController {
     /// Journal writes waiting for the journal (0: everything the lock did is on disk).
     public var unwrittenJournalEntries: Int { backlog.writes.count }
 
+    /// The journal's store holds writes in memory that it refused (a lock command's counter,
+    /// answered as done: the bolt moved): they are written with the backlog, and until then
+    /// the journal counts as at fault.
+    public func writeHeldLater() {
+        guard !backlog.writes.contains(.held) else { return }
+        keepForLater(.held)
+    }
+
     /// Keeps `write` for later and makes sure a later attempt is scheduled.
     func keepForLater(_ write: JournalBacklog.Write) {
         backlog.writes.append(write)
@@ -47,6 +57,8 @@ extension LockController {
                 lastRecordedDecision = decision.id
             case .complete(let id, let outcome):
                 try journal.complete(id, outcome: outcome)
+            case .held:
+                try journal.writeHeld()
             }
             backlog.writes.removeFirst()
         }
@@ -55,21 +67,34 @@ extension LockController {
         backlog.timer = nil
     }
 
+    /// Writes what waits now rather than at its next retry (the store just became writable
+    /// again); a refusal goes back to the retry schedule.
+    public func writeBacklogNow() {
+        guard !backlog.writes.isEmpty else { return }
+        backlog.timer?.cancel()
+        backlog.timer = nil
+        attemptBacklog()
+    }
+
     private func scheduleBacklogWrite() {
         guard backlog.timer == nil else { return }
         backlog.timer = loop.schedule(after: backlog.delay()) { [weak self] in
             guard let self else { return }
             self.backlog.timer = nil
-            do {
-                try self.writeBacklog()
-                self.journalFault = nil
-                self.onJournalCaughtUp?()
-            } catch {
-                self.backlog.attempts += 1
-                self.journalFault = error
-                self.onFault?(.journal(error))
-                self.scheduleBacklogWrite()
-            }
+            self.attemptBacklog()
+        }
+    }
+
+    private func attemptBacklog() {
+        do {
+            try writeBacklog()
+            journalFault = nil
+            onJournalCaughtUp?()
+        } catch {
+            backlog.attempts += 1
+            journalFault = error
+            onFault?(.journal(error))
+            scheduleBacklogWrite()
         }
     }
 }

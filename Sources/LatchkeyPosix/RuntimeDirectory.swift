@@ -16,6 +16,20 @@ public enum RuntimeDirectory {
         return path
     }
 
+    /// Whether `path` is on a file system mounted read-only; nil when it cannot be asked.
+    public static func isOnReadOnlyFileSystem(_ path: String) -> Bool? { Syscalls.isOnReadOnlyFileSystem(path) }
+
+    /// `path` and any missing parents, each new one with mode 0700 (an existing one is left as it is).
+    public static func makeAll(_ path: String) throws(SystemError) {
+        var prefix = ""
+        for part in path.split(separator: "/") {
+            prefix += "/" + part
+            do throws(SystemError) {
+                try Syscalls.makeDirectory(prefix, mode: 0o700)
+            } catch where error.errno == Errno(rawValue: 17) {}  // EEXIST: already there
+        }
+    }
+
     /// A fresh, private directory `/tmp/<prefix>-XXXXXX` (mkdtemp(3)); for tests and demos.
     public static func makeTemporary(prefix: String = "latchkey") throws(SystemError) -> String {
         try Syscalls.makeTemporaryDirectory(template: "/tmp/\(prefix)-XXXXXX")

@@ -28,19 +28,35 @@ struct ControlDispatcher {
         reply("error unknown command \(what); use status, \(agentUsage), \(ApplicationControl.usage)")
     }
 
-    /// Listens on `<stateDirectory>/control.sock` and answers there; returns the server and the path.
-    /// An accept error (out of descriptors) pauses the socket and is logged as a warning.
+    /// Listens on `<stateDirectory>/control.sock` and answers there — or, when the state
+    /// directory is on a read-only file system, on `ControlSocketPath.readOnlyFallback` (said
+    /// as a warning); returns the server and the path. An accept error (out of descriptors)
+    /// pauses the socket and is logged as a warning.
     func serve(in stateDirectory: String, loop: PosixEventLoop, logger: Logger) throws(RuntimeError)
         -> (LocalControlServer, String)
     {
-        let path = stateDirectory + "/control.sock"
+        var path = ControlSocketPath.primary(stateDirectory)
         let server: LocalControlServer
         do {
-            server = try LocalControlServer(path: path, loop: loop) { words, reply in handle(words, reply: reply) }
+            server = try listen(on: path, loop: loop)
+        } catch where RuntimeDirectory.isOnReadOnlyFileSystem(stateDirectory) == true {
+            path = ControlSocketPath.readOnlyFallback(stateDirectory)
+            do {
+                try RuntimeDirectory.makeAll(ControlSocketPath.directory(of: path))
+                server = try listen(on: path, loop: loop)
+            } catch {
+                throw RuntimeError("control socket: \(stateDirectory) is on a read-only file system and \(path) "
+                                   + "cannot be made either: \(error)")
+            }
+            logger.warning("control socket: \(stateDirectory) is on a read-only file system; listening on \(path)")
         } catch { throw RuntimeError("control socket in \(stateDirectory): \(error)") }
         server.onAcceptPause = { failure, delay in
             logger.warning("control socket: \(failure); accepting again in \(delay)")
         }
         return (server, path)
+    }
+
+    private func listen(on path: String, loop: PosixEventLoop) throws(SystemError) -> LocalControlServer {
+        try LocalControlServer(path: path, loop: loop) { words, reply in handle(words, reply: reply) }
     }
 }

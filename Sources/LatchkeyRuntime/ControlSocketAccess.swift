@@ -16,9 +16,11 @@ public enum ControlSocketAccess: Sendable, Equatable {
     }
 
     /// Applies the modes once the socket exists; a failure is the daemon's start error.
-    func apply(socket path: String, stateDirectory: String) throws(RuntimeError) {
+    /// `directory`: the one holding the socket (the state directory, or the runtime one on a
+    /// read-only card: `ControlSocketPath`).
+    func apply(socket path: String, directory: String) throws(RuntimeError) {
         guard self == .group else { return }
-        guard chmod(stateDirectory, 0o710) == 0, chmod(path, 0o660) == 0 else {
+        guard chmod(directory, 0o710) == 0, chmod(path, 0o660) == 0 else {
             throw RuntimeError("control socket \(path): cannot open it to the group: \(String(cString: strerror(errno)))")
         }
     }

@@ -31,7 +31,8 @@ public enum LocalControlClient {
         // A zero-length packet reads as end-of-file on the agent's side: say so here instead.
         guard command.contains(where: { $0 != " " }) else { throw RuntimeError("no command given; try `status`") }
         let socket: SeqPacketSocket
-        do { socket = try SeqPacketSocket.connect(to: path) } catch {
+        // An agent on a read-only state directory listens in the runtime directory (ControlSocketPath).
+        do { socket = try ControlSocketPath.connect(to: path) } catch {
             throw RuntimeError("cannot reach the agent at \(path) (\(error)); is it running?")
         }
         let channel = PacketChannel(socket: socket, loop: loop)

@@ -27,14 +27,18 @@ public struct LockStores {
     public var storeWasReset: Bool
     /// Where the operating mode survives restarts; nil: it starts Normal every time.
     public var operatingModes: (any OperatingModeStore)?
+    /// The SQLite store behind all of these (nil for stores of another kind): open read-only
+    /// on a read-only file system (`StoreReopener` tries read-write again).
+    public var store: AgentStore?
     public init(journal: any DecisionJournal, interrupted: LockDecision?, lastDecisionID: DecisionID?,
                 log: any LockEventLog, keys: any KeyStore, lockout: any LockoutStore,
                 pairing: (registry: any KeyRegistry, identity: LockIdentity)? = nil,
                 restoration: (any RestorationStorage)? = nil, storeWasReset: Bool = false,
-                operatingModes: (any OperatingModeStore)? = nil) {
+                operatingModes: (any OperatingModeStore)? = nil, store: AgentStore? = nil) {
         self.journal = journal; self.interrupted = interrupted; self.lastDecisionID = lastDecisionID
         self.log = log; self.keys = keys; self.lockout = lockout; self.pairing = pairing
         self.restoration = restoration; self.storeWasReset = storeWasReset; self.operatingModes = operatingModes
+        self.store = store
     }
 }
 
@@ -108,6 +112,8 @@ public enum LockDaemon {
                               events: printer, configuration: settings.agent, outputClock: outputClock,
                               lockout: stores.lockout, pairing: pairing, restoration: stores.restoration,
                               operatingModes: stores.operatingModes)
+        // A store open read-only (the card is): the lock runs degraded and tries read-write again.
+        let reopener = StoreReopener(store: stores.store, agent: agent, loop: loop)
         agent.peripheral.trace = { peer, direction, pdu in
             logger.trace("ATT \(direction) \(peer): \(hex(pdu))")
         }
@@ -149,14 +155,14 @@ public enum LockDaemon {
             agentCommands: { lockCommands.agentCommands($0, $1) || bridge.handle($0, reply: $1) },
             agentUsage: lockCommands.agentUsage + ", " + BridgeControlCommands.usage)
         let (control, path) = try dispatcher.serve(in: settings.stateDirectory, loop: loop, logger: logger)
-        try settings.controlSocketAccess.apply(socket: path, stateDirectory: settings.stateDirectory)
+        try settings.controlSocketAccess.apply(socket: path, directory: ControlSocketPath.directory(of: path))
         return RunningAgent(agent: agent, gates: gates, control: control, controlPath: path,
                             readiness: service, stopping: {
             logger.info("lock agent stopping")
             service.stopping()
             printer.emit(AgentEvent("lock.stopping", time: loop.now))
             agent.stop()
-        }, retained: [watcher, transport, bridge], closing: {
+        }, retained: [watcher, transport, bridge, reopener], closing: {
             // Withdraws the advertising now, not whenever the last reference goes: a stopped
             // lock must not stay connectable (docs/HIL.md, scenario d).
             (transport as? KernelTransport)?.close()

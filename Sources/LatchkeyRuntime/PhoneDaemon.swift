@@ -64,7 +64,7 @@ public enum PhoneDaemon {
         try gates.installSignals(on: loop)
         let dispatcher = PhoneControlCommands.dispatcher(agent, application: gates.control)
         let (control, path) = try dispatcher.serve(in: settings.stateDirectory, loop: loop, logger: logger)
-        try settings.controlSocketAccess.apply(socket: path, stateDirectory: settings.stateDirectory)
+        try settings.controlSocketAccess.apply(socket: path, directory: ControlSocketPath.directory(of: path))
         return RunningAgent(agent: agent, gates: gates, control: control, controlPath: path,
                             readiness: service, stopping: {
             logger.info("phone agent stopping")

@@ -17,10 +17,16 @@ public enum StateStores {
     /// the restoration entries. A corrupt database is moved aside and a fresh one started:
     /// the journal is then empty, so nothing is resumed, and the lock starts locked
     /// (`storeWasReset` tells the agent to log a LockFactoryReset alarm).
+    ///
+    /// On a read-only file system (an SD card gone read-only) an existing store is opened
+    /// read-only (`LockStores.store`'s `isReadOnly`): the lock runs degraded on it. With no
+    /// store there, it cannot run at all: exit status 73 (`exCantCreate`).
     public static func openLock(_ directory: String, loop: any EventLoop, wallClock: WallClock = .system,
+                                fileSystem: StoreFileSystem = .system,
                                 report: (String) -> Void = { _ in }) throws(RuntimeError) -> LockStores {
         var reset = false
-        let store = try open(directory, lockFile, wallClock: wallClock, report: { reset = true; report($0) })
+        let store = try open(directory, lockFile, wallClock: wallClock, fileSystem: fileSystem, degrade: true,
+                             report: { reset = true; report($0) })
         do {
             let records = try store.lockRecords(loop: loop)
             let keys = store.keyStore()
@@ -32,7 +38,7 @@ public enum StateStores {
                               lockout: store.lockoutStore(monotonicNow: { loop.now }),
                               pairing: (registry: keys, identity: identity),
                               restoration: store.restorationStorage(), storeWasReset: reset,
-                              operatingModes: store.operatingModeStore())
+                              operatingModes: store.operatingModeStore(), store: store)
         } catch { throw RuntimeError("lock store \(store.path): \(error)") }
     }
 
@@ -75,11 +81,27 @@ public enum StateStores {
         }
     }
 
+    /// EX_CANTCREAT (sysexits.h): the lock's state directory is read-only and holds no store
+    /// to run on. The lock unit's `RestartPreventExitStatus=` lists it: no restart creates a
+    /// file on a read-only card; systemd gives up at once and the gave-up alert tells someone.
+    public static let exCantCreate: Int32 = 73
+
+    /// `degrade`: on a read-only file system, an existing store opens read-only
+    /// (`AgentStore.openForAgent`).
     static func open(_ directory: String, _ file: String, wallClock: WallClock = .system,
+                     fileSystem: StoreFileSystem = .system, degrade: Bool = false,
                      report: (String) -> Void) throws(RuntimeError) -> AgentStore {
         do {
-            return try AgentStore(directory: directory, fileName: file, wallClock: wallClock)
+            return degrade ? try AgentStore.openForAgent(directory: directory, fileName: file, wallClock: wallClock,
+                                                         fileSystem: fileSystem)
+                           : try AgentStore(directory: directory, fileName: file, wallClock: wallClock,
+                                            fileSystem: fileSystem)
         } catch {
+            if degrade && error.isReadOnlyFileSystem {
+                throw RuntimeError("cannot open the store in \(directory): \(error): the file system is read-only and "
+                                   + "holds no \(file) to run on; remount it read-write (or repair the card) and start "
+                                   + "the agent again", exitStatus: exCantCreate)
+            }
             guard case .corrupt(let corruption) = error else {
                 throw RuntimeError("cannot open the store in \(directory): \(error)")
             }

@@ -24,8 +24,17 @@ public final class AgentStore {
     /// The database file (mode 0600).
     public let path: String
     public let wallClock: WallClock
-    let connection: Database
+    private(set) var connection: Database
     private var isClosed = false
+    /// How the directory and the file are prepared before SQLite opens them (the real calls,
+    /// or a test's read-only file system), kept for `reopenForWriting`.
+    private let fileSystem: StoreFileSystem
+    /// Open read-only because its file system is (`openForAgent`): every write throws
+    /// (SQLITE_READONLY) until `reopenForWriting` succeeds.
+    public private(set) var isReadOnly: Bool
+    /// The tests' fault-injection seam (a full, failing or read-only card): asked before
+    /// every write transaction; a fault it returns is thrown instead of writing. Nil in the agents.
+    public var injectedWriteFault: (() -> StoreError?)?
 
     /// Opens (creating if needed) `<directory>/<fileName>`, checks its integrity and brings
     /// its schema up to date. The lock agent uses "lock.db", the phone agent "phone.db".
@@ -35,21 +44,18 @@ public final class AgentStore {
     /// nothing; a missing or foreign directory or file throws `.notAStore`, a damaged file
     /// `.corrupt` (which the caller reports: only the agent moves a database aside).
     public init(directory: String, fileName: String, wallClock: WallClock = .system,
-                access: Database.Access = .readWrite) throws(StoreError) {
+                access: Database.Access = .readWrite, fileSystem: StoreFileSystem = .system) throws(StoreError) {
         self.directory = directory
         self.path = directory + "/" + fileName
         self.wallClock = wallClock
-        let path = self.path
+        self.fileSystem = fileSystem
+        isReadOnly = access == .readOnly
         if access == .readOnly {
             try StoreFiles.requireExisting(directory: directory, file: path)
         } else {
-            try StoreFiles.prepareDirectory(directory)
-            try StoreFiles.prepareFile(path)
+            try fileSystem.prepare(directory, path)
         }
-        // Another process (a `latchkey keys` command) may hold the write lock for one small
-        // transaction; wait for it rather than fail a decision. 1 s: far above one fsync
-        // (~ms, `StoreBenchmark`) and far below M5's 10 s wake budget.
-        connection = try storeOperation(path: path) { try Database(path: path, busyTimeout: .seconds(1), access: access) }
+        connection = try Self.connect(path, access: access)
         if access == .readOnly {
             try checkIntegrity()
             try requireCurrentSchema()
@@ -58,6 +64,50 @@ public final class AgentStore {
         try storeOperation(path: path) { try Self.configure(connection) }
         try checkIntegrity()
         try migrate()
+    }
+
+    /// The agents' open: read-write — or, when the state directory's file system is
+    /// read-only (EROFS: an SD card gone read-only) and the store is there already,
+    /// read-only (`isReadOnly`): the lock then runs degraded on what it holds, every write
+    /// throws, and `reopenForWriting` tries read-write again. With no store to read, the
+    /// EROFS error is thrown.
+    public static func openForAgent(directory: String, fileName: String, wallClock: WallClock = .system,
+                                    fileSystem: StoreFileSystem = .system) throws(StoreError) -> AgentStore {
+        do {
+            return try AgentStore(directory: directory, fileName: fileName, wallClock: wallClock, fileSystem: fileSystem)
+        } catch let error where error.isReadOnlyFileSystem && StoreFiles.exists(directory + "/" + fileName) {
+            return try AgentStore(directory: directory, fileName: fileName, wallClock: wallClock, access: .readOnly,
+                                  fileSystem: fileSystem)
+        }
+    }
+
+    /// A store open read-only (`isReadOnly`) tries to open its file read-write again, as
+    /// the agent's first open would (directory and file modes, WAL, schema). Throws while
+    /// the file system is still read-only; the store then stays read-only.
+    public func reopenForWriting() throws(StoreError) {
+        guard isReadOnly, !isClosed else { return }
+        try fileSystem.prepare(directory, path)
+        // The read-only connection goes first: one opened beside it shares SQLite's state of
+        // the file (its WAL index, mapped read-only from the read-only mount) and is refused
+        // every write (SQLITE_READONLY at BEGIN IMMEDIATE; seen on a remounted tmpfs).
+        try storeOperation(path: path) { try connection.close() }
+        do throws(StoreError) {
+            connection = try Self.connect(path, access: .readWrite)
+            try storeOperation(path: path) { try Self.configure(connection) }
+            try migrate()
+            isReadOnly = false
+        } catch {
+            // Reading again, as before; when even that fails, every use of the store throws.
+            if let reading = try? Self.connect(path, access: .readOnly) { connection = reading }
+            throw error
+        }
+    }
+
+    private static func connect(_ path: String, access: Database.Access) throws(StoreError) -> Database {
+        // Another process (a `latchkey keys` command) may hold the write lock for one small
+        // transaction; wait for it rather than fail a decision. 1 s: far above one fsync
+        // (~ms, `StoreBenchmark`) and far below M5's 10 s wake budget.
+        try storeOperation(path: path) { try Database(path: path, busyTimeout: .seconds(1), access: access) }
     }
 
     /// WAL with synchronous=FULL, the WAL kept across closes. A file that is not a database
@@ -151,6 +201,7 @@ public final class AgentStore {
     /// `body` in an immediate transaction: committed (and fsync'ed) when it returns.
     func write<T>(_ body: (Database) throws -> T) throws(StoreError) -> T {
         guard !isClosed else { throw .database(path: path, message: "the store is closed") }
+        if let fault = injectedWriteFault?() { throw fault }
         return try storeOperation(path: path) { try connection.inTransaction(.immediate, body) }
     }
 

@@ -62,6 +62,15 @@ public final class StoredKeyStore: KeyRegistry {
                        arguments: [Int64(bitPattern: counter), keyID])
     }
 
+    /// Raises a key's counter to `counter` unless it is there already (a counter held in
+    /// memory while the store refused writes: `StoredLockRecords.heldCounters`). Never lowers
+    /// it, and a key removed meanwhile is nothing to write.
+    func raiseCounter(to counter: UInt64, keyID: UInt32, in db: Database) throws {
+        guard let last = try Int64.fetchOne(db, sql: "SELECT lastCounter FROM phoneKey WHERE id = ?", arguments: [keyID]),
+              counter > UInt64(bitPattern: last) else { return }
+        try db.execute(sql: "UPDATE phoneKey SET lastCounter = ? WHERE id = ?", arguments: [Int64(bitPattern: counter), keyID])
+    }
+
     // MARK: Management (the `latchkey keys` commands)
 
     /// Adds a key; its id must be new (a revoked key's id stays taken, so that old

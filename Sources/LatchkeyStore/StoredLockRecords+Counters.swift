@@ -12,27 +12,45 @@ extension StoredLockRecords {
     /// the next write of these records (`KeyStore.stageCounter`).
     public var commandKeys: StoredCommandKeys { StoredCommandKeys(records: self) }
 
-    /// One transaction: the staged counter, if any, then `body`. The counter is cleared
-    /// only once committed; a failed write leaves it staged for `commitStagedCounter`.
+    /// One transaction: the counters held in memory and the staged one, if any, then `body`.
+    /// They are cleared only once committed; a failed write leaves them where they were
+    /// (the staged one for `commitStagedCounter`).
     func writeCarryingCounter<T>(_ body: (Database) throws -> T) throws -> T {
-        guard let staged = stagedCounter else { return try store.write(body) }
+        let staged = stagedCounter, held = heldCounters
+        guard staged != nil || !held.isEmpty else { return try store.write(body) }
         let keys = keys
         let result = try store.write { db in
-            try keys.recordCounter(staged.counter, keyID: staged.keyID, in: db)
+            for (keyID, counter) in held { try keys.raiseCounter(to: counter, keyID: keyID, in: db) }
+            if let staged { try keys.recordCounter(staged.counter, keyID: staged.keyID, in: db) }
             return try body(db)
         }
         stagedCounter = nil
+        heldCounters = [:]
         return result
     }
 
-    /// Commits a staged counter alone. It is dropped even when the commit fails: nothing
-    /// durable refers to it (it would have ridden on that write), and the command it came
-    /// with is answered `storageFailure`.
+    /// Commits a staged counter (with any held ones). When the store refuses it, it is held
+    /// in memory instead (`heldCounters`): still counted by `lastCounter`, so the running
+    /// agent never takes it again, and written with the next write that goes through (or
+    /// `writeHeld`, which the journal's backlog runs). Whether the command it came with is
+    /// answered `storageFailure` is the agent's call: a lock has moved anyway.
     func commitStagedCounter() throws {
         guard let staged = stagedCounter else { return }
-        stagedCounter = nil
-        try keys.recordCounter(staged.counter, keyID: staged.keyID)
+        do { try writeCarryingCounter { _ in } } catch {
+            stagedCounter = nil
+            heldCounters[staged.keyID] = max(heldCounters[staged.keyID] ?? 0, staged.counter)
+            throw error
+        }
     }
+
+    /// Writes the counters held in memory, if any (`DecisionJournal.writeHeld`).
+    public func writeHeld() throws {
+        guard !heldCounters.isEmpty else { return }
+        try writeCarryingCounter { _ in }
+    }
+
+    /// Counters the store has not taken yet (held in memory after a refused write).
+    public var unwrittenCounters: Int { heldCounters.count }
 }
 
 /// A `StoredKeyStore` whose counter writes are staged in the lock's records
@@ -44,11 +62,11 @@ public final class StoredCommandKeys: KeyStore {
 
     public func key(id: UInt32) -> PhoneKey? { records.keys.key(id: id) }
 
-    /// The durable counter, or the staged one when it is higher.
+    /// The highest of the durable counter, the staged one and a held one.
     public func lastCounter(keyID: UInt32) -> UInt64 {
         let durable = records.keys.lastCounter(keyID: keyID)
-        guard let staged = records.stagedCounter, staged.keyID == keyID else { return durable }
-        return max(durable, staged.counter)
+        let staged = records.stagedCounter.flatMap { $0.keyID == keyID ? $0.counter : nil } ?? 0
+        return max(durable, staged, records.heldCounters[keyID] ?? 0)
     }
 
     public func recordCounter(_ counter: UInt64, keyID: UInt32) throws {

@@ -22,7 +22,9 @@ import LatchkeyTransport
 /// here — the decision the command leads to, or the event that reports its refusal — in
 /// the same transaction, so a command pays one fsync before the actuator moves and its
 /// counter is never durable later than its decision. A failed write takes the counter
-/// with it; whatever was not carried, the agent commits alone before it answers.
+/// with it; whatever was not carried, the agent commits alone before it answers. A counter
+/// the store refuses even then is held in memory and rides on the next write that goes
+/// through (the journal's backlog runs `writeHeld` for it).
 public final class StoredLockRecords: DecisionJournal, LockEventLog {
     public let journal: StoredDecisionJournal
     public let log: StoredEventLog
@@ -32,6 +34,8 @@ public final class StoredLockRecords: DecisionJournal, LockEventLog {
     /// Where staged counters are written (`StoredLockRecords+Counters.swift`).
     let keys: StoredKeyStore
     var stagedCounter: (keyID: UInt32, counter: UInt64)?
+    /// Counters of commands carried out whose write the store refused (`commitStagedCounter`).
+    var heldCounters: [UInt32: UInt64] = [:]
     private var last: UInt32
     /// A noted completion that could not be committed on the next turn.
     public var onDeferredFailure: ((any Error) -> Void)?

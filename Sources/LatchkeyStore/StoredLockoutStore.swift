@@ -97,6 +97,9 @@ extension AgentStore {
     public func lockIdentity(create: () -> [UInt8]) throws(StoreError) -> [UInt8] {
         let now = wallClock.nanosecondsSinceEpoch()
         let path = path
+        // Read first: a store open read-only (a read-only card) still has its identity.
+        let existing = try read { db in try Data.fetchOne(db, sql: "SELECT privateKey FROM lockIdentity WHERE singleton = 1") }
+        if let existing { return [UInt8](existing) }
         return try write { db in
             if let existing = try Data.fetchOne(db, sql: "SELECT privateKey FROM lockIdentity WHERE singleton = 1") {
                 return [UInt8](existing)

@@ -54,13 +54,16 @@ import Testing
         #expect(lines.contains { $0.hasPrefix("Error: \(path):2") }, "\(lines)")
     }
 
-    /// Both units stop restarting on 78.
+    /// Both units stop restarting on 78; the lock's also on 73 (a read-only card with no store).
     @Test func theUnitsPreventARestartOn78() throws {
         let root = String(#filePath.split(separator: "/Tests/").first!)
-        for unit in ["latchkey-lock.service", "latchkey-phone.service"] {
+        for (unit, statuses) in [("latchkey-lock.service", ["78", "73"]), ("latchkey-phone.service", ["78"])] {
             let text = try readTextFile(root + "/systemd/" + unit)
-            #expect(text.split(separator: "\n").contains("RestartPreventExitStatus=78"), "\(unit)")
+            let line = text.split(separator: "\n").first { $0.hasPrefix("RestartPreventExitStatus=") }
+            let listed = line?.dropFirst("RestartPreventExitStatus=".count).split(separator: " ").map(String.init)
+            #expect(listed == statuses, "\(unit)")
         }
+        #expect(StateStores.exCantCreate == 73)
     }
 
     /// `latchkey` sits next to the test bundle in the build directory.

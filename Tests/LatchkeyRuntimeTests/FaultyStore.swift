@@ -26,8 +26,12 @@ final class FaultyStore {
     func read() throws { if let reads { throw Failure(fault: reads) } }
     func readRestoration() throws { if let restorationReads { throw Failure(fault: restorationReads) } }
 
-    /// `stores` with their journal, lockout counts and restoration storage behind the switch.
+    /// `stores` with their journal, lockout counts and restoration storage behind the switch,
+    /// and every write of the SQLite store under them too (the keys' counters, the log).
     func wrap(_ stores: LockStores) -> LockStores {
+        stores.store?.injectedWriteFault = { [unowned self] in
+            self.writes.map { .database(path: stores.store!.path, message: $0.rawValue) }
+        }
         var wrapped = stores
         wrapped.journal = Journal(stores.journal, self)
         wrapped.lockout = Lockout(stores.lockout, self)
@@ -44,6 +48,7 @@ final class FaultyStore {
             try store.write()
             try inner.complete(id, outcome: outcome)
         }
+        func writeHeld() throws { try store.write(); try inner.writeHeld() }
     }
 
     final class Lockout: LockoutStore {

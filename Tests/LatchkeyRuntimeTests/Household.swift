@@ -38,6 +38,11 @@ final class Household {
     /// Set before `startLock`: the lock's stores pass through it (FaultyStore), and the agent
     /// gets its lockout store from them (else lockout is in memory).
     var wrapLockStores: ((LockStores) -> LockStores)?
+    /// The lock's state directory answers as a card gone read-only (EROFS on opening for
+    /// writing) while this is set (`StoreFileSystem.readOnly`).
+    var readOnlyCard = false
+    /// Tries a read-only store read-write again, as `LockDaemon` does.
+    private(set) var reopener: StoreReopener?
 
     var lockState: String { directory + "/lock" }
     var phoneState: String { directory + "/phone" }
@@ -70,7 +75,8 @@ final class Household {
     /// Starts the lock agent as `LockDaemon` does: stores, hardware (outputs inactive), the
     /// agent with its restoration storage, then `start(from:)`.
     func startLock() throws {
-        var stores = try StateStores.openLock(lockState, loop: loop, wallClock: wallClock)
+        var stores = try StateStores.openLock(lockState, loop: loop, wallClock: wallClock,
+                                              fileSystem: .readOnly(while: { [unowned self] in self.readOnlyCard }))
         if let wrapLockStores { stores = wrapLockStores(stores) }
         let wiring = LockWiring(chipLabel: "door", actuator: .motor(runTime: motorRun),
                                 unlockOutput: .init("UNLOCK"), lockOutput: .init("LOCK"))
@@ -84,6 +90,7 @@ final class Household {
                               configuration: LockAgentConfiguration(departureGrace: .seconds(5)),
                               lockout: wrapLockStores == nil ? InMemoryLockoutStore() : stores.lockout,
                               restoration: stores.restoration)
+        reopener = StoreReopener(store: stores.store, agent: agent, loop: loop)
         agent.start(from: stores)
         lock = agent
         lockStores = stores
@@ -105,6 +112,7 @@ final class Household {
     func killLock() {
         air.device(Self.lockAddress)!.detachApplication()
         lock = nil
+        reopener = nil
         lockStores = nil
         chip = Self.newChip(loop)
     }

@@ -69,6 +69,14 @@ enum Syscalls {
         return info.st_mode & S_IFMT == S_IFSOCK
     }
 
+    /// Whether the file system holding `path` is mounted read-only (statvfs ST_RDONLY); nil
+    /// when it cannot be asked.
+    static func isOnReadOnlyFileSystem(_ path: String) -> Bool? {
+        var info = statvfs()
+        guard statvfs(path, &info) == 0 else { return nil }
+        return info.f_flag & UInt(ST_RDONLY) != 0
+    }
+
     // MARK: Directories and environment
 
     static func makeTemporaryDirectory(template: String) throws(SystemError) -> String {

@@ -222,7 +222,8 @@ public struct Doctor {
         guard let space = probes.filesystemSpace(stateDirectory) else { return [] }
         if space.readOnly {
             return [.fix("state directory \(stateDirectory) is on a read-only filesystem: no decision can be recorded, "
-                         + "so the lock refuses to unlock; remount it read-write (`mount -o remount,rw`) and check the card")]
+                         + "so the lock runs degraded (it locks, it refuses to unlock); remount it read-write "
+                         + "(`mount -o remount,rw`) and check the card")]
         }
         if space.availableBytes < Self.minimumFreeBytes {
             return [.fix("state directory \(stateDirectory) has \(space.availableBytes) bytes free: the store cannot record "

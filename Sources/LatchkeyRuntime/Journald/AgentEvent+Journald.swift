@@ -6,9 +6,9 @@ import LatchkeyAgents
 extension AgentEvent {
     /// Faults: something the agent could not do (a store write, a GPIO line, a restoration).
     static let errorSuffixes = ["fault", "_failed", "_error", "store_recovered"]
-    /// Someone was refused, locked out or timed out; the agent works on.
+    /// Someone was refused, locked out or timed out, or the store is read-only; the agent works on.
     static let warningSuffixes = ["_refused", "_rejected", "lockout", "_timeout", "_overflow", "_over_budget",
-                                  "_invalid", "suspected_relay"]
+                                  "_invalid", "suspected_relay", "_read_only"]
     /// Audit-log kinds (`lock.event`'s kind=) that are warnings: alarms (a jam, a forced door,
     /// too many failed attempts, a store reset), refused or failed operations, and an
     /// arrival unlock refused as a suspected relay.

@@ -1,0 +1,36 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What the store does to the file system before SQLite opens its file read-write: the
+/// state directory and the database file made, or checked, with their modes (`StoreFiles`).
+/// A seam: the tests' file system answers as a card gone read-only does (EROFS), which a
+/// test cannot otherwise make (root ignores file modes, and mounting needs the HIL's VM).
+public struct StoreFileSystem {
+    let prepare: (_ directory: String, _ file: String) throws(StoreError) -> Void
+
+    /// The real calls.
+    public static var system: StoreFileSystem {
+        StoreFileSystem { directory, file throws(StoreError) in
+            try StoreFiles.prepareDirectory(directory)
+            try StoreFiles.prepareFile(file)
+        }
+    }
+
+    /// The real calls, except that while `readOnly()` is true the file cannot be opened for
+    /// writing: EROFS, as `open(2)` answers on a read-only mount.
+    public static func readOnly(while readOnly: @escaping () -> Bool) -> StoreFileSystem {
+        StoreFileSystem { directory, file throws(StoreError) in
+            guard !readOnly() else { throw .fileSystem(path: file, call: "open", errno: EROFS) }
+            try system.prepare(directory, file)
+        }
+    }
+}
+
+extension StoreError {
+    /// The file system refused to create or open for writing because it is mounted read-only.
+    public var isReadOnlyFileSystem: Bool {
+        if case .fileSystem(_, _, let errno) = self { return errno == EROFS }
+        return false
+    }
+}
