@@ -44,7 +44,8 @@ public enum PhoneDaemon {
         }
         logger.info("relaunch", metadata: [
             "restoring": "\(RestorationRegistry(storage: restoration).identifiersWithPendingWork(.central))"])
-        let transport = try openTransport(settings.transport, loop: loop, role: "phone", logger: logger)
+        let transport = try openTransport(settings.transport, loop: loop, role: "phone", logger: logger,
+                                          keepsLinks: true)
         let agent: PhoneAgent
         do {
             agent = try PhoneAgent(transport: transport,
