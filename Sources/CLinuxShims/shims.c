@@ -2,6 +2,7 @@
 #include "CLinuxShims.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -45,6 +46,46 @@ int latchkey_unix_connect(int fd, const char *path) {
     struct sockaddr_un sa;
     if (unix_address(&sa, path) < 0) return -1;
     return connect(fd, (struct sockaddr *)&sa, sizeof sa);
+}
+
+long latchkey_send_with_fd(int sock, const char *name, unsigned long name_length, const void *message,
+                           unsigned long length, int fd) {
+    struct sockaddr_un sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sun_family = AF_UNIX;
+    if (name_length == 0 || name_length > sizeof sa.sun_path) { errno = ENAMETOOLONG; return -1; }
+    memcpy(sa.sun_path, name, name_length);
+    socklen_t sa_length = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + name_length
+                                      + (name[0] == 0 ? 0 : 1));
+    if (sa_length > sizeof sa) sa_length = sizeof sa;
+    struct iovec iov = { .iov_base = (void *)message, .iov_len = length };
+    union {
+        struct cmsghdr header;
+        char space[CMSG_SPACE(sizeof(int))];
+    } control;
+    memset(&control, 0, sizeof control);
+    struct msghdr msg = {
+        .msg_name = &sa, .msg_namelen = sa_length, .msg_iov = &iov, .msg_iovlen = 1,
+        .msg_control = control.space, .msg_controllen = sizeof control.space,
+    };
+    struct cmsghdr *cmsg = CMSG_FIRSTHDR(&msg);
+    cmsg->cmsg_level = SOL_SOCKET;
+    cmsg->cmsg_type = SCM_RIGHTS;
+    cmsg->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(cmsg), &fd, sizeof(int));
+    return (long)sendmsg(sock, &msg, MSG_NOSIGNAL);
+}
+
+int latchkey_set_cloexec(int fd) {
+    int flags = fcntl(fd, F_GETFD);
+    if (flags < 0) return -1;
+    return fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
+}
+
+int latchkey_get_cloexec(int fd) {
+    int flags = fcntl(fd, F_GETFD);
+    if (flags < 0) return -1;
+    return (flags & FD_CLOEXEC) ? 1 : 0;
 }
 
 int64_t latchkey_monotonic_ns(void) {

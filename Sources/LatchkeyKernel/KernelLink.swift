@@ -12,7 +12,13 @@ public final class KernelLink: ATTLink {
     public let peer: BluetoothAddress
     public let role: LinkRole
     public let maximumTransmissionUnit: Int
-    public weak var delegate: (any ATTLinkDelegate)?
+    /// Set once a manager claims the link: only then is the socket read, so a link adopted
+    /// from the descriptor store loses nothing its peer sent before it was claimed.
+    public weak var delegate: (any ATTLinkDelegate)? {
+        didSet { if delegate != nil { startReading() } }
+    }
+    /// The name its socket is kept under in the transport's descriptor store; nil when not kept.
+    var storeName: String?
     /// From the LE Connection Complete / Update Complete events of the link's peer, which the
     /// lock's raw HCI watch reads (`KernelTransport+ConnectionTimingWatch`); nil until one came
     /// (or without the watch, CAP_NET_RAW missing): the lock then refuses arrival on the link.
@@ -40,7 +46,13 @@ public final class KernelLink: ATTLink {
         self.loop = loop
         self.transport = transport
         fd = fileDescriptor
-        watch = loop.watch(fd: fileDescriptor, events: .readable) { [weak self] events in self?.handle(events) }
+    }
+
+    private func startReading() {
+        guard watch == nil, fd >= 0 else { return }
+        watch = loop.watch(fd: fd, events: owesWritable ? [.readable, .writable] : .readable) { [weak self] events in
+            self?.handle(events)
+        }
     }
 
     deinit { if fd >= 0 { Syscalls.close(fd) } }
@@ -68,12 +80,14 @@ public final class KernelLink: ATTLink {
         }
     }
 
-    /// Closes our socket while the link is still up, then asks the kernel to end the link
-    /// (mgmt Disconnect), so the peer sees it now rather than after the idle-link timeout.
+    /// Removes the socket from the descriptor store and closes ours while the link is still
+    /// up, then asks the kernel to end the link (mgmt Disconnect), so the peer sees it now
+    /// rather than after the idle-link timeout (or never, while the store held a copy).
     /// Closing before the link is gone also avoids the 6.1 kernels' crash on an ATT socket
     /// closed after link loss (docs/HIL notes). `didDisconnect` follows on the next turn.
     public func disconnect() {
         guard isConnected else { return }
+        transport?.forgetStored(self)
         closeSocket()
         transport?.linkWasClosedLocally(self)
         loop.execute { [weak self] in

@@ -12,20 +12,24 @@ extension KernelTransport {
     /// resolves it to a mgmt index and reads the controller's address (bounded by
     /// `startupTimeout`), then powers it on with LE, connectable and not bondable, on the loop.
     /// On a kernel without Bluetooth this throws `.noBluetooth`.
-    public static func open(adapter: String, loop: PosixEventLoop) throws(KernelError) -> KernelTransport {
+    /// With `descriptorStore`, every link's socket is kept there and the links it hands back
+    /// are adopted before anything is asked of the kernel (KernelTransport+DescriptorStore).
+    public static func open(adapter: String, loop: PosixEventLoop,
+                            descriptorStore: (any DescriptorStore)? = nil) throws(KernelError) -> KernelTransport {
         try open(adapter: adapter, mgmt: try MgmtClient.openDefault(loop: loop), sockets: L2CAPSockets(),
-                 hciEvents: RawHCIEvents())
+                 hciEvents: RawHCIEvents(), descriptorStore: descriptorStore)
     }
 
     static func open(adapter: String, mgmt: MgmtClient, sockets: any LinkSocketProvider,
-                     hciEvents: any HCIEventSourceProvider) throws(KernelError) -> KernelTransport
+                     hciEvents: any HCIEventSourceProvider,
+                     descriptorStore: (any DescriptorStore)? = nil) throws(KernelError) -> KernelTransport
     {
         do throws(KernelError) {
             let parameters = try reply(to: .readControllerIndexList, on: .none, mgmt)
             let list = try decoded { () throws(MgmtError) in try ControllerIndexList(decoding: parameters) }
             let (index, info) = try resolve(adapter, among: list.indices, mgmt)
             return KernelTransport(mgmt: mgmt, index: index, info: info, loop: mgmt.loop, sockets: sockets,
-                                   hciEvents: hciEvents)
+                                   hciEvents: hciEvents, descriptorStore: descriptorStore)
         } catch {
             mgmt.close()
             throw error

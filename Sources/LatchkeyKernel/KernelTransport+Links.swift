@@ -93,9 +93,11 @@ extension KernelTransport {
                               transport: self)
         link.connectionInterval = connectionTimings[peer.value]?.interval
         links.append(link)
+        keepInStore(link, fileDescriptor: fd)
         delegate?.transport(self, didConnect: link)
         if link.delegate == nil {
             links.removeAll { $0 === link }
+            forgetStored(link)
             link.drop()
             return
         }
@@ -136,6 +138,7 @@ extension KernelTransport {
     /// change of power state cancels it (power-on re-asserts advertising anyway).
     func linkDidEnd(_ link: KernelLink, errno: Errno?) -> DisconnectReason {
         links.removeAll { $0 === link }
+        forgetStored(link)
         connectionTimings[link.peer.value] = nil  // the next link's own complete says anew
         mgmt.readAvailable()
         if link.role == .peripheral { scheduleReadvertise() }
@@ -172,8 +175,9 @@ extension KernelTransport {
         claims[peer] != nil || links.contains { $0.peer == peer }
     }
 
-    /// The application ended a link: the kernel is asked to disconnect now. "Not Connected"
-    /// (the link was already going) is no failure.
+    /// The application ended a link: the kernel is asked to disconnect now (our socket is
+    /// closed, and the store's copy removed: neither would end it). "Not Connected" (the link
+    /// was already going) is no failure.
     func linkWasClosedLocally(_ link: KernelLink) {
         links.removeAll { $0 === link }
         send(.disconnect(link.peer)) { _ in }

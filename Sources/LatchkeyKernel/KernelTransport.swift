@@ -59,6 +59,13 @@ public final class KernelTransport: BluetoothTransport {
     /// How the ATT listener backs off after an accept error (EMFILE and the like).
     var acceptBackoff = (first: Acceptor.first, cap: Acceptor.cap)
     var links: [KernelLink] = []
+    /// Where each link's socket is kept so that the link outlives this process (systemd's
+    /// file descriptor store); nil: links end with the process, as they always did.
+    let descriptorStore: (any DescriptorStore)?
+    /// The links a predecessor kept that this transport adopted at start.
+    public internal(set) var adoptedLinks: [LinkID] = []
+    /// What was handed back but could not be adopted (closed and removed from the store).
+    public internal(set) var adoptionFailures: [KernelError] = []
     /// ATT sockets connecting to links the kernel made (fd and its writable watch).
     var claims: [BluetoothAddress: (fd: CInt, watch: Watch)] = [:]
     /// LE devices with a baseband link up (Device Connected / Get Connections).
@@ -141,8 +148,9 @@ public final class KernelTransport: BluetoothTransport {
     }
 
     init(mgmt: MgmtClient, index: MgmtIndex, info: ControllerInfo, loop: PosixEventLoop, sockets: any LinkSocketProvider,
-         hciEvents: any HCIEventSourceProvider) {
+         hciEvents: any HCIEventSourceProvider, descriptorStore: (any DescriptorStore)? = nil) {
         self.mgmt = mgmt
+        self.descriptorStore = descriptorStore
         self.hciEvents = hciEvents
         self.index = index
         self.address = info.address
@@ -152,6 +160,9 @@ public final class KernelTransport: BluetoothTransport {
         mgmt.onEvent = { [weak self] index, event in self?.handle(event, on: index) }
         mgmt.onClose = { [weak self] error in self?.mgmtClosed(error) }
         state = computedState()
+        // Before anything is asked of the kernel: the links a predecessor kept are ours, so
+        // neither the sweep below nor a claim touches them.
+        adoptHandedLinks()
         // A predecessor killed before `close()` left its instance advertising: remove it
         // (Invalid Parameters when there is none, which is no failure).
         send(.removeAdvertising(instance: Self.advertisingInstance)) { _ in }
@@ -169,9 +180,11 @@ public final class KernelTransport: BluetoothTransport {
     /// advertising it for a process that is gone), then links, listener, claims and the mgmt
     /// socket are closed. The auto-connect list stays, as it does when a process dies.
     public func close() {
-        withdrawAdvertising()
-        for link in links { link.drop() }
-        links = []
+        let waits = withdrawAdvertising() + endLinksForClose()
+        // Closing goes on either way: a loop error or no answer leaves the kernel's instance
+        // (which the next start removes, see init) or a link (which the kernel's idle-link
+        // timeout ends once its sockets are closed).
+        if !waits.isEmpty { _ = try? posixLoop.run(until: { waits.allSatisfy { $0() } }, timeout: Self.closeTimeout) }
         closeListener()
         cancelClaims()
         readvertiseTimer?.cancel()
@@ -183,16 +196,14 @@ public final class KernelTransport: BluetoothTransport {
         mgmt.close()
     }
 
-    /// Removes our instance and waits (bounded) for the answer, so the removal has happened
-    /// before the socket closes.
-    private func withdrawAdvertising() {
-        guard advertising != nil, isAttached, mgmt.isOpen else { return }
+    /// Removes our instance; `close()` waits (bounded) for the answer, so the removal has
+    /// happened before the socket closes.
+    private func withdrawAdvertising() -> [() -> Bool] {
+        guard advertising != nil, isAttached, mgmt.isOpen else { return [] }
         advertising = nil
-        var answered = false
-        send(.removeAdvertising(instance: Self.advertisingInstance)) { _ in answered = true }  // refused: none left
-        // Closing goes on either way: a loop error or no answer leaves the kernel's instance,
-        // which the next start removes (see init).
-        _ = try? posixLoop.run(until: { answered }, timeout: Self.closeTimeout)
+        let answer = Answer()
+        send(.removeAdvertising(instance: Self.advertisingInstance)) { _ in answer.came = true }  // refused: none left
+        return [{ answer.came }]
     }
 
     // MARK: Advertising

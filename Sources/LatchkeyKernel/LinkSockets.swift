@@ -14,6 +14,9 @@ protocol LinkSocketProvider: AnyObject {
     func connectError(_ fd: CInt) -> Errno?
     /// The largest ATT PDU the channel carries.
     func maximumTransmissionUnit(_ fd: CInt) -> Int
+    /// The peer at the other end of a link's socket (one a descriptor store handed back);
+    /// throws once the link is gone.
+    func peer(of fd: CInt) throws(KernelError) -> BluetoothAddress
 }
 
 protocol LinkListener: AnyObject {
@@ -75,6 +78,10 @@ final class L2CAPSockets: LinkSocketProvider {
 
     func connectError(_ fd: CInt) -> Errno? {
         do { return try Syscalls.socketError(fd) } catch { return error.errno }
+    }
+
+    func peer(of fd: CInt) throws(KernelError) -> BluetoothAddress {
+        do { return try Syscalls.l2capPeer(fd) } catch { throw KernelError(error) }
     }
 
     /// The kernel gives an ATT socket an incoming and an outgoing MTU of 672

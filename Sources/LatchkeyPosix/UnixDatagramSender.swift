@@ -17,6 +17,8 @@ public final class UnixDatagramSender: @unchecked Sendable {
     private let address: sockaddr_un
     private let addressLength: socklen_t
     private let flags: Int32
+    /// The address's bytes as sun_path holds them (a leading NUL for the abstract namespace).
+    private let name: [UInt8]
 
     /// nil when `path` cannot be a socket address (empty, relative, too long) or no socket
     /// can be made.
@@ -34,6 +36,7 @@ public final class UnixDatagramSender: @unchecked Sendable {
         let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { return nil }
         self.path = path
+        self.name = name
         self.fd = fd
         self.address = address
         flags = Int32(MSG_NOSIGNAL) | (waits ? 0 : Int32(MSG_DONTWAIT))
@@ -42,6 +45,11 @@ public final class UnixDatagramSender: @unchecked Sendable {
     }
 
     deinit { Syscalls.close(fd) }
+
+    /// One datagram carrying a copy of `descriptor` (SCM_RIGHTS): sd_notify's FDSTORE=1.
+    public func send(_ message: [UInt8], passing descriptor: CInt) throws(SystemError) {
+        try Syscalls.send(message, passing: descriptor, on: fd, to: name)
+    }
 
     /// Whether the whole datagram was sent.
     public func send(_ message: [UInt8]) -> Bool {

@@ -65,7 +65,8 @@ public enum LockDaemon {
         let stores = try StateStores.openLock(settings.stateDirectory, loop: loop) { message in
             printer.emit(AgentEvent("lock.store_recovered", time: loop.now, [("detail", message)]))
         }
-        let transport = try openTransport(settings.transport, loop: loop, role: "lock", logger: logger)
+        let transport = try openTransport(settings.transport, loop: loop, role: "lock", logger: logger,
+                                          keepsLinks: true)
 
         // GPIO: the file-backed simulated chip when configured, else the real chip through libgpiod.
         let reportGPIOError: (String) -> Void = { printer.emit(AgentEvent("lock.gpio_error", time: loop.now, [("error", $0)])) }
@@ -181,8 +182,10 @@ extension LockAgent {
 }
 
 /// Opens the configured transport, with one clear sentence when it cannot.
-func openTransport(_ settings: TransportSettings, loop: PosixEventLoop, role: String, logger: Logger) throws(RuntimeError)
-    -> any BluetoothTransport
+/// `keepsLinks`: an agent's links are kept in systemd's descriptor store where that is safe
+/// (`LinkKeeping`), and the links it hands back adopted.
+func openTransport(_ settings: TransportSettings, loop: PosixEventLoop, role: String, logger: Logger,
+                   keepsLinks: Bool = false) throws(RuntimeError) -> any BluetoothTransport
 {
     switch settings {
     case .sim(let socket, let address, let position):
@@ -193,8 +196,15 @@ func openTransport(_ settings: TransportSettings, loop: PosixEventLoop, role: St
         }
     case .kernel(let adapter):
         do {
-            let transport = try KernelTransport.open(adapter: adapter, loop: loop)
+            let store = keepsLinks ? LinkKeeping.openStore(logger: logger) : nil
+            // Failures while adopting kept links come before `onFailure` can be set: logged after.
+            let transport = try KernelTransport.open(adapter: adapter, loop: loop, descriptorStore: store)
             transport.onFailure = { logger.warning("kernel transport: \($0)") }
+            for failure in transport.adoptionFailures { logger.warning("kernel transport: \(failure)") }
+            if !transport.adoptedLinks.isEmpty {
+                logger.notice("adopted links the service manager kept", metadata: [
+                    "links": "\(transport.adoptedLinks.map(\.description).joined(separator: ", "))"])
+            }
             transport.mgmt.trace = { direction, packet in logger.trace("mgmt \(direction) \(packet.index) \(hex(packet.encoded()))") }
             return transport
         } catch where error.code == .noBluetooth {

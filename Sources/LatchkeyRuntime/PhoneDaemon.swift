@@ -44,7 +44,8 @@ public enum PhoneDaemon {
         }
         logger.info("relaunch", metadata: [
             "restoring": "\(RestorationRegistry(storage: restoration).identifiersWithPendingWork(.central))"])
-        let transport = try openTransport(settings.transport, loop: loop, role: "phone", logger: logger)
+        let transport = try openTransport(settings.transport, loop: loop, role: "phone", logger: logger,
+                                          keepsLinks: true)
         let agent: PhoneAgent
         do {
             agent = try PhoneAgent(transport: transport,
@@ -56,9 +57,11 @@ public enum PhoneDaemon {
                                    store: store, events: printer, restoration: restoration)
         } catch { throw RuntimeError("phone state in \(settings.stateDirectory): \(error)") }
         agent.central.trace = { peer, direction, pdu in logger.trace("ATT \(direction) \(peer): \(hex(pdu))") }
-        // READY: the kernel has taken the pending connect (mgmt Add Device answered).
+        // READY: the kernel has taken the pending connect (mgmt Add Device answered), or the
+        // link to the lock is up already (adopted from the descriptor store after a crash:
+        // a connected request is fulfilled, and no Add Device is sent for it).
         service.afterRequestsAnswered = transport.afterRequestsAnswered
-        service.isSettled = { [lock = lockAddress] in transport.pendingConnections.contains(lock) }
+        service.isSettled = { [lock = lockAddress] in isSettled(transport, lock: lock) }
         let gates = try AgentGates.phone(agent, lock: lockAddress, settings: settings.execution, loop: loop,
                                          events: printer, logger: logger)
         try gates.installSignals(on: loop)
@@ -72,6 +75,12 @@ public enum PhoneDaemon {
             printer.emit(AgentEvent("phone.stopping", time: loop.now))
             agent.stop()
         }, retained: [transport])
+    }
+
+    /// What READY waits for once the transport answered: the never-timing-out connect to
+    /// `lock` registered, or its link up.
+    static func isSettled(_ transport: any BluetoothTransport, lock: BluetoothAddress) -> Bool {
+        transport.pendingConnections.contains(lock) || transport.connectedLinks.contains { $0.peer == lock }
     }
 
     /// Reads a key file: 64 hex digits (whitespace ignored).

@@ -6,7 +6,8 @@ import Logging
 /// The agent's side of `Type=notify`: READY=1 once the agent's own timeline says it is
 /// ready, not when the process merely started. The lock is ready at `lock.advertising`
 /// (outputs were requested inactive and sensors read before `lock.started`, which comes
-/// first); the phone at `phone.connect_pending` (the never-timing-out connect is queued).
+/// first); the phone at `phone.connect_pending` (the never-timing-out connect is queued, or
+/// fulfilled already by a link adopted from systemd's descriptor store).
 /// Asked for is not enough: READY waits until the transport has had every request answered
 /// and `isSettled` holds (the daemons: advertising or the pending connect registered, the
 /// bolt at rest), re-checking after each later event until it does. Until then systemd

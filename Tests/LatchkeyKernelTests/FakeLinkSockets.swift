@@ -15,20 +15,44 @@ final class FakeLinkSockets: LinkSocketProvider {
     private(set) var listener: FakeListener?
     /// The test's end of each claimed link, by peer.
     private(set) var peerEnds: [BluetoothAddress: CInt] = [:]
+    /// How many ATT channels were opened to a peer (the phone's side).
+    private(set) var claims = 0
     /// When set, claims fail with this error.
     var claimFailure: KernelError?
 
+    /// The peer of each of our ends handed out, by inode (a descriptor store hands back
+    /// other descriptors for the same socket): what getpeername would say.
+    private var peers: [UInt64: BluetoothAddress] = [:]
+    /// Sockets whose link the test ended (getpeername would fail with ENOTCONN).
+    var endedLinks: Set<UInt64> = []
+
+    static func inode(_ fd: CInt) -> UInt64 {
+        var s = stat()
+        precondition(fstat(fd, &s) == 0, "fstat(\(fd))")
+        return UInt64(s.st_ino)
+    }
+
+    func peer(of fd: CInt) throws(KernelError) -> BluetoothAddress {
+        let inode = Self.inode(fd)
+        guard let peer = peers[inode], !endedLinks.contains(inode) else {
+            throw KernelError(.system, "getpeername: \(Errno.notConnected)", errno: .notConnected)
+        }
+        return peer
+    }
+
     func listen(on local: BluetoothAddress) throws(KernelError) -> any LinkListener {
         listened.append(local)
-        let listener = FakeListener()
+        let listener = FakeListener { [weak self] fd, peer in self?.peers[Self.inode(fd)] = peer }
         self.listener = listener
         return listener
     }
 
     func claim(from local: BluetoothAddress, to peer: BluetoothAddress) throws(KernelError) -> (CInt, connected: Bool) {
         if let claimFailure { throw claimFailure }
+        claims += 1
         let (ours, theirs) = socketPair()
         peerEnds[peer] = theirs
+        peers[Self.inode(ours)] = peer
         return (ours, true)
     }
 
@@ -43,12 +67,17 @@ final class FakeListener: LinkListener {
     private let wake: CInt
     private var incoming: [(CInt, BluetoothAddress)] = []
     private(set) var isClosed = false
+    private let accepted: (CInt, BluetoothAddress) -> Void
 
-    init() { (fileDescriptor, wake) = socketPair() }
+    init(accepted: @escaping (CInt, BluetoothAddress) -> Void = { _, _ in }) {
+        self.accepted = accepted
+        (fileDescriptor, wake) = socketPair()
+    }
 
     /// A peer connects; returns the peer's end of the new link.
     func push(_ peer: BluetoothAddress) -> CInt {
         let (ours, theirs) = socketPair()
+        accepted(ours, peer)
         incoming.append((ours, peer))
         var byte: UInt8 = 1
         _ = Glibc.send(wake, &byte, 1, Int32(MSG_DONTWAIT))

@@ -55,15 +55,19 @@ final class TransportWorld {
     let loop = PosixEventLoop()
     let kernel: FakeKernel
     let model: KernelModel
-    let sockets = FakeLinkSockets()
+    let sockets: FakeLinkSockets
     let hciEvents: FakeHCIEvents
     let delegate = RecordingDelegate()
     let transport: KernelTransport
     var failures: [KernelError] = []
 
     /// `hciEventWatch: false`: the HCI event watch cannot be opened (the timer fallback).
+    /// `store`: links kept in a descriptor store (and adopted from it at start); `sockets`:
+    /// a predecessor's, whose links a restarted transport adopts.
     init(address: BluetoothAddress = TransportWorld.phone, settings: MgmtSettings = [.lowEnergy],
-         hciEventWatch: Bool = true) throws {
+         hciEventWatch: Bool = true, store: (any DescriptorStore)? = nil, sockets: FakeLinkSockets = FakeLinkSockets(),
+         beforeOpen: (KernelModel) -> Void = { _ in }) throws {
+        self.sockets = sockets
         kernel = FakeKernel(loop: loop)
         hciEvents = FakeHCIEvents()
         if !hciEventWatch {
@@ -76,8 +80,10 @@ final class TransportWorld {
         kernel.expect(bytes("03 00 ff ff 00 00"), reply: FakeKernel.complete(0x0003, .none, [1, 0, 0, 0]))
         kernel.expect(bytes("04 00 00 00 00 00"), reply: FakeKernel.complete(0x0004, Self.hci0, info.encoded()))
         kernel.respond = { [model] in model.answer($0) }
+        beforeOpen(model)
         let mgmt = MgmtClient(fileDescriptor: kernel.clientDescriptor, loop: loop)
-        transport = try KernelTransport.open(adapter: "hci0", mgmt: mgmt, sockets: sockets, hciEvents: hciEvents)
+        transport = try KernelTransport.open(adapter: "hci0", mgmt: mgmt, sockets: sockets, hciEvents: hciEvents,
+                                             descriptorStore: store)
         transport.delegate = delegate
         transport.onFailure = { [unowned self] in self.failures.append($0) }
     }

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Dispatch
 import LatchkeyAgents
 import LatchkeyLock
 import LatchkeyPosix
@@ -31,8 +32,21 @@ final class DaemonRig {
     var lockState: String { directory + "/lock-state" }
     var phoneState: String { directory + "/phone-state" }
 
+    /// One rig at a time in this process: the agents install signal handlers, and a signal's
+    /// disposition is process-wide (the most recent loop to ask receives it, and a closing rig
+    /// restores the default). A rig built beside `sigtstpQueues…` took its SIGTSTP, or left
+    /// SIGTSTP's default action (stop the whole test process) behind, under load.
+    private static let exclusive = DispatchSemaphore(value: 1)
+    private var holdsExclusive = true
+
     init() throws {
-        directory = try RuntimeDirectory.makeTemporary(prefix: "latchkey-daemons")
+        Self.exclusive.wait()
+        do {
+            directory = try RuntimeDirectory.makeTemporary(prefix: "latchkey-daemons")
+        } catch {
+            Self.exclusive.signal()
+            throw error
+        }
         air = AirServer(socketPath: directory + "/air.sock", loop: loop, seed: 1, range: 10)
         try air.start()
         for dir in [lockState, phoneState, directory + "/gpio"] { mkdir(dir, 0o700) }
@@ -133,7 +147,10 @@ final class DaemonRig {
         lock?.close()
         air.stop()
         removeTree(directory)
+        if holdsExclusive { holdsExclusive = false; Self.exclusive.signal() }
     }
+
+    deinit { if holdsExclusive { Self.exclusive.signal() } }
 }
 
 /// What the air (the "system") holds for one device, looked up each time.

@@ -1,4 +1,5 @@
 import LatchkeyLock
+import Logging
 import Testing
 @testable import LatchkeyRuntime
 
@@ -19,8 +20,12 @@ struct DoctorTests {
                      },
                      fileStatus: { $0 == "/var/lib/latchkey/lock" ? (999, 0o700) : nil },
                      deviceNode: { $0 == "/dev/gpiochip0" ? (0, 997, 0o660) : nil }, deviceGroupID: { 997 },
-                     kernel: { ("6.12.95+deb12-amd64", "#1 SMP PREEMPT_DYNAMIC Debian 6.12.95-1~bpo12+1 (2026-10-01)") })
+                     kernel: { ("6.12.95+deb12-amd64", "#1 SMP PREEMPT_DYNAMIC Debian 6.12.95-1~bpo12+1 (2026-10-01)") },
+                     unitFile: { _ in DoctorTests.shippedUnitService })
     }
+
+    /// The [Service] line of the shipped units that lets systemd keep the agent's links.
+    static let shippedUnitService = "[Unit]\nDescription=x\n[Service]\nType=notify\nFileDescriptorStoreMax=16\n"
 
     func run(_ probes: DoctorProbes, led: String? = "GPIO22") -> [DoctorFinding] {
         Doctor(probes: probes, wiring: wiring, statusLEDLine: led, stateDirectory: "/var/lib/latchkey/lock").run()
@@ -33,7 +38,7 @@ struct DoctorTests {
         let findings = run(healthy())
         #expect(fixes(findings) == [])
         #expect(!Doctor.blocks(findings))
-        #expect(findings.count == 9)
+        #expect(findings.count == 10)
         #expect(findings.allSatisfy { "\($0)".hasPrefix("ok   ") })
         #expect(findings.map(\.message).contains("GPIO chip 'pinctrl-bcm2711' is /dev/gpiochip0 (4 lines), through "
                                                   + "libgpiod.so.3 (libgpiod 2.2.1)"), "which libgpiod the agent will load")
@@ -210,10 +215,11 @@ struct DoctorTests {
         let findings = run(p)
         #expect(!Doctor.blocks(findings))
         let w = warnings(findings)
-        #expect(w.count == 1 && w[0].hasPrefix("kernel 6.1.192 (6.1.0-56-amd64) lacks upstream ab4eedb790ca"))
+        #expect(w.count == 2 && w[0].hasPrefix("kernel 6.1.192 (6.1.0-56-amd64) lacks upstream ab4eedb790ca"))
+        #expect(w.count == 2 && w[1].hasPrefix("under latchkey-lock.service: links end with the agent: kernel 6.1.192 lacks"))
         #expect(findings.map(\.description).contains { $0.hasPrefix("WARN kernel 6.1.192") })
         p.kernel = { nil }
-        #expect(warnings(run(p)).count == 1 && warnings(run(p))[0].hasPrefix("cannot read the kernel's release"))
+        #expect(warnings(run(p)).count == 2 && warnings(run(p))[0].hasPrefix("cannot read the kernel's release"))
         p.kernel = { ("6.12.95+deb12-amd64", "#1 SMP") }
         #expect(warnings(run(p)) == [])
         #expect(run(p).map(\.message).contains("kernel 6.12.95 (6.12.95+deb12-amd64) has the fix for the L2CAP crash after a lost link"))
@@ -266,5 +272,42 @@ struct DoctorTests {
         let findings = Doctor(probes: .system, wiring: wiring, stateDirectory: "/nonexistent/latchkey").run()
         #expect(fixes(findings).contains { $0.contains("/nonexistent/latchkey does not exist") })
         #expect(Doctor.blocks(findings))
+    }
+
+    /// The link store (issue 20): used under the unit only where the kernel has the L2CAP fix,
+    /// and only kept by systemd when the unit sets FileDescriptorStoreMax= above 0.
+    @Test func theLinkStoreNeedsTheFixedKernelAndFileDescriptorStoreMax() {
+        var p = healthy()
+        #expect(run(p).contains { $0.verdict == .ok && $0.message.hasPrefix("under latchkey-lock.service: links are kept in "
+                                                                          + "systemd's file descriptor store") })
+        for unit in ["[Service]\nType=notify\n", "[Service]\nFileDescriptorStoreMax=0\n",
+                     "[Service]\nFileDescriptorStoreMax=16\nFileDescriptorStoreMax=0\n", "[Unit]\nFileDescriptorStoreMax=16\n"] {
+            p.unitFile = { _ in unit }
+            let w = warnings(run(p))
+            #expect(w.count == 1 && w[0].contains("systemd closes every link the agent keeps"), "\(unit)")
+        }
+        p.unitFile = { _ in nil }
+        #expect(warnings(run(p)).first?.hasPrefix("latchkey-lock.service is not installed") == true)
+        // The phone is checked against its own unit.
+        p.unitFile = { $0 == "latchkey-phone.service" ? DoctorTests.shippedUnitService : nil }
+        var doctor = Doctor(probes: p, wiring: nil, stateDirectory: "/var/lib/latchkey/phone")
+        doctor.agent = .phone(keyFile: "/var/lib/latchkey/phone/key")
+        #expect(doctor.linkStore().map(\.verdict) == [.ok])
+    }
+
+    @Test func theAgentKeepsLinksOnlyUnderSystemdOnAFixedKernel() {
+        let fixed = (release: "6.12.95+deb12-amd64", version: "#1 SMP")
+        let affected = (release: "6.1.0-56-amd64", version: "#1 SMP PREEMPT_DYNAMIC Debian 6.1.192-2 (2026-09-01)")
+        let systemd = ["NOTIFY_SOCKET": "/run/systemd/notify"]
+        #expect(LinkKeeping.decide(environment: systemd, kernel: fixed) == .kept)
+        #expect(LinkKeeping.decide(environment: [:], kernel: fixed) == .notUnderSystemd)
+        #expect(LinkKeeping.decide(environment: systemd, kernel: affected) == .kernelLacksTheFix("6.1.192"))
+        #expect(LinkKeeping.decide(environment: systemd, kernel: nil) == .kernelUnknown("uname failed"))
+        #expect(LinkKeeping.decide(environment: systemd, kernel: ("garbage", "#1")) == .kernelUnknown("garbage"))
+        // Without NOTIFY_SOCKET, or on an affected kernel, the agent gets no store: nothing changes.
+        let logger = Logger(label: "test")
+        #expect(LinkKeeping.openStore(environment: [:], kernel: fixed, logger: logger) == nil)
+        #expect(LinkKeeping.openStore(environment: systemd, kernel: affected, logger: logger) == nil)
+        #expect(LinkKeeping.openStore(environment: systemd, kernel: fixed, logger: logger) != nil)
     }
 }

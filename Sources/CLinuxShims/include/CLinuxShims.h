@@ -23,6 +23,18 @@ int latchkey_pipe_nonblocking(int fds[2]);
 int latchkey_unix_bind(int fd, const char *path);
 int latchkey_unix_connect(int fd, const char *path);
 
+/// sendto(2) of one datagram to the AF_UNIX address `name` (`name_length` bytes, a leading NUL
+/// for the abstract namespace) carrying `fd` as SCM_RIGHTS (sendmsg(2), unix(7)): what
+/// sd_pid_notify_with_fds does for FDSTORE=1. MSG_NOSIGNAL.
+long latchkey_send_with_fd(int sock, const char *name, unsigned long name_length, const void *message,
+                           unsigned long length, int fd);
+
+/// Sets FD_CLOEXEC on `fd` (fcntl F_GETFD/F_SETFD); 0 or -1 with errno.
+int latchkey_set_cloexec(int fd);
+
+/// Whether FD_CLOEXEC is set on `fd`: 1, 0, or -1 with errno.
+int latchkey_get_cloexec(int fd);
+
 /// CLOCK_MONOTONIC in nanoseconds.
 int64_t latchkey_monotonic_ns(void);
 

@@ -217,19 +217,25 @@ enum Syscalls {
         guard case .done(let client) = try call("accept4", "", { Int(latchkey_accept_nonblocking(fd)) }) else {
             return .wouldBlock
         }
-        var peer = sockaddr_l2()
-        var length = socklen_t(MemoryLayout<sockaddr_l2>.size)
         do throws(SystemError) {
-            _ = try blocking("getpeername") {
-                Int(withUnsafeMutablePointer(to: &peer) {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getpeername(CInt(client), $0, &length) }
-                })
-            }
+            return .done((CInt(client), try l2capPeer(CInt(client))))
         } catch {
             close(CInt(client))
             throw error
         }
-        return .done((CInt(client), address(of: peer)))
+    }
+
+    /// The LE address at the other end of an L2CAP socket (getpeername); ENOTCONN once its
+    /// link is gone.
+    static func l2capPeer(_ fd: CInt) throws(SystemError) -> BluetoothAddress {
+        var peer = sockaddr_l2()
+        var length = socklen_t(MemoryLayout<sockaddr_l2>.size)
+        _ = try blocking("getpeername") {
+            Int(withUnsafeMutablePointer(to: &peer) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getpeername(fd, $0, &length) }
+            })
+        }
+        return address(of: peer)
     }
 
     /// Starts connecting the ATT channel to `peer`: true when connected at once (the usual

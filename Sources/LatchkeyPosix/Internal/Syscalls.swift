@@ -56,6 +56,34 @@ enum Syscalls {
         return .done(Array(buffer.prefix(n)))
     }
 
+    /// One datagram to the AF_UNIX address `name` (its bytes; a leading NUL is the abstract
+    /// namespace) carrying a copy of `fd` (SCM_RIGHTS).
+    static func send(_ message: [UInt8], passing fd: CInt, on socket: CInt, to name: [UInt8]) throws(SystemError) {
+        let sent = try blocking("sendmsg(SCM_RIGHTS)") {
+            name.withUnsafeBufferPointer { address in
+                message.withUnsafeBytes { body in
+                    address.withMemoryRebound(to: CChar.self) {
+                        Int(latchkey_send_with_fd(socket, $0.baseAddress, UInt($0.count), body.baseAddress, UInt(body.count), fd))
+                    }
+                }
+            }
+        }
+        if sent != message.count { throw SystemError(.messageTooLong, call: "sendmsg(\(sent) of \(message.count) bytes)") }
+    }
+
+    static func setCloseOnExec(_ fd: CInt) throws(SystemError) {
+        _ = try blocking("fcntl(F_SETFD, FD_CLOEXEC)") { Int(latchkey_set_cloexec(fd)) }
+    }
+
+    static func isCloseOnExec(_ fd: CInt) throws(SystemError) -> Bool {
+        try blocking("fcntl(F_GETFD)") { Int(latchkey_get_cloexec(fd)) } == 1
+    }
+
+    /// A second descriptor for the same open file, close-on-exec.
+    static func duplicate(_ fd: CInt) throws(SystemError) -> CInt {
+        CInt(try blocking("fcntl(F_DUPFD_CLOEXEC)") { Int(fcntl(fd, F_DUPFD_CLOEXEC, 0)) })
+    }
+
     static func close(_ fd: CInt) {
         _ = Glibc.close(fd)  // never retried: Linux has released the fd even on EINTR
     }

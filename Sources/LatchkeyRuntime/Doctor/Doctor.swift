@@ -61,8 +61,8 @@ public struct Doctor {
 
     public func run() -> [DoctorFinding] {
         switch agent {
-        case .lock: bluetooth() + [kernel()] + gpio() + state()
-        case .phone(let keyFile): bluetooth() + [kernel()] + state() + key(keyFile)
+        case .lock: bluetooth() + [kernel()] + linkStore() + gpio() + state()
+        case .phone(let keyFile): bluetooth() + [kernel()] + linkStore() + state() + key(keyFile)
         }
     }
 

@@ -33,6 +33,9 @@ public struct DoctorProbes {
     /// Whether the filesystem holding a path is mounted read-only, and the bytes an
     /// unprivileged writer can still use there; nil when it cannot be asked.
     public var filesystemSpace: (String) -> (readOnly: Bool, availableBytes: UInt64)?
+    /// The text of an installed unit file and its drop-ins (in the order systemd reads them),
+    /// nil when the unit is not installed.
+    public var unitFile: (String) -> String?
     /// The `status` reply of the agent running on the state directory's control socket,
     /// nil when none answers.
     public var agentStatus: (String) -> String?
@@ -46,13 +49,18 @@ public struct DoctorProbes {
                 deviceGroupID: @escaping () -> UInt32? = { nil },
                 kernel: @escaping () -> (release: String, version: String)? = { nil },
                 filesystemSpace: @escaping (String) -> (readOnly: Bool, availableBytes: UInt64)? = { _ in nil },
-                agentStatus: @escaping (String) -> String? = { _ in nil }) {
+                agentStatus: @escaping (String) -> String? = { _ in nil },
+                unitFile: @escaping (String) -> String? = { _ in nil }) {
         self.bluetoothSocketErrno = bluetoothSocketErrno; self.adapters = adapters; self.processNames = processNames
         self.effectiveCapabilities = effectiveCapabilities; self.userID = userID; self.serviceUserID = serviceUserID
         self.gpioChip = gpioChip; self.deviceNode = deviceNode; self.deviceGroupID = deviceGroupID
         self.fileStatus = fileStatus; self.kernel = kernel
-        self.filesystemSpace = filesystemSpace; self.agentStatus = agentStatus
+        self.filesystemSpace = filesystemSpace; self.agentStatus = agentStatus; self.unitFile = unitFile
     }
+
+    /// Where systemd looks for system units, most important first (systemd.unit(5)).
+    static let unitDirectories = ["/etc/systemd/system", "/run/systemd/system", "/usr/local/lib/systemd/system",
+                                  "/usr/lib/systemd/system", "/lib/systemd/system"]
 
     /// The running system.
     public static var system: DoctorProbes { DoctorProbes(
@@ -90,14 +98,7 @@ public struct DoctorProbes {
             return (s.st_uid, s.st_gid, s.st_mode & 0o7777)
         },
         deviceGroupID: { getgrnam(Doctor.deviceGroup)?.pointee.gr_gid },
-        kernel: {
-            var names = utsname()
-            guard uname(&names) == 0 else { return nil }
-            func text<T>(_ field: T) -> String {
-                withUnsafeBytes(of: field) { String(decoding: $0.prefix(while: { $0 != 0 }), as: UTF8.self) }
-            }
-            return (text(names.release), text(names.version))
-        },
+        kernel: { KernelRelease.current() },
         filesystemSpace: { path in
             var s = statvfs()
             guard statvfs(path, &s) == 0 else { return nil }
@@ -115,6 +116,15 @@ public struct DoctorProbes {
             // A loop error or an agent too busy to answer in 2 s leaves `reply` nil: "no answer".
             _ = try? loop.run(until: { answered }, timeout: .seconds(2))
             return reply
+        },
+        unitFile: { unit in
+            // The first unit file found wins; drop-ins follow, read in name order (a later one wins).
+            guard let main = unitDirectories.lazy.compactMap({ try? readTextFile($0 + "/" + unit) }).first else { return nil }
+            let dropIns = unitDirectories.flatMap { directory in
+                directoryEntries(directory + "/" + unit + ".d").filter { $0.hasSuffix(".conf") }.sorted()
+                    .compactMap { try? readTextFile(directory + "/" + unit + ".d/" + $0) }
+            }
+            return ([main] + dropIns).joined(separator: "\n")
         })
     }
 }

@@ -155,3 +155,45 @@ unit_scenario_end() {
     [ $rc = 0 ] && [ -n "${HIL_FAILED:-}" ] && rc=1
     exit $rc
 }
+
+# --- links kept in systemd's file descriptor store (docs/RESTORATION.md) ----------------------
+PHONE_ADDR=$(cat $HIL_RUN/hci$P.addr)
+# store_count UNIT: the descriptors systemd holds in the unit's store now
+store_count() { unit_prop "$1" NFileDescriptorStore; }
+# btmon_start: an HCI trace of every controller into $W/btmon.snoop (btmon_stop ends it)
+btmon_start() { btmon -w $W/btmon.snoop > /dev/null 2>&1 & BTMON_PID=$!; sleep 0.3; }
+btmon_stop() { sleep 0.3; kill $BTMON_PID 2> /dev/null; wait $BTMON_PID 2> /dev/null; }
+# btmon_disconnects: the HCI Disconnect Complete events in the trace (either controller)
+btmon_disconnects() { btmon -r $W/btmon.snoop 2> /dev/null | grep -c 'Disconnect Complete'; }
+# linked_both: each controller's kernel holds the link to the other
+linked_both() { kernel_connected $L $PHONE_ADDR && kernel_connected $P $LOCK_ADDR; }
+# restarted UNIT PID0: systemd started the unit again with another main process
+restarted() { _p=$(main_pid $1); [ "$_p" != 0 ] && [ "$_p" != "$2" ] && unit_active $1; }
+
+# survive_kill UNIT NAME: SIGKILL the unit's main process with the phone linked and subscribed,
+# then the phone's next sealed command on the same link. Sets T_KILL, T_ACTIVE, T_ANSWERED
+# (the lock's lock.command_accepted), SURVIVE_WHY on failure (returns 1), and the counts
+# LOST (phone.link_lost), LOCK_LOST (lock.central_disconnected), RELINKED (phone.linked),
+# DISCONNECTS (btmon) and STORE0 (descriptors systemd held before the kill).
+survive_kill() {
+    local unit=$1 name=$2 pid0 ml mp mp0 reply
+    wait_event 10 $PHONE_OUT 0 phone.subscribed || { SURVIVE_WHY="the phone never subscribed"; return 1; }
+    STORE0=$(store_count $unit)
+    btmon_start
+    pid0=$(main_pid $unit) ml=$(mark $LOCK_OUT) mp=$(mark $PHONE_OUT)
+    T_KILL=$(now_ms)
+    systemctl kill --kill-whom=main -s KILL $unit
+    wait_for 60 restarted $unit $pid0 || { SURVIVE_WHY="not restarted within 60 s of the SIGKILL"; return 1; }
+    T_ACTIVE=$(now_ms)
+    linked_both || { SURVIVE_WHY="a controller lost the link across the restart"; return 1; }
+    mp0=$(mark $PHONE_OUT)
+    reply=$(phone_ctl unlock)
+    T_HIGH=$(latch_wait 1 10000)
+    T_ANSWERED=$(event_time $LOCK_OUT $ml lock.command_accepted op=unlock)
+    btmon_stop
+    LOST=$(tail -n +$((mp + 1)) $PHONE_OUT | grep -c '"event":"phone.link_lost"')
+    RELINKED=$(tail -n +$((mp + 1)) $PHONE_OUT | grep -c '"event":"phone.linked"')
+    LOCK_LOST=$(tail -n +$((ml + 1)) $LOCK_OUT | grep -c '"event":"lock.central_disconnected"')
+    DISCONNECTS=$(btmon_disconnects)
+    [ -n "$T_ANSWERED" ] && [ -n "$T_HIGH" ] || { SURVIVE_WHY="the next command did not move the actuator: latch high ${T_HIGH:-never}; phone-ctl: $reply"; return 1; }
+}
