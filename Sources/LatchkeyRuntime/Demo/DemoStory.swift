@@ -88,8 +88,14 @@ public enum Demo {
         let asked = w.phoneEvent("phone.arrival_request", since: t) != nil
         r.record("a bare re-link asks for nothing", bare && !asked && !obs.isHigh("motor_unlock"), latencyMs: since(t),
                  "phone presence: \(w.phoneEvent("phone.presence", since: t)?.0.field("to") ?? "?")")
+        // Away again: the link lost, then the grace. Counted from the move, not from the step's
+        // start: step 2's own "to away" can be read after that (the demo reads lines late).
+        let left = w.loop.now
         _ = w.movePhone(to: AgentStage.away)
-        w.wait(.seconds(10)) { w.phoneEvent("phone.presence", since: t, where: { $0.field("to") == "away" }) != nil }
+        w.wait(.seconds(10)) {
+            w.phoneEvent("phone.link_lost", since: left) != nil
+                && w.phoneEvent("phone.presence", since: left, where: { $0.field("to") == "away" }) != nil
+        }
 
         // 3. Coming home: the arrival intent (a geofence; here `phone-ctl arriving`), re-link,
         //    authenticated arrival unlock inside the intent's window, the actuator line moves.
