@@ -39,6 +39,12 @@ public struct PhoneAgentConfiguration: Sendable {
     /// One intent allows one request. 120 s: a geofence of ~100 m fires a walk of a minute
     /// or two from the door, often late; longer leaves a relay more time to work with.
     public var arrivalIntentWindow: Duration
+    /// The connection interval the phone asks the system for (the central chooses it). Each
+    /// ATT round trip costs two connection events, and a returning phone's command follows
+    /// the link-layer setup (two events) and three round trips, the last only half: at 7.5 ms,
+    /// BLE's shortest, link → unlock line is seven events, 52.5 ms; at the kernel's 30 ms
+    /// default, 210 ms (docs/ARCHITECTURE.md, "Link to unlock"). Nil: the kernel's default.
+    public var connectionInterval: Duration?
 
     public static let defaultGracePeriod: Duration = .seconds(30)
     public static let defaultRestoreIdentifier = "latchkey.phone.central"
@@ -49,15 +55,19 @@ public struct PhoneAgentConfiguration: Sendable {
                 restoreIdentifier: String = PhoneAgentConfiguration.defaultRestoreIdentifier,
                 commandTimeout: Duration = ChallengeIssuer.defaultLifetime, setupTimeout: Duration = .seconds(10),
                 arrivalRetryWait: Duration = .seconds(6),
-                arrivalIntentWindow: Duration = PhoneAgentConfiguration.defaultArrivalIntentWindow) {
+                arrivalIntentWindow: Duration = PhoneAgentConfiguration.defaultArrivalIntentWindow,
+                connectionInterval: Duration? = PhoneAgentConfiguration.defaultConnectionInterval) {
         self.lockAddress = lockAddress; self.keyID = keyID; self.secret = secret
         self.gracePeriod = gracePeriod; self.connectOptions = connectOptions
         self.restoreIdentifier = restoreIdentifier; self.commandTimeout = commandTimeout
         self.setupTimeout = setupTimeout; self.arrivalRetryWait = arrivalRetryWait
         self.arrivalIntentWindow = arrivalIntentWindow
+        self.connectionInterval = connectionInterval
     }
 
     public static let defaultArrivalIntentWindow: Duration = .seconds(120)
+    /// 7.5 ms: the shortest the Core spec allows (Vol 6 Part B 4.5.1).
+    public static let defaultConnectionInterval: Duration? = .microseconds(7_500)
 }
 
 /// The central agent (the "phone"): keeps a connect request to its lock open forever,
@@ -153,6 +163,7 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
             ?? PhoneState()
         self.central = CentralManager(transport: transport, options: ManagerOptions(
             restoreIdentifier: configuration.restoreIdentifier, restorationStorage: restoration))
+        try central.setConnectionInterval(configuration.connectionInterval)  // applied at power-on
         self.lock = central.retrievePeripherals(withIdentifiers: [configuration.lockAddress])[0]
         central.delegate = self
         lock.delegate = self
@@ -164,16 +175,22 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
     /// Sends an authenticated command: read a fresh challenge, seal, write, wait for the
     /// Write Response. Runs after the GATT setup on the current link.
     public func perform(_ operation: LockOperation, completion: @escaping (Result<Void, CommandError>) -> Void) {
-        queue.append((operation, nil, completion))
-        backgroundTasks.begin(Self.commandsTask)
-        pump()
+        enqueue(operation, nil, completion)
     }
 
     /// Asks the lock to switch its operating mode (a Matter OperatingMode value); the lock
     /// accepts it from an admin key only.
     public func setOperatingMode(_ mode: UInt8, completion: @escaping (Result<Void, CommandError>) -> Void) {
-        queue.append((.setOperatingMode, mode, completion))
+        enqueue(.setOperatingMode, mode, completion)
+    }
+
+    private func enqueue(_ operation: LockOperation, _ mode: UInt8?,
+                         _ completion: @escaping (Result<Void, CommandError>) -> Void) {
+        queue.append((operation, mode, completion))
         backgroundTasks.begin(Self.commandsTask)
+        // A command asked for before the link is ready waits for it (the owner tapped
+        // "unlock" walking up to the door): said, so that the wait can be seen and timed.
+        if !ready { emit("phone.command_waits_for_link", ["op": "\(operation)"]) }
         pump()
     }
 
@@ -186,6 +203,7 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
         let (op, mode, completion) = queue.removeFirst()
         inFlight = InFlight(operation: op, mode: mode, sentAt: loop.now, completion: completion, awaitingChallenge: true)
         commandTimer = loop.schedule(after: configuration.commandTimeout) { [weak self] in self?.commandTimedOut() }
+        emit("phone.command_started", ["op": "\(op)"])  // its challenge read goes now: the start of its time
         lock.readValue(for: challenge)
     }
 

@@ -105,7 +105,11 @@ extension CentralManager {
         }
         delegate?.centralManager(self, willRestoreState: RestoredCentralState(
             peripherals: restored, scanServices: preserved.scan?.serviceUUIDs, scanOptions: preserved.scan?.options))
-        if state == .poweredOn { reassertPendingConnects() }
+        if state == .poweredOn {
+            // Valid timing (checked when the app set it): only an impossible parameter throws.
+            try? applyModeTiming()
+            reassertPendingConnects()
+        }
         delegate?.centralManagerDidUpdateState(self)
         reportLoadError()
         for (link, options) in formedWhileAway where link.isConnected && link.delegate == nil {

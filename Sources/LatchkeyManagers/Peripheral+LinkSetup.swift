@@ -12,6 +12,10 @@ import LatchkeyGATT
 // link with no cache it is read all the same: it must describe what the app discovers next,
 // so it has to be read before that discovery — a hash read after it could already belong to
 // a changed database and vouch for a stale cache on every later link.
+// A returning central whose first request is a read of a cached characteristic (the phone's
+// challenge) sends both in one Read Multiple Request once it knows the hash's handle: the
+// read's value reaches the app only if the hash matches the cache, so no stale handle's
+// value is ever taken for the one asked for (`checkDatabaseHash`).
 //
 // After — the Service Changed chores, once the bearer has nothing queued (`GATTClient.onIdle`):
 // find Service Changed and Client Supported Features (once; kept with the cache), write
@@ -29,16 +33,55 @@ import LatchkeyGATT
 // change-aware again. A peer that has a hash but no Robust Caching gets no such check. The app's requests are never delayed by more than the one chore
 // request in flight when they are made.
 extension Peripheral {
-    /// Starts a link's setup, right after the MTU exchange or the barrier is queued.
-    func beginLinkSetup() {
+    /// Starts a link's setup, right after the MTU exchange or the barrier is queued; the
+    /// hash check now, or (`checkingHashNow` false) when the MTU exchange calls it.
+    func beginLinkSetup(checkingHashNow: Bool = true) {
         guard let client else { return }
         client.onIdle = { [weak self] in self?.runPendingChores() }
         client.onDatabaseOutOfSync = { [weak self] in self?.databaseOutOfSync() }
         heldUntilValidated = heldUntilValidated ?? []
-        client.read(using: .databaseHash) { [weak self] result in
+        hashCheckSent = false
+        if checkingHashNow { checkDatabaseHash() }
+        bearer?.flush()  // the MTU exchange or the barrier, queued by the caller
+    }
+
+    /// The link's hash check. With the hash's handle known and the app's first request a
+    /// read of a cached characteristic (a returning phone's challenge), both go in one Read
+    /// Multiple Request: a round trip less before the app's command. The value is given to
+    /// the app only when the hash is the one the cache was made against; otherwise it is
+    /// dropped unseen and the check runs as on a first link (Read Using Characteristic UUID),
+    /// then the read is asked again, on whatever handles the cache has by then.
+    func checkDatabaseHash() {
+        guard let client, heldUntilValidated != nil, !hashCheckSent else { return }
+        hashCheckSent = true
+        guard let hashHandle = databaseHashHandle, let cachedHash = databaseHash, let read = companionRead,
+              !read.isInvalidated, read.valueHandle != hashHandle else {
+            return readHashByUUID()
+        }
+        client.readMultiple([hashHandle, read.valueHandle]) { [weak self, weak read] result in
             guard let self else { return }
-            if case .success(let found) = result, let hash = found.first?.value, hash.count == 16 {
-                self.check(hash)
+            guard case .success(let values) = result, values.count >= cachedHash.count,
+                  Array(values.prefix(cachedHash.count)) == cachedHash, let read, self.companionRead === read else {
+                self.databaseHashHandle = nil  // it may have moved: learn it again
+                return self.readHashByUUID()
+            }
+            self.companionRead = nil
+            self.releaseHeld()
+            read.value = Array(values.dropFirst(cachedHash.count))
+            // The app's next request (its command) goes out before the chores.
+            self.delegate?.peripheral(self, didUpdateValueFor: read, error: nil)
+            if !self.serviceChangedSubscribed { self.deferChores() }
+        }
+        bearer?.flush()
+    }
+
+    /// The hash by its UUID, wherever it is (and from now on, where it is).
+    private func readHashByUUID() {
+        client?.read(using: .databaseHash) { [weak self] result in
+            guard let self else { return }
+            if case .success(let found) = result, let first = found.first, first.value.count == 16 {
+                self.databaseHashHandle = first.handle
+                self.check(first.value)
             }
             // A peer without a hash, or a failed read: the cache is kept as it is, and a
             // handle it refuses sends the app back to discovery.
@@ -48,6 +91,15 @@ extension Peripheral {
         bearer?.flush()
     }
 
+    /// Takes the app's first read while the hash is still to be asked for, to go with it.
+    /// True when it was taken.
+    func holdAsCompanion(_ characteristic: RemoteCharacteristic) -> Bool {
+        guard let held = heldUntilValidated, held.isEmpty, companionRead == nil, !hashCheckSent,
+              databaseHashHandle != nil, !characteristic.isInvalidated else { return false }
+        companionRead = characteristic
+        return true
+    }
+
     /// Queues `request` while the hash is read. True when it was held.
     func hold(_ request: @escaping () -> Void) -> Bool {
         guard heldUntilValidated != nil else { return false }
@@ -55,8 +107,14 @@ extension Peripheral {
         return true
     }
 
+    /// Sends what waited for the hash check, in the order it was asked (a companion read
+    /// that did not go with the hash first).
     func releaseHeld() {
-        guard let held = heldUntilValidated else { return }
+        guard var held = heldUntilValidated else { return }
+        if let read = companionRead {
+            companionRead = nil
+            held.insert({ [weak self] in self?.readValue(for: read) }, at: 0)
+        }
         heldUntilValidated = nil
         for request in held { request() }
     }

@@ -64,6 +64,14 @@ public final class Peripheral {
     /// App requests held while a cache is checked against the Database Hash at the start of
     /// a link; nil when nothing is being checked (Peripheral+LinkSetup.swift).
     var heldUntilValidated: [() -> Void]?
+    /// The app's first read on a link whose cache is being checked, sent in one request with
+    /// the hash when the hash's handle is known (Peripheral+LinkSetup.swift).
+    var companionRead: RemoteCharacteristic?
+    /// Where the peer's Database Hash is, learnt from the last read by UUID; this process
+    /// only (a relaunch reads the hash by its UUID once more).
+    var databaseHashHandle: UInt16?
+    /// The link's hash check has been asked for (alone or with the companion read).
+    var hashCheckSent = false
     /// The link's Service Changed chores wait for the app's requests to run out.
     var choresPending = false
 
@@ -198,6 +206,7 @@ public final class Peripheral {
     // MARK: Reads and writes
 
     public func readValue(for characteristic: RemoteCharacteristic) {
+        if holdAsCompanion(characteristic) { return }
         if hold({ self.readValue(for: characteristic) }) { return }
         guard !characteristic.isInvalidated else {
             delegate?.peripheral(self, didUpdateValueFor: characteristic, error: .att(.invalidHandle)); return
@@ -359,13 +368,18 @@ public final class Peripheral {
             beginLinkSetup()
             return
         }
-        // iOS exchanges the MTU as soon as a link is up; so do we.
-        client.exchangeMTU { [weak self] result in
-            guard let self, case .success(let mtu) = result else { return }
-            self.onCacheChange?()  // the preserved link carries its MTU
-            self.delegate?.peripheral(self, didUpdateMTU: mtu)
+        // iOS exchanges the MTU as soon as a link is up; so do we. The hash check follows
+        // it, chosen when the answer is in: by then the app's first read is known, and can
+        // go with the hash in one request.
+        client.exchangeMTU { [weak self, weak client] result in
+            guard let self, let client, self.client === client else { return }
+            if case .success(let mtu) = result {
+                self.onCacheChange?()  // the preserved link carries its MTU
+                self.delegate?.peripheral(self, didUpdateMTU: mtu)
+            }
+            self.checkDatabaseHash()
         }
-        beginLinkSetup()
+        beginLinkSetup(checkingHashNow: false)
     }
 
     func detach() {

@@ -53,7 +53,8 @@ public enum PhoneDaemon {
                                                                           keyID: keyID, secret: secret,
                                                                           gracePeriod: settings.gracePeriod,
                                                                           connectOptions: settings.connectOptions,
-                                                                          arrivalIntentWindow: settings.arrivalIntentWindow),
+                                                                          arrivalIntentWindow: settings.arrivalIntentWindow,
+                                                                          connectionInterval: settings.connectionInterval),
                                    store: store, events: printer, restoration: restoration)
         } catch { throw RuntimeError("phone state in \(settings.stateDirectory): \(error)") }
         agent.central.trace = { peer, direction, pdu in logger.trace("ATT \(direction) \(peer): \(hex(pdu))") }

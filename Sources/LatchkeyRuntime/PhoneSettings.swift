@@ -18,6 +18,8 @@ public struct PhoneSettings: Sendable {
     public var gracePeriod: Duration
     /// How long an arrival intent (`phone-ctl arriving`) lets a re-link ask for an arrival unlock.
     public var arrivalIntentWindow = PhoneAgentConfiguration.defaultArrivalIntentWindow
+    /// The connection interval the phone asks for (`connection_interval_ms`, 7.5–4000).
+    public var connectionInterval = PhoneAgentConfiguration.defaultConnectionInterval
     public var connectOptions: ConnectOptions
     public var eventFormat: EventFormat
     /// Execution mode, suspension queue, wake budget, alert hook (ExecutionSettings).
@@ -44,6 +46,8 @@ public struct PhoneSettings: Sendable {
         let grace = try root.seconds("grace_seconds", in: 1...86_400) ?? PhoneAgentConfiguration.defaultGracePeriod
         let intentWindow = try root.seconds("arrival_intent_window_seconds", in: 1...600)
             ?? PhoneAgentConfiguration.defaultArrivalIntentWindow
+        // Core Vol 6 Part B 4.5.1: 7.5 ms to 4 s, in steps of 1.25 ms (mgmt rounds to the nearest).
+        let interval = try root.milliseconds("connection_interval_ms", in: 7.5...4000)
         var options = ConnectOptions(notifyOnConnection: true, notifyOnDisconnection: true)
         if let alerts = try root.table("alerts") {
             options.notifyOnConnection = try alerts.bool("on_connection") ?? options.notifyOnConnection
@@ -60,6 +64,7 @@ public struct PhoneSettings: Sendable {
                                      keySecretFile: secretFile ?? state + "/" + PairedKeyFile.fileName, gracePeriod: grace,
                                      connectOptions: options, eventFormat: format, execution: execution)
         settings.arrivalIntentWindow = intentWindow
+        if let interval { settings.connectionInterval = interval }
         settings.controlSocketAccess = access
         return settings
     }

@@ -3,7 +3,14 @@ import LatchkeyTransport
 /// The connection between two ends: connection events, supervision timeout, termination.
 ///
 /// Connection events fall at anchor + k·connInterval. They are scheduled only while an
-/// end has PDUs queued or a termination is due; an idle link costs no timer. While the
+/// end has PDUs queued or a termination is due; an idle link costs no timer. The first
+/// `LinkLayerTiming.setupEvents` events after the anchor belong to the link layer's setup
+/// (the feature exchange the kernel waits for), so the first ATT PDU crosses at event
+/// 1 + setupEvents. An event carries PDUs in exchanges, central then peripheral, as long as
+/// one side has more (MD), the controller's buffers allow (`packetsPerEvent`) and the
+/// airtime fits before the next anchor; what does not fit waits for the next event. A PDU
+/// received in an event is answered in a later one: the host's answer is not ready within
+/// T_IFS. While the
 /// devices are in range, an unscheduled event is an empty one that succeeds; so when they
 /// move apart, the last successful event is the last anchor at or before that moment, and
 /// the link is lost `supervisionTimeout` after it (Core Vol 6 Part B 4.5.2), unless they
@@ -15,6 +22,8 @@ final class SimulatedConnection {
     let interval: Duration
     let supervisionTimeout: Duration
     let packetsPerEvent: Int
+    /// The first event that may carry ATT PDUs: the link-layer setup comes before it.
+    let firstDataEvent: Instant
     /// [central end, peripheral end] while open; emptied on close to break the cycle.
     private var ends: [SimulatedLink] = []
     private var eventTimer: Scheduled?
@@ -32,6 +41,7 @@ final class SimulatedConnection {
         self.interval = parameters.connectionInterval
         self.supervisionTimeout = parameters.supervisionTimeout
         self.packetsPerEvent = air.packetsPerEvent
+        self.firstDataEvent = air.loop.now + parameters.connectionInterval * (1 + LinkLayerTiming.setupEvents)
         ends = [
             SimulatedLink(id: id, peer: peripheral.address, role: .central, controller: central, connection: self),
             SimulatedLink(id: id, peer: central.address, role: .peripheral, controller: peripheral, connection: self),
@@ -62,7 +72,29 @@ final class SimulatedConnection {
         guard isOpen, !abandoned, eventTimer == nil else { return }
         let due = termination != nil || (inRange && ends.contains { $0.queuedCount > 0 })
         guard due else { return }
-        eventTimer = loop.schedule(at: nextAnchor(after: loop.now)) { [weak self] in self?.connectionEvent() }
+        let next = nextAnchor(after: loop.now)
+        let at = termination != nil ? next : max(next, firstDataEvent)
+        eventTimer = loop.schedule(at: at) { [weak self] in self?.connectionEvent() }
+    }
+
+    /// How many PDUs each end sends in this event: exchanges of one packet each way (empty
+    /// when a side has nothing), while either side has more, up to `packetsPerEvent`, and
+    /// only while the exchange ends one T_IFS before the next anchor. The first exchange
+    /// always happens.
+    private func carriedThisEvent(_ central: SimulatedLink, _ peripheral: SimulatedLink) -> (up: Int, down: Int) {
+        var up = 0, down = 0, exchanges = 0
+        var airtime = Duration.zero
+        let budget = interval - LinkLayerTiming.interFrameSpace
+        while exchanges < packetsPerEvent, up < central.queuedCount || down < peripheral.queuedCount {
+            let c = central.queuedPDU(at: up), p = peripheral.queuedPDU(at: down)
+            let cost = LinkLayerTiming.exchange(central: c?.count, peripheral: p?.count)
+            if exchanges > 0 && airtime + cost > budget { break }
+            airtime += cost
+            exchanges += 1
+            if c != nil { up += 1 }
+            if p != nil { down += 1 }
+        }
+        return (up, down)
     }
 
     private func connectionEvent() {
@@ -74,8 +106,9 @@ final class SimulatedConnection {
         }
         guard inRange else { return }  // resumes from rangeDidChange
         let central = ends[0], peripheral = ends[1]
-        let up = central.dequeue(upTo: packetsPerEvent)
-        let down = peripheral.dequeue(upTo: packetsPerEvent)
+        let carried = carriedThisEvent(central, peripheral)
+        let up = central.dequeue(upTo: carried.up)
+        let down = peripheral.dequeue(upTo: carried.down)
         if let sniffer = air.sniffer {
             // Each end's peer is the other end's address.
             for pdu in up { sniffer(peripheral.peer, central.peer, pdu) }

@@ -7,9 +7,10 @@ public final class SimulatedLink: ATTLink {
     /// a small socket send buffer: small enough that chunked transfers meet back-pressure
     /// in tests, as they do against the kernel's EAGAIN.
     public static let defaultTransmitCapacity = 8
-    /// PDUs carried per direction per connection event. The spec sets no number (MD lets
-    /// an event go on while both sides have data, Core Vol 6 Part B 4.5.6); 4 is a
-    /// conservative figure for controllers with a few ACL buffers.
+    /// At most this many PDUs per direction per connection event. The spec sets no number (MD
+    /// lets an event go on while both sides have data, Core Vol 6 Part B 4.5.6); 4 is a
+    /// conservative figure for controllers with a few ACL buffers. The airtime bounds it
+    /// further at short intervals (`LinkLayerTiming`).
     public static let defaultPacketsPerEvent = 4
     /// 251-byte LE data length (Core Vol 6 Part B 4.5.10) minus the 4-byte L2CAP header.
     public static let defaultMaximumTransmissionUnit = 247
@@ -75,6 +76,11 @@ public final class SimulatedLink: ATTLink {
     }
 
     // MARK: For the connection
+
+    /// The `index`-th PDU waiting to be carried, if there is one.
+    func queuedPDU(at index: Int) -> [UInt8]? {
+        index < transmitQueue.count ? transmitQueue[index] : nil
+    }
 
     /// Takes up to `count` PDUs off the transmit queue.
     func dequeue(upTo count: Int) -> [[UInt8]] {

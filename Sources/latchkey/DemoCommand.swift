@@ -21,14 +21,21 @@ extension Latchkey {
         var verbose = false
         @Option(help: "Authenticated commands timed in the latency step (command received → actuator line).")
         var probe = 20
+        @Option(name: .customLong("connection-interval-ms"),
+                help: "The phone's connection interval, 7.5...4000 ms (default: the phone's, 7.5).")
+        var connectionInterval: Double?
 
         func validate() throws {
             guard (1...10_000).contains(probe) else { throw ValidationError("--probe must be 1...10000") }
+            if let ms = connectionInterval, !(7.5...4000).contains(ms) {
+                throw ValidationError("--connection-interval-ms must be 7.5...4000")
+            }
         }
 
         func run() throws {
             if !json { print("latchkey demo: lock and phone agents on the simulated radio\n") }
-            let report = LatchkeyRuntime.Demo.run(json: json, verbose: verbose, probeCount: probe)
+            let report = LatchkeyRuntime.Demo.run(json: json, verbose: verbose, probeCount: probe,
+                                                  connectionIntervalMs: connectionInterval)
             if json {
                 print(report.json)
             } else {

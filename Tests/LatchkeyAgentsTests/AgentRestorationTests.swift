@@ -70,7 +70,8 @@ struct AgentRestorationTests {
                           limit: .seconds(3)))
         #expect(w.linkSetUp())
         #expect(sent.discovery == 0, "the lock's handles are known from the first link")
-        #expect(sent.databaseHashReads == 1, "the cache is checked against the lock's Database Hash")
+        #expect(sent.databaseHashReads == 0 && sent.count(0x0E) == 1,
+                "the cache is checked against the lock's Database Hash, read by its handle with the challenge (Read Multiple)")
         #expect(sent.count(0x12) == 4,
                 "the status CCCD and the `present` command, then the link's chores: Client Supported Features, Service Changed's CCCD")
     }

@@ -4,6 +4,7 @@ import LatchkeyLockProtocol
 import LatchkeyManagers
 import LatchkeySim
 import LatchkeyTestKit
+import LatchkeyTransport
 import Testing
 
 /// What stands between the phone coming into range and its sealed arrival command, counted
@@ -65,13 +66,36 @@ struct ArrivalRoundTripTests {
         #expect(w.advance(until: { w.phone.presence == .away && w.lockEvents.names().contains("lock.departure") },
                           limit: .seconds(12)))
 
-        // A returning link: MTU, hash, a challenge read — then the command.
+        // A returning link: MTU, then the hash and the challenge in one Read Multiple — then
+        // the command.
         let back = try arrival(w, sent)
-        #expect(back.before.count == 3, "\(back.before)")
-        #expect(back.before.dropFirst().first == Self.hashRead)
+        let lock = w.phone.central.retrievePeripherals(withIdentifiers: [w.lockAddress])[0]
+        let challenge = try #require(lock.service(LockServiceUUID.service)?.characteristic(LockServiceUUID.challenge))
+        let hashHandle = try #require(w.lock.peripheral.database.attributes.first { $0.type == .databaseHash }?.handle)
+        #expect(back.before.count == 2, "\(back.before)")
+        #expect(back.before.last == .readMultipleRequest(handles: HandleList([hashHandle, challenge.valueHandle])))
         #expect(!back.before.contains(where: Self.isChore))
         // Client Supported Features (0x000B), then Service Changed's CCCD (0x0009).
         #expect(back.after.filter(Self.isChore) == [.writeRequest(handle: 0x000B, value: [0x01]),
                                                    .writeRequest(handle: 0x0009, value: [0x02, 0x00])])
+    }
+
+    /// The same order in connection events, at the interval the phone asks for (7.5 ms): the
+    /// link's first event, two of link-layer setup, MTU (2), hash + challenge (2), and the
+    /// sealed write reaches the lock at the seventh — 52.5 ms after the link came up.
+    @Test func aReturningPhonesCommandReachesTheLockSevenConnectionEventsAfterTheLink() throws {
+        let w = try AgentWorld(autoRelock: .seconds(3), grace: .seconds(5), phoneStartsAt: 2)
+        #expect(w.advance(until: { w.lockEvents.names().contains("lock.phone_present") }, limit: .seconds(3)))
+        #expect(w.phone.central.connectionInterval == .microseconds(7_500))
+        w.walkPhone(to: 100)
+        #expect(w.advance(until: { w.phone.presence == .away && w.lockEvents.names().contains("lock.departure") },
+                          limit: .seconds(12)))
+        w.comeHome()
+        #expect(w.advance(until: { w.latchEnergised }, limit: .seconds(3)))
+        let linked = try #require(w.phoneEvents.events.last { $0.name == "phone.linked" }?.time)
+        let accepted = try #require(w.lockEvents.events.last {
+            $0.name == "lock.command_accepted" && $0.field("op") == "arrival-unlock"
+        }?.time)
+        #expect(accepted - linked == .microseconds(7_500) * 7, "link → command at the lock: \(accepted - linked)")
     }
 }

@@ -105,6 +105,31 @@ struct ServiceChangedAgentTests {
         #expect(w.advance(until: { w.latchEnergised }, limit: .seconds(1)))
     }
 
+    /// A returning phone asks for the hash and the challenge in one Read Multiple; when the
+    /// lock changed while it was away, the hash does not match and what came with it (read
+    /// from a handle that is no longer the challenge) is dropped unseen: nothing is sealed
+    /// before the phone has bound to the new handles.
+    @Test func aReturningPhoneWhoseCacheIsStaleDropsWhatCameWithTheHashAndBindsAgain() throws {
+        let (w, _) = try readyWorld()
+        w.walkPhone(to: 100)
+        #expect(w.advance(until: { !w.phone.isLinked }, limit: .seconds(3)))
+        _ = try relaunchLock(w, as: Self.nextVersion)
+        let sent = SentPDUs()
+        w.phone.central.trace = { _, direction, pdu in sent.record(direction, pdu) }
+        let before = w.phoneEvents.events.count
+        w.walkPhone(to: 1)
+        #expect(w.advance(until: { readyAfterTheChange(w) }, limit: .seconds(3)), "\(w.phoneEvents.names())")
+        #expect(w.advance(until: { w.lockEvents.names().filter { $0 == "lock.phone_present" }.count == 2 },
+                          limit: .seconds(3)), "the `present` sealed on the new handles opens")
+        #expect(sent.count(0x0E) == 1, "the hash and the challenge asked for together")
+        #expect(sent.databaseHashReads == 1, "a hash that does not match: read again by its UUID")
+        let later = Array(w.phoneEvents.names()[before...])
+        let changed = try #require(later.firstIndex(of: "phone.services_changed"))
+        let sealed = try #require(later.firstIndex(of: "phone.command_sent"))
+        #expect(sealed > changed, "nothing sealed with what came from the old handle: \(later)")
+        #expect(!later.contains("phone.reply_unreadable"))
+    }
+
     @Test func aMalformedServiceChangedIsLoggedAndTheLockStillOpens() throws {
         let (w, sent) = try readyWorld()
         // Sent on the lock's link behind its manager's back: no lock sends it.

@@ -58,7 +58,7 @@ func ask(_ dispatcher: ControlDispatcher, _ line: String) -> [String] {
         h.loop.advance(by: .seconds(5))
         #expect(h.count("phone.command_sent", in: h.phoneEvents) == sent, "nothing went to the lock")
         #expect(h.phone!.central.executionMode == .foreground)
-        #expect(h.phoneController.connectionParameters == .kernelDefault)
+        #expect(h.phoneController.connectionParameters == .phoneForeground)
         #expect(!gates.control.gate.isSuspended)
         #expect(ask(control, "status") == ["ok presence=home linked=true transport_refusals=0 execution=foreground suspended=false queued=0"])
     }
@@ -112,7 +112,7 @@ func ask(_ dispatcher: ControlDispatcher, _ line: String) -> [String] {
         #expect(ask(control, "status") == ["ok presence=home linked=true transport_refusals=0 execution=background suspended=false queued=0"])
 
         #expect(ask(control, "execution foreground") == ["ok mode=foreground"])
-        #expect(h.phoneController.connectionParameters == .kernelDefault)
+        #expect(h.phoneController.connectionParameters == .phoneForeground)
         #expect(h.phoneController.scanParameters?.interval == BackgroundScanTiming.foregroundInterval,
                 "the running scan is re-issued at the foreground timing")
     }

@@ -23,7 +23,7 @@ import Testing
         #expect(try rig.send("frobnicate", to: rig.phone).first?.hasPrefix("error unknown command \"frobnicate\"") == true)
         #expect(throws: RuntimeError.self, "an empty command never leaves the client") { try rig.send(" ", to: rig.phone) }
         #expect(rig.phone?.agent.central.executionMode == .foreground)
-        #expect(rig.phoneController.connectionParameters == .kernelDefault)
+        #expect(rig.phoneController.connectionParameters == .phoneForeground)
 
         #expect(try rig.send("execution background", to: rig.phone) == ["ok mode=background"])
         // The system's auto-connect scan slows down (mgmt Set Default System Configuration
@@ -35,7 +35,7 @@ import Testing
                 == ["ok presence=home linked=true transport_refusals=0 execution=background suspended=false queued=0"])
 
         #expect(try rig.send("execution foreground", to: rig.phone) == ["ok mode=foreground"])
-        #expect(rig.wait(until: { rig.phoneController.connectionParameters == .kernelDefault }))
+        #expect(rig.wait(until: { rig.phoneController.connectionParameters == .phoneForeground }))
     }
 
     /// systemd's READY=1 only once the bolt is at rest and the advertising taken: a lock with

@@ -181,3 +181,13 @@ final class Household {
         return result
     }
 }
+
+extension ConnectionParameters {
+    /// A foreground phone's auto-connect timing: the kernel's default scan, with the
+    /// connection interval the phone asks for.
+    static var phoneForeground: ConnectionParameters {
+        var p = ConnectionParameters.kernelDefault
+        p.connectionInterval = PhoneAgentConfiguration.defaultConnectionInterval ?? p.connectionInterval
+        return p
+    }
+}

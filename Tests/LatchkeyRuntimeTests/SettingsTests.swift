@@ -98,6 +98,19 @@ struct SettingsTests {
         #expect(ok.connectOptions.notifyOnNotification)
     }
 
+    @Test func thePhoneAsksForTheConnectionIntervalItIsGivenOrBLEsShortest() throws {
+        let base = "sim:\n  address: \"C0:FF:EE:00:00:02\"\n"
+        #expect(try PhoneSettings.load(ConfigFile(path: "phone.yaml", text: base)).connectionInterval == .microseconds(7_500))
+        let set = try PhoneSettings.load(ConfigFile(path: "phone.yaml", text: base + "connection_interval_ms: 30\n"))
+        #expect(set.connectionInterval == .milliseconds(30))
+        for bad in ["5", "4001"] {
+            let e = #expect(throws: ConfigError.self) {
+                try PhoneSettings.load(ConfigFile(path: "phone.yaml", text: base + "connection_interval_ms: \(bad)\n"))
+            }
+            #expect(e?.field == "connection_interval_ms")
+        }
+    }
+
     @Test func eventLinesRoundTripThroughTheDemoParser() {
         let line = #"{"event":"lock.command_accepted","t_ms":12.5,"key":"1","op":"arrival-unlock","note":"a \"q\""}"#
         let e = EventLine(parsing: line)

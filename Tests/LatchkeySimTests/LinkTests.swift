@@ -10,6 +10,8 @@ extension World {
     var anchor: Instant { phoneApp.connects[0].time }
     /// The k-th connection event after the anchor.
     func event(_ k: Int) -> Instant { anchor + connectionInterval * k }
+    /// The first event that carries ATT PDUs, after the link-layer setup.
+    var firstDataEvent: Int { 1 + LinkLayerTiming.setupEvents }
 }
 
 @Suite struct LinkTests {
@@ -76,13 +78,15 @@ extension World {
             #expect(world.phoneLink.send([UInt8(i)]) == .sent)
             #expect(world.lockLink.send([UInt8(100 + i)]) == .sent)
         }
-        world.loop.advance(to: world.event(1))
+        let first = world.firstDataEvent
+        world.loop.advance(to: world.event(first))
         #expect(world.lockApp.receivedPDUs == [[0], [1], [2], [3]])
         #expect(world.phoneApp.receivedPDUs == [[100], [101], [102], [103]])
-        world.loop.advance(to: world.event(2))
+        world.loop.advance(to: world.event(first + 1))
         #expect(world.lockApp.receivedPDUs == (0..<6).map { [UInt8($0)] })
         #expect(world.phoneApp.receivedPDUs == (100..<106).map { [UInt8($0)] })
-        #expect(world.lockApp.received.map(\.time) == Array(repeating: world.event(1), count: 4) + [world.event(2), world.event(2)])
+        #expect(world.lockApp.received.map(\.time)
+                    == Array(repeating: world.event(first), count: 4) + [world.event(first + 1), world.event(first + 1)])
     }
 
     @Test func aFullTransmitBufferRefusesThenSignalsWritableOnceAndLosesNothing() throws {
@@ -94,9 +98,9 @@ extension World {
         #expect(link.send([0xFF]) == .full, "full stays full and queues nothing")
         #expect(world.phoneApp.writableCount == 0)
 
-        world.loop.advance(to: world.event(1))
+        world.loop.advance(to: world.event(world.firstDataEvent))
         #expect(world.phoneApp.writableCount == 1, "one linkIsWritable per full episode")
-        world.loop.advance(to: world.event(2))
+        world.loop.advance(to: world.event(world.firstDataEvent + 1))
         #expect(world.phoneApp.writableCount == 1, "no full since: no second signal")
 
         // Pump 200 PDUs, refilling only on linkIsWritable.

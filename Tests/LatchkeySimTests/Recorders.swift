@@ -84,8 +84,9 @@ struct World {
     }
 
     /// Lock advertising, phone pending on it, both in range: returns once linked.
-    static func linked(seed: UInt64 = 1) throws -> World {
+    static func linked(seed: UInt64 = 1, parameters: ConnectionParameters = .kernelDefault) throws -> World {
         let world = World(seed: seed)
+        try world.phone.setConnectionParameters(parameters)
         try world.lock.startAdvertising(lockAdvertisement)
         try world.phone.addPendingConnection(to: lockAddress)
         let up = world.loop.advance(until: { world.phoneApp.link != nil && world.lockApp.link != nil },

@@ -9,10 +9,14 @@ import LatchkeyTransport
 /// line files, the air's own view of pending connects — and timed on the demo's clock.
 public enum Demo {
     /// `probeCount`: how many authenticated commands step 5 times (its p50/p99 figures).
-    public static func run(json: Bool, verbose: Bool, probeCount: Int = 20) -> DemoReport {
+    /// `connectionIntervalMs`: the phone's `connection_interval_ms` (nil: its default).
+    public static func run(json: Bool, verbose: Bool, probeCount: Int = 20,
+                           connectionIntervalMs: Double? = nil) -> DemoReport {
         var report = DemoReport(live: !json)
         let world: AgentStage
-        do { world = try AgentStage(verbose: verbose) } catch {
+        var tuning = AgentStage.Tuning.demo
+        tuning.phoneConnectionIntervalMs = connectionIntervalMs
+        do { world = try AgentStage(verbose: verbose, tuning: tuning) } catch {
             report.record("set up the stage", false, "\(error)")
             return report
         }
@@ -50,11 +54,24 @@ public enum Demo {
         guard lockUp else { return }
         w.wait(.seconds(3)) { locked(after: t) || w.lockEvent("lock.started", since: t)?.0.field("state") == "locked" }
 
-        // 2. The owner is at home: the phone links and tells the lock it is there; then leaves.
+        // 2. The first link ever: the owner taps "unlock" while out of range; the command waits
+        //    for the link, whose setup discovers the lock's services (nothing is cached yet).
         t = w.loop.now
         _ = try w.startPhone()
-        let present = w.wait(.seconds(10)) { w.lockEvent("lock.phone_present", since: t) != nil }
-        r.record("phone at home links and authenticates (present)", present, latencyMs: since(t))
+        let waiting = w.wait(.seconds(10)) { w.phoneEvent("phone.connect_pending", since: t) != nil }
+        r.record("phone agent started out of range, its connect request pending", waiting, latencyMs: since(t))
+        guard waiting else { return }
+        var firstReply = ""
+        let tap = try ChildProcess(name: "phone-ctl", executable: w.executable,
+                                   arguments: ["phone-ctl", "--state-dir", w.phoneState, "unlock"], loop: w.loop)
+        tap.onLine = { firstReply = $0 }
+        w.wait(.seconds(10)) { w.phoneEvent("phone.command_waits_for_link", since: t) != nil }
+        try timedArrival(w, r: &r, name: "first", step: "first link ever: the tapped unlock waits for the link, "
+                             + "discovers the lock and drives the unlock line", accepted: "unlock")
+        _ = w.wait(.seconds(5)) { !tap.isRunning }
+        w.wait(.seconds(10)) { obs.rise(of: "motor_lock", since: t) != nil && locked(after: t) }
+        if !firstReply.isEmpty && !firstReply.hasPrefix("ok") { r.record("phone-ctl unlock answered", false, firstReply) }
+
         t = w.loop.now
         _ = w.movePhone(to: AgentStage.away)
         let away = w.wait(.seconds(10)) {
@@ -71,28 +88,22 @@ public enum Demo {
         let asked = w.phoneEvent("phone.arrival_request", since: t) != nil
         r.record("a bare re-link asks for nothing", bare && !asked && !obs.isHigh("motor_unlock"), latencyMs: since(t),
                  "phone presence: \(w.phoneEvent("phone.presence", since: t)?.0.field("to") ?? "?")")
+        // Away again: the link lost, then the grace. Counted from the move, not from the step's
+        // start: step 2's own "to away" can be read after that (the demo reads lines late).
+        let left = w.loop.now
         _ = w.movePhone(to: AgentStage.away)
-        w.wait(.seconds(10)) { w.phoneEvent("phone.presence", since: t, where: { $0.field("to") == "away" }) != nil }
+        w.wait(.seconds(10)) {
+            w.phoneEvent("phone.link_lost", since: left) != nil
+                && w.phoneEvent("phone.presence", since: left, where: { $0.field("to") == "away" }) != nil
+        }
 
         // 3. Coming home: the arrival intent (a geofence; here `phone-ctl arriving`), re-link,
         //    authenticated arrival unlock inside the intent's window, the actuator line moves.
         t = w.loop.now
         let intent = try w.runTool(["phone-ctl", "--state-dir", w.phoneState, "arriving"])
         r.record("arrival intent sent to the phone", intent.status == 0, intent.output.split(separator: "\n").last.map(String.init) ?? "")
-        _ = w.movePhone(to: AgentStage.home)
-        let relinked = w.wait(.seconds(10)) { w.phoneEvent("phone.linked", since: t) != nil }
-        let relinkMs = w.phoneEvent("phone.linked", since: t).map { ($0.1 - t).milliseconds }
-        r.record("phone in range: re-links by itself", relinked, latencyMs: relinkMs)
-        let unlocked = w.wait(.seconds(10)) {
-            obs.rise(of: "motor_unlock", since: t) != nil
-                && w.lockEvent("lock.command_accepted", since: t, where: { $0.field("op") == "arrival-unlock" }) != nil
-        }
-        let accepted = w.lockEvent("lock.command_accepted", since: t, where: { $0.field("op") == "arrival-unlock" })
-        let arrivalMs = obs.rise(of: "motor_unlock", since: t).map { ($0.at - t).milliseconds }
-        r.record("authenticated arrival unlock drives the unlock line", unlocked && accepted != nil, latencyMs: arrivalMs,
-                 accepted.map { "lock saw command→line in \($0.0.field("actuator_ms") ?? "?") ms" } ?? "no accepted command")
-        if let relinkMs { r.figure("relink_ms", relinkMs) }
-        if let arrivalMs { r.figure("return_to_unlock_line_ms", arrivalMs) }
+        try timedArrival(w, r: &r, name: "returning", step: "authenticated arrival unlock drives the unlock line",
+                             accepted: "arrival-unlock")
 
         // 4. Auto-relock.
         t = w.loop.now
@@ -116,6 +127,7 @@ public enum Demo {
             r.figure("command_to_actuator_p50_ms", p50)
             r.figure("command_to_actuator_p99_ms", p99)
         }
+        warmFigures(w, &r, since: t)
         w.wait(.seconds(3)) { !obs.isHigh("motor_unlock") && !obs.isHigh("motor_lock") }
 
         // 6. SIGKILL the lock in the middle of an unlock; restart; it returns to the decided state.

@@ -18,15 +18,19 @@ final class AgentStage {
         var lockSection: String
         var phoneGraceSeconds: Int
         var phoneStartsAt: Double
+        /// The phone's `connection_interval_ms`; nil leaves the phone's default.
+        var phoneConnectionIntervalMs: Double?
 
-        /// The demo: short timers, so that the whole story fits in half a minute.
+        /// The demo: short timers, so that the whole story fits in half a minute. The phone
+        /// starts out of range, so that its first link ever is timed from the moment it
+        /// comes into range.
         static let demo = Tuning(name: "latchkey-demo", lockSection: """
             lock:
               auto_relock_seconds: 4
               departure_grace_seconds: 2
               # The demo presses the inside button and comes home again seconds later.
               arrival_after_manual_unlock_seconds: 1
-            """, phoneGraceSeconds: 2, phoneStartsAt: home)
+            """, phoneGraceSeconds: 2, phoneStartsAt: away)
     }
 
     let loop = PosixEventLoop()
@@ -101,6 +105,7 @@ final class AgentStage {
             key_id: 1
             key_secret_file: \(keyFile)
             grace_seconds: \(tuning.phoneGraceSeconds)
+            \(tuning.phoneConnectionIntervalMs.map { "connection_interval_ms: \($0)" } ?? "")
             """)
         observer = try LineObserver(chipDirectory: chipDirectory, lines: ["motor_unlock", "motor_lock"], loop: loop)
         // Only wakes the loop on SIGCHLD; without it the stage polls `isRunning` at its timeouts.

@@ -1,0 +1,76 @@
+import LatchkeyTransport
+
+/// The demo's timed phases, each as its own figure: what a user feels between the phone
+/// reaching the lock and the bolt moving, split where the phone's events and the GPIO line
+/// files say each step ended. Every time is CLOCK_MONOTONIC: an event's own `t_ms` (when the
+/// agent emitted it, not when the demo read its line) and an edge as the lock stamped it.
+extension Demo {
+    /// When the agent emitted the event (its `t_ms`); when the demo read it, if it has none.
+    static func emitted(_ event: (EventLine, Instant)?) -> Instant? {
+        guard let (line, read) = event else { return nil }
+        guard let ms = line.field("t_ms").flatMap(Double.init) else { return read }
+        return Instant(nanoseconds: Int64((ms * 1_000_000).rounded()))
+    }
+
+    /// Moves the phone into range (its command, or its arrival intent, already waiting) and
+    /// times in range → link (`phone.linked`) → GATT ready (`phone.gatt_ready`: at once with
+    /// a valid cache) → the sealed write (`phone.command_sent`: after the MTU exchange, the
+    /// cache check and the challenge read) → the unlock line's rise. `name` is `first` or
+    /// `returning`: `link_to_unlock_<name>_ms` is the total from the link.
+    static func timedArrival(_ w: AgentStage, r: inout DemoReport, name: String, step: String,
+                             accepted op: String) throws(RuntimeError) {
+        let obs = w.observer!
+        let t = w.loop.now
+        _ = w.movePhone(to: AgentStage.home)
+        let linked = w.wait(.seconds(10)) { w.phoneEvent("phone.linked", since: t) != nil }
+        let link = emitted(w.phoneEvent("phone.linked", since: t))
+        r.record(name == "first" ? "phone in range: links for the first time" : "phone in range: re-links by itself",
+                 linked, latencyMs: link.map { ($0 - t).milliseconds })
+        let unlocked = w.wait(.seconds(10)) {
+            obs.rise(of: "motor_unlock", since: t) != nil
+                && w.lockEvent("lock.command_accepted", since: t, where: { $0.field("op") == op }) != nil
+        }
+        let accepted = w.lockEvent("lock.command_accepted", since: t, where: { $0.field("op") == op })
+        guard unlocked, let link, let rise = obs.rise(of: "motor_unlock", since: t)?.at,
+              let write = emitted(w.phoneEvent("phone.command_sent", since: t, where: { $0.field("op") == op })) else {
+            r.record(step, false, "no \(op) reached the unlock line")
+            return
+        }
+        let ready = emitted(w.phoneEvent("phone.gatt_ready", since: t)) ?? link
+        // (figure name, what it covers, ms)
+        let phases: [(String, String, Double)] = [
+            ("link_to_ready", "link → GATT ready", (ready - link).milliseconds),
+            ("ready_to_write", "→ sealed write", (write - ready).milliseconds),
+            ("write_to_unlock_line", "→ unlock line", (rise - write).milliseconds),
+        ]
+        let total = (rise - link).milliseconds
+        let lockSaw = accepted.map { "; lock saw command→line in \($0.0.field("actuator_ms") ?? "?") ms" } ?? ""
+        r.record(step, accepted != nil, latencyMs: (rise - t).milliseconds,
+                 "link → unlock line \(format1(total)) ms: "
+                    + phases.map { "\($0.1) \(format1($0.2))" }.joined(separator: " ") + lockSaw)
+        r.figure(name == "first" ? "in_range_to_link_first_ms" : "in_range_to_link_ms", (link - t).milliseconds)
+        for (phase, _, ms) in phases { r.figure("\(name)_\(phase)_ms", ms) }
+        r.figure("link_to_unlock_\(name)_ms", total)
+    }
+
+    /// The warm link's figures from the probe's unlocks: each command's start (its challenge
+    /// read, `phone.command_started`) → its sealed write → the next rise of the unlock line.
+    static func warmFigures(_ w: AgentStage, _ r: inout DemoReport, since t: Instant) {
+        let obs = w.observer!
+        let rises = obs.changes.filter { $0.line == "motor_unlock" && $0.high && $0.at >= t }.map(\.at)
+        var toLine: [Double] = [], toWrite: [Double] = []
+        let phone = w.phoneEvents.filter { $0.1 >= t }
+        for (i, event) in phone.enumerated() where event.0.name == "phone.command_started" && event.0.field("op") == "unlock" {
+            guard let started = emitted(event), let rise = rises.first(where: { $0 >= started }) else { continue }
+            toLine.append((rise - started).milliseconds)
+            if let write = emitted(phone[(i + 1)...].first(where: { $0.0.name == "phone.command_sent" })) {
+                toWrite.append((write - started).milliseconds)
+            }
+        }
+        if let p50 = percentile(toLine, 50), let p99 = percentile(toLine, 99) {
+            r.figure("warm_command_to_unlock_line_ms", p50)
+            r.figure("warm_command_to_unlock_line_p99_ms", p99)
+        }
+        if let p50 = percentile(toWrite, 50) { r.figure("warm_command_to_write_ms", p50) }
+    }
+}
