@@ -21,7 +21,9 @@ public enum PhoneDaemon {
     /// Everything `run` does before the loop runs: key, stores, transport, the agent behind
     /// its gate, signal handlers and the control socket.
     static func start(_ settings: PhoneSettings, on loop: PosixEventLoop, printer: EventPrinter,
-                      logger: Logger) throws(RuntimeError) -> RunningAgent<PhoneAgent> {
+                      logger: Logger, peers: ControlPeerIdentification = .kernel) throws(RuntimeError)
+        -> RunningAgent<PhoneAgent>
+    {
         let keyID: UInt32, secret: [UInt8], pairedLock: BluetoothAddress?
         if let id = settings.keyID {
             (keyID, secret, pairedLock) = (id, try readSecret(settings.keySecretFile), nil)
@@ -62,8 +64,10 @@ public enum PhoneDaemon {
         let gates = try AgentGates.phone(agent, lock: lockAddress, settings: settings.execution, loop: loop,
                                          events: printer, logger: logger)
         try gates.installSignals(on: loop)
-        let dispatcher = PhoneControlCommands.dispatcher(agent, application: gates.control)
-        let (control, path) = try dispatcher.serve(in: settings.stateDirectory, loop: loop, logger: logger)
+        var dispatcher = PhoneControlCommands.dispatcher(agent, application: gates.control)
+        dispatcher.peerCommands = PhoneControlCommands.peerCommands
+        dispatcher.onPeerRefused = ControlPeer.refusalEvent("phone", printer: printer, loop: loop)
+        let (control, path) = try dispatcher.serve(in: settings.stateDirectory, loop: loop, logger: logger, peers: peers)
         try settings.controlSocketAccess.apply(socket: path, stateDirectory: settings.stateDirectory)
         return RunningAgent(agent: agent, gates: gates, control: control, controlPath: path,
                             readiness: service, stopping: {

@@ -26,6 +26,9 @@ final class DaemonRig {
     private(set) var lock: RunningAgent<LockAgent>?
     private(set) var phone: RunningAgent<PhoneAgent>?
     private(set) var lockEvents: [AgentEvent] = []
+    /// Who the daemons' control sockets see connecting: the kernel's answer unless a test
+    /// plays another user (ControlPeerAttackTests).
+    var peers = ControlPeerIdentification.kernel
     private(set) var phoneEvents: [AgentEvent] = []
 
     var lockState: String { directory + "/lock-state" }
@@ -73,12 +76,17 @@ final class DaemonRig {
             """)
     }
 
+    /// Adds top-level fields to lock.yaml (before `startLock`), e.g. "bridge_key_id: 9".
+    func addToLockConfig(_ lines: String) throws {
+        try writeFile(directory + "/lock.yaml", try readTextFile(directory + "/lock.yaml") + "\n" + lines + "\n")
+    }
+
     /// `latchkey lock --config lock.yaml`, without its run loop (the test runs the loop).
     func startLock() throws {
         let settings = try LockSettings.load(try AgentProcesses.loadConfig(directory + "/lock.yaml"))
         let printer = EventPrinter(format: .json, output: nil)
         printer.onEvent = { [unowned self] in lockEvents.append($0) }
-        lock = try LockDaemon.start(settings, on: loop, printer: printer, logger: .quiet)
+        lock = try LockDaemon.start(settings, on: loop, printer: printer, logger: .quiet, peers: peers)
     }
 
     /// `latchkey phone --config phone.yaml`, without its run loop.
@@ -86,7 +94,7 @@ final class DaemonRig {
         let settings = try PhoneSettings.load(try AgentProcesses.loadConfig(directory + "/phone.yaml"))
         let printer = EventPrinter(format: .json, output: nil)
         printer.onEvent = { [unowned self] in phoneEvents.append($0) }
-        phone = try PhoneDaemon.start(settings, on: loop, printer: printer, logger: .quiet)
+        phone = try PhoneDaemon.start(settings, on: loop, printer: printer, logger: .quiet, peers: peers)
     }
 
     /// Both daemons, the phone at home and its GATT setup on the lock done.
