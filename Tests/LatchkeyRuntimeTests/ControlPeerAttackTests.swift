@@ -1,7 +1,11 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import LatchkeyLock
 import LatchkeyPosix
 @testable import LatchkeyRuntime
 import LatchkeySecurity
+import LatchkeyTransport
 import Testing
 
 /// The attacker is another user the control socket's mode lets in (`control_socket_group:
@@ -114,5 +118,57 @@ import Testing
         #expect(rig.lock!.agent.controller.lockState == .locked)
         #expect(try rig.send("status", to: rig.phone).first?.hasPrefix("ok presence=") == true)
         #expect(try rig.send("arriving", to: rig.phone).first?.hasPrefix("ok arriving") == true)
+    }
+}
+
+/// The same attack by a real process of another user, with nothing injected: `latchkey
+/// lock-ctl` run as uid 65534 (nobody) in the lock's group through setpriv(1), against the
+/// lock daemon's socket with `control_socket_group: true`. The kernel's SO_PEERCRED is what
+/// the lock goes by. Needs root (to switch user) and the built `latchkey` beside the tests.
+@Suite(.serialized, .enabled(if: getuid() == 0 && access("/usr/bin/setpriv", X_OK) == 0
+                                && ExitStatusTests.latchkeyBinary() != nil,
+                             "needs root, setpriv(1) and the latchkey executable"))
+final class ControlPeerRealUserTests {
+    static let nobody: UInt32 = 65534
+    let rig: DaemonRig
+
+    init() throws {
+        rig = try DaemonRig()
+        try StateStores.openKeys(rig.lockState).add(PhoneKey(id: 9, name: "mqtt-bridge", secret: CommandSealing.newSecret(),
+                                                             role: .user))
+        try rig.addToLockConfig("control_socket_group: true\nbridge_key_id: 9")
+        // The scratch directory (0700 from mkdtemp) opened to the group, like /var/lib/latchkey.
+        #expect(chmod(rig.directory, 0o710) == 0)
+        try rig.startLock()
+        #expect(rig.wait { self.rig.lock!.agent.controller.lockState == .locked })
+        tick()
+    }
+
+    deinit { rig.close() }
+
+    private var runs = 0
+    private var ticker: Scheduled?
+
+    /// Keeps the loop waking while a child runs, so its exit is seen (no SIGCHLD watch here).
+    private func tick() { ticker = rig.loop.schedule(after: .milliseconds(20)) { [weak self] in self?.tick() } }
+
+    /// `latchkey lock-ctl COMMAND` as nobody in the agent's group; its output.
+    func asNobody(_ command: [String]) throws -> String {
+        runs += 1
+        let output = rig.directory + "/nobody-\(runs).txt"
+        let pid = try spawn("/usr/bin/setpriv", ["--reuid", "\(Self.nobody)", "--regid", "\(getgid())", "--clear-groups",
+                                                 ExitStatusTests.latchkeyBinary()!, "lock-ctl", "--state-dir", rig.lockState]
+                                                 + command, output: output)
+        var status: Int32 = 0
+        #expect(rig.wait { waitpid(pid, &status, WNOHANG) == pid })
+        return (try? readTextFile(output)) ?? ""
+    }
+
+    @Test func anotherUserGetsTheBridgesCommandsAndNoPairing() throws {
+        #expect(try asNobody(["state"]).hasPrefix("ok lock=locked door=closed actuator=enabled"))
+        let refused = try asNobody(["pair", "60", "admin", "yes", "evil"])
+        #expect(refused.hasPrefix("error `pair` is only for the agent's own user and root; uid 65534 (pid "))
+        #expect(rig.lockEvents("lock.pairing_open").isEmpty)
+        #expect(rig.lockEvents("lock.control_refused").map { $0.field("uid") } == ["65534"])
     }
 }

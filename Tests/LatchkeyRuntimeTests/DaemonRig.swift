@@ -76,6 +76,14 @@ final class DaemonRig {
             """)
     }
 
+    /// The daemons' sockets see every connection as user `uid` (not the agent's, not root): the
+    /// MQTT bridge's user, restricted to what the bridge needs (docs/SECURITY.md, "Control sockets").
+    func connectAsAnotherUser(uid: UInt32 = 4242) {
+        peers = ControlPeerIdentification(agentUserID: PeerCredentials.currentUserID) { _ in
+            .success(PeerCredentials(pid: 1, uid: uid, gid: uid))
+        }
+    }
+
     /// Adds top-level fields to lock.yaml (before `startLock`), e.g. "bridge_key_id: 9".
     func addToLockConfig(_ lines: String) throws {
         try writeFile(directory + "/lock.yaml", try readTextFile(directory + "/lock.yaml") + "\n" + lines + "\n")

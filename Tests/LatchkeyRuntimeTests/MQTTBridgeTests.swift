@@ -13,7 +13,8 @@ import Logging
 import Testing
 
 /// The bridge against Debian's `mosquitto` on 127.0.0.1: the lock daemon on the simulated
-/// radio with its file-backed GPIO chip, the bridge on the same loop, and Debian's
+/// radio with its file-backed GPIO chip (its socket sees the bridge as another user), the
+/// bridge on the same loop, and Debian's
 /// `mosquitto_sub` / `mosquitto_pub` as the outside world. Every wait runs the loop until a
 /// condition, bounded (a 20 ms timer re-checks what arrives through files and processes).
 @Suite(.serialized, .enabled(if: MosquittoBroker.isInstalled, "needs Debian's mosquitto and mosquitto-clients"))
@@ -31,6 +32,8 @@ final class MQTTBridgeTests {
         try StateStores.openKeys(rig.lockState).add(PhoneKey(id: Self.bridgeKey, name: "mqtt-bridge",
                                                              secret: CommandSealing.newSecret(), role: .user))
         try rig.addToLockConfig("bridge_key_id: \(Self.bridgeKey)")
+        // The bridge reaches the lock as its own user, as under systemd: restricted to what it needs.
+        rig.connectAsAnotherUser()
         try rig.startLock()
         broker = try MosquittoBroker(directory: rig.directory, users: ["door": "right", "watcher": "w"])
         tick()

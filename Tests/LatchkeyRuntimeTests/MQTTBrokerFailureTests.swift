@@ -9,9 +9,11 @@ import LatchkeyTransport
 import Logging
 import Testing
 
-/// The lock daemon and Debian's mosquitto (running or not yet), and the bridge once a test
-/// starts it with a lock that takes no commands, all on the rig's loop; the bridge's log lines
-/// are kept. A 20 ms timer keeps the loop waking, so conditions on processes are checked.
+/// The lock daemon (and with `phone`, the phone daemon linked to it) and Debian's mosquitto
+/// (running or not yet), and the bridge once a test starts it with a lock that takes no
+/// commands, all on the rig's loop; the bridge's log lines are kept. The daemons see the bridge
+/// as another user (restricted to what the bridge needs), as under systemd. A 20 ms timer keeps
+/// the loop waking, so conditions on processes are checked.
 final class BrokerRig {
     let rig: DaemonRig
     let broker: MosquittoBroker
@@ -19,9 +21,10 @@ final class BrokerRig {
     var logs: [String] = []
     private var ticker: Scheduled?
 
-    init(tls: Bool = false, running: Bool = true) throws {
+    init(tls: Bool = false, running: Bool = true, phone: Bool = false) throws {
         rig = try DaemonRig()
-        try rig.startLock()
+        rig.connectAsAnotherUser()
+        if phone { try rig.startLinked() } else { try rig.startLock() }
         broker = try MosquittoBroker(directory: rig.directory, tls: tls, running: running)
         tick()
         if running { #expect(rig.wait { self.broker.isListening }) }
@@ -49,6 +52,22 @@ final class BrokerRig {
     }
 
     var mqttLines: [String] { logs.filter { $0.hasPrefix("MQTT:") } }
+
+    /// The retained message on `topic`, read back with mosquitto_sub on the plain listener;
+    /// nil when there is none within 10 s.
+    func retained(_ topic: String) throws -> String? {
+        let file = rig.directory + "/retained-\(MQTTSettings.slug(topic)).txt"
+        let sub = try spawn("/usr/bin/mosquitto_sub", ["-h", "127.0.0.1", "-p", "\(broker.port)", "-t", topic,
+                                                     "-C", "1", "-W", "10"], output: file)
+        var text = ""
+        let got = rig.wait {
+            text = (try? readTextFile(file)) ?? ""
+            return text.hasSuffix("\n")
+        }
+        var status: Int32 = 0
+        waitpid(sub, &status, 0)
+        return got ? String(text.dropLast()) : nil
+    }
 }
 
 /// A broker that is down when the bridge starts: one log line, attempts spaced by the capped
@@ -98,17 +117,8 @@ final class MQTTBridgeTLSTests {
         try start(ca: "ca.pem")
         #expect(rig.wait { self.world.bridge?.isConnected ?? false })
         // What the bridge published over TLS, read back as a retained message on the plain listener.
-        var state = ""
-        let sub = try spawn("/usr/bin/mosquitto_sub", ["-h", "127.0.0.1", "-p", "\(world.broker.port)", "-t",
-                                                     "latchkey/rig-door/state", "-C", "1", "-W", "10"],
-                            output: rig.directory + "/state.txt")
-        #expect(rig.wait {
-            state = (try? readTextFile(rig.directory + "/state.txt")) ?? ""
-            return state.hasSuffix("\n")
-        })
-        var status: Int32 = 0
-        waitpid(sub, &status, 0)
-        #expect(state == "LOCKED\n")
+        #expect(rig.wait { rig.lock!.agent.controller.lockState == .locked })
+        #expect(try world.retained("latchkey/rig-door/state") == "LOCKED")
         #expect(world.logs.allSatisfy { !$0.hasPrefix("MQTT: broker") })
     }
 
