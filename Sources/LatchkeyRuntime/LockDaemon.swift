@@ -50,8 +50,8 @@ public enum LockDaemon {
     /// Everything `run` does before the loop runs: stores, transport, GPIO, the agent behind
     /// its gate, signal handlers and the control socket.
     static func start(_ settings: LockSettings, on loop: PosixEventLoop, printer: EventPrinter,
-                      logger: Logger, peers: ControlPeerIdentification = .kernel) throws(RuntimeError)
-        -> RunningAgent<LockAgent>
+                      logger: Logger, peers: ControlPeerIdentification = .kernel,
+                      ownsSignals: Bool = true) throws(RuntimeError) -> RunningAgent<LockAgent>
     {
         logger.info("lock agent starting", metadata: ["transport": "\(settings.transport)",
                                                       "state": "\(settings.stateDirectory)",
@@ -130,7 +130,9 @@ public enum LockDaemon {
             return transport.isAdvertising && !agent.controller.machine.isMoving
         }
         let gates = AgentGates.lock(agent, settings: settings.execution, loop: loop, events: printer, logger: logger)
-        try gates.installSignals(on: loop)
+        // A signal's disposition is process-wide: a test process running several daemons at
+        // once lets only the one that sends SIGTSTP/SIGCONT install them (`ownsSignals`).
+        if ownsSignals { try gates.installSignals(on: loop) }
         agent.start(from: stores)
         // One control socket: status, suspend/resume/execution (the application gate), and
         // what `latchkey pair` sends (docs/SECURITY.md, "Pairing").

@@ -21,8 +21,8 @@ public enum PhoneDaemon {
     /// Everything `run` does before the loop runs: key, stores, transport, the agent behind
     /// its gate, signal handlers and the control socket.
     static func start(_ settings: PhoneSettings, on loop: PosixEventLoop, printer: EventPrinter,
-                      logger: Logger, peers: ControlPeerIdentification = .kernel) throws(RuntimeError)
-        -> RunningAgent<PhoneAgent>
+                      logger: Logger, peers: ControlPeerIdentification = .kernel,
+                      ownsSignals: Bool = true) throws(RuntimeError) -> RunningAgent<PhoneAgent>
     {
         let keyID: UInt32, secret: [UInt8], pairedLock: BluetoothAddress?
         if let id = settings.keyID {
@@ -63,7 +63,9 @@ public enum PhoneDaemon {
         service.isSettled = { [lock = lockAddress] in transport.pendingConnections.contains(lock) }
         let gates = try AgentGates.phone(agent, lock: lockAddress, settings: settings.execution, loop: loop,
                                          events: printer, logger: logger)
-        try gates.installSignals(on: loop)
+        // A signal's disposition is process-wide: a test process running several daemons at
+        // once lets only the one that sends SIGTSTP/SIGCONT install them (`ownsSignals`).
+        if ownsSignals { try gates.installSignals(on: loop) }
         var dispatcher = PhoneControlCommands.dispatcher(agent, application: gates.control)
         dispatcher.peerCommands = PhoneControlCommands.peerCommands
         dispatcher.onPeerRefused = ControlPeer.refusalEvent("phone", printer: printer, loop: loop)

@@ -29,12 +29,19 @@ final class DaemonRig {
     /// Who the daemons' control sockets see connecting: the kernel's answer unless a test
     /// plays another user (ControlPeerAttackTests).
     var peers = ControlPeerIdentification.kernel
+    /// Whether the daemons install their signal handlers (SIGTSTP, SIGCONT, SIGCHLD). A signal's
+    /// disposition is process-wide and suites run in parallel: only a suite that sends signals
+    /// (DaemonControlTests, serialized) asks for them, so no other rig takes them from it or
+    /// restores the default (which would stop the whole test process on SIGTSTP).
     private(set) var phoneEvents: [AgentEvent] = []
 
     var lockState: String { directory + "/lock-state" }
     var phoneState: String { directory + "/phone-state" }
 
-    init() throws {
+    let ownsSignals: Bool
+
+    init(ownsSignals: Bool = false) throws {
+        self.ownsSignals = ownsSignals
         directory = try RuntimeDirectory.makeTemporary(prefix: "latchkey-daemons")
         air = AirServer(socketPath: directory + "/air.sock", loop: loop, seed: 1, range: 10)
         try air.start()
@@ -94,7 +101,7 @@ final class DaemonRig {
         let settings = try LockSettings.load(try AgentProcesses.loadConfig(directory + "/lock.yaml"))
         let printer = EventPrinter(format: .json, output: nil)
         printer.onEvent = { [unowned self] in lockEvents.append($0) }
-        lock = try LockDaemon.start(settings, on: loop, printer: printer, logger: .quiet, peers: peers)
+        lock = try LockDaemon.start(settings, on: loop, printer: printer, logger: .quiet, peers: peers, ownsSignals: ownsSignals)
     }
 
     /// `latchkey phone --config phone.yaml`, without its run loop.
@@ -102,7 +109,7 @@ final class DaemonRig {
         let settings = try PhoneSettings.load(try AgentProcesses.loadConfig(directory + "/phone.yaml"))
         let printer = EventPrinter(format: .json, output: nil)
         printer.onEvent = { [unowned self] in phoneEvents.append($0) }
-        phone = try PhoneDaemon.start(settings, on: loop, printer: printer, logger: .quiet, peers: peers)
+        phone = try PhoneDaemon.start(settings, on: loop, printer: printer, logger: .quiet, peers: peers, ownsSignals: ownsSignals)
     }
 
     /// Both daemons, the phone at home and its GATT setup on the lock done.
