@@ -14,6 +14,8 @@ public final class Bridge: MQTTConnectionDelegate {
     public private(set) var isConnected = false
     /// Why the last attempt failed, until a session starts: for `status` and `doctor`.
     public private(set) var lastFailure: MQTTConnectFailure?
+    /// Connection attempts that failed since the process started (each one retried after the backoff).
+    public private(set) var failedAttempts = 0
     public var log: (BridgeLogLevel, String) -> Void
     private var backoff = ReconnectBackoff()
     private var retry: Scheduled?
@@ -93,13 +95,18 @@ public final class Bridge: MQTTConnectionDelegate {
     }
 
     public func mqtt(_ connection: any MQTTConnection, didFailToConnect failure: MQTTConnectFailure) {
+        failedAttempts += 1
         if failure != lastFailure {
-            let fix = failure.isPermanent ? "; check username and password_file in mqtt.yaml"
-                : "; check broker (and ca_file for mqtts://) in mqtt.yaml; retrying with backoff"
-            log(.error, "MQTT: \(failure)\(fix)")
+            log(.error, "MQTT: \(failure)\(Self.fix(for: failure))" + (failure.isPermanent ? "" : "; retrying with backoff"))
         }
         lastFailure = failure
         scheduleReconnect()
+    }
+
+    /// What to check for `failure`: the end of the bridge's log line and of `doctor --mqtt`'s FIX.
+    static func fix(for failure: MQTTConnectFailure) -> String {
+        failure.isPermanent ? "; check username and password_file in mqtt.yaml"
+            : "; check broker (and ca_file for mqtts://) in mqtt.yaml"
     }
 
     public func mqtt(_ connection: any MQTTConnection, didDisconnect reason: String) {

@@ -185,8 +185,8 @@ final class LockBridge: BridgedAgent {
             bridge.log(.notice, "\(lock.name): command refused: \(refusal)")
             answer(id: CommandGate.commandID(message.payload), action: nil, ok: false, detail: "\(refusal)")
         case .success(let (action, command)):
-            guard let key = lock.keyID else { return answer(id: command.id, action: action, ok: false, detail: "no key_id") }
-            link.request("bridge \(action.rawValue) \(key)", line: { _ in }, done: { [weak self] ok, final in
+            // The lock acts as the key its own configuration names for the bridge (bridge_key_id).
+            link.request("bridge \(action.rawValue)", line: { _ in }, done: { [weak self] ok, final in
                 guard let self else { return }
                 let detail = final.hasPrefix("ok ") ? String(final.dropFirst(3)) : String(final.dropFirst(final.hasPrefix("error ") ? 6 : 0))
                 self.bridge.log(ok ? .info : .notice, "\(self.lock.name): \(action.rawValue) from MQTT: \(final)")

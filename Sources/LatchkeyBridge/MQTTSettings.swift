@@ -13,8 +13,6 @@ public struct BridgedLock: Equatable, Sendable {
     public var controlSocket: String
     /// `latchkey/<slug of name>` unless given.
     public var topicPrefix: String
-    /// The bridge's own key on this lock: commands are audited under it. Required with commands.
-    public var keyID: UInt32?
     /// Off by default: only the actions named here are carried out.
     public var commands: Set<BridgeAction>
     /// A code Home Assistant must send with `unlock` (its `code_format`), read from a file.
@@ -22,9 +20,9 @@ public struct BridgedLock: Equatable, Sendable {
     /// The lock's board (`pi4b`, ...), shown as the device's hardware version in Home Assistant.
     public var board: String?
 
-    public init(name: String, controlSocket: String, topicPrefix: String, keyID: UInt32?, commands: Set<BridgeAction>,
+    public init(name: String, controlSocket: String, topicPrefix: String, commands: Set<BridgeAction>,
                 unlockCode: String?, board: String? = nil) {
-        self.name = name; self.controlSocket = controlSocket; self.topicPrefix = topicPrefix; self.keyID = keyID
+        self.name = name; self.controlSocket = controlSocket; self.topicPrefix = topicPrefix
         self.commands = commands; self.unlockCode = unlockCode; self.board = board
     }
 }
@@ -108,7 +106,10 @@ public struct MQTTSettings: Equatable, Sendable {
             let prefix = try t.string("topic_prefix", default: "latchkey/" + slug(name))
             try checkTopic(prefix, "topic_prefix", t)
             let socket = try t.string("control_socket", default: "/var/lib/latchkey/lock/control.sock")
-            let keyID = try t.integer("key_id", in: 1...Int(UInt32.max)).map(UInt32.init)
+            if try t.string("key_id") != nil {
+                // The lock, not the bridge, names the bridge's key (docs/SECURITY.md, "Control sockets").
+                throw t.invalid("key_id", "the lock names the bridge's key now: move it to lock.yaml as bridge_key_id")
+            }
             var actions = Set<BridgeAction>()
             for word in try t.strings("commands") ?? [] {
                 guard let a = BridgeAction(rawValue: word) else {
@@ -116,14 +117,12 @@ public struct MQTTSettings: Equatable, Sendable {
                 }
                 actions.insert(a)
             }
-            if !actions.isEmpty && keyID == nil { throw t.invalid("key_id", "is required with commands (the bridge's key on this lock)") }
             let codeFile = try t.string("unlock_code_file")
             let code = try codeFile.map { (f) throws(ConfigError) in try secret(f, field: "unlock_code_file", in: t, read: read) }
             if code != nil && !actions.contains(.unlock) { throw t.invalid("unlock_code_file", "only with `unlock` in commands") }
             let board = try t.string("board")
             try t.finish()
-            locks.append(BridgedLock(name: name, controlSocket: socket, topicPrefix: prefix, keyID: keyID,
-                                     commands: actions, unlockCode: code, board: board))
+            locks.append(BridgedLock(name: name, controlSocket: socket, topicPrefix: prefix, commands: actions, unlockCode: code, board: board))
         }
         var phones: [BridgedPhone] = []
         for t in try root.tables("phones") ?? [] {

@@ -39,7 +39,7 @@ final class PhoneBridge: BridgedAgent {
         link.request("status", line: { _ in }, done: { [weak self] ok, final in
             guard let self else { return }
             let online = ok
-            let presence = replyFields(final)["presence"].map { $0 == "home" ? "home" : "not_home" }
+            let presence = replyFields(final)["presence"].flatMap(Self.trackerState)
             if online != self.agentOnline {
                 self.agentOnline = online
                 self.bridge.log(online ? .info : .warning, "\(self.phone.name): " + (online ? "agent reached" : final))
@@ -51,6 +51,17 @@ final class PhoneBridge: BridgedAgent {
             }
             self.poll = self.bridge.loop.schedule(after: self.pollInterval) { [weak self] in self?.check() }
         })
+    }
+
+    /// The phone's presence (PresenceMachine) as Home Assistant's device_tracker state: in
+    /// range of the door (linked, or its link lost for less than the grace period) is `home`;
+    /// `away` is `not_home`; nothing is published before the phone knows (`unknown`).
+    static func trackerState(_ presence: String) -> String? {
+        switch presence {
+        case "home", "leaving", "nearby", "arriving": "home"
+        case "away": "not_home"
+        default: nil
+        }
     }
 
     private func publishAvailability() {

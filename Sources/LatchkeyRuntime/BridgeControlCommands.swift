@@ -2,8 +2,9 @@ import LatchkeyAgents
 import LatchkeyLock
 import LatchkeyStore
 
-/// What the lock's control socket adds for a bridge (`latchkey mqtt`), with the socket's
-/// permission model unchanged (the state directory's mode and group decide who reaches it):
+/// What the lock's control socket adds for a bridge (`latchkey mqtt`). The state directory's
+/// mode and group decide who reaches the socket; a peer other than the agent's user and root
+/// (the bridge's user) gets these commands and `status`, nothing else (ControlDispatcher):
 ///
 ///     events FROM         the audit log from sequence FROM, oldest first: one "event SEQ JSON"
 ///                         message each (at most `page`), then "ok events next=N last=M"
@@ -11,25 +12,30 @@ import LatchkeyStore
 ///                         as long as the connection stays open (the bridge then reads `events`)
 ///     state               "ok lock=STATE door=STATE actuator=enabled|disabled": what the
 ///                         bridge's retained state topics show (Matter names, as `status`)
-///     bridge lock|unlock KEY_ID
-///                         a command as the bridge's own key (LockAgent.bridgeCommand):
+///     bridge lock|unlock  a command as the bridge's key — the one `bridge_key_id` in lock.yaml
+///                         names, never one the caller picks (LockAgent.bridgeCommand):
 ///                         "ok accepted decision=N" or "error refused ..."
 ///
 /// The cursor is the reader's: the log's sequence numbers never repeat (StoredEventLog), so
 /// a bridge that stored the last one it delivered resumes exactly there.
 final class BridgeControlCommands {
-    static let usage = "events FROM, follow, state, bridge lock|unlock KEY_ID"
+    static let usage = "events FROM, follow, state, bridge lock|unlock"
+    /// What a restricted peer (the bridge's user) may send on the lock's socket.
+    static let peerCommands = ["status", "events", "follow", "state", "bridge"]
     /// Events per `events` answer: bounded, so a 10,000-event backlog never fills the socket's queue.
     static let page = 200
     /// Followers kept; a bridge that reconnects follows again, and the oldest is dropped.
     static let maximumFollowers = 8
 
     let agent: LockAgent
+    /// `bridge_key_id` from lock.yaml: the key every `bridge` command acts as; nil refuses them.
+    let bridgeKey: UInt32?
     let read: (_ from: UInt64, _ limit: Int) throws -> [LoggedEvent]
     private var followers: [(String) -> Void] = []
 
-    init(agent: LockAgent, read: @escaping (_ from: UInt64, _ limit: Int) throws -> [LoggedEvent]) {
+    init(agent: LockAgent, bridgeKey: UInt32?, read: @escaping (_ from: UInt64, _ limit: Int) throws -> [LoggedEvent]) {
         self.agent = agent
+        self.bridgeKey = bridgeKey
         self.read = read
         let previous = agent.onLogged
         agent.onLogged = { [weak self] event in
@@ -66,8 +72,11 @@ final class BridgeControlCommands {
             followers.append(reply)
             reply("ok following last=\(agent.statusFrame.lastEventSequence)")
         case "bridge":
-            guard words.count == 3, ["lock", "unlock"].contains(words[1]), let key = UInt32(words[2]) else {
-                reply("error usage: bridge lock|unlock KEY_ID"); return true
+            guard words.count == 2, ["lock", "unlock"].contains(words[1]) else {
+                reply("error usage: bridge lock|unlock (the key is bridge_key_id in lock.yaml)"); return true
+            }
+            guard let key = bridgeKey else {
+                reply("error this lock names no key for the bridge: add bridge_key_id to lock.yaml"); return true
             }
             switch agent.bridgeCommand(words[1] == "lock" ? .lock : .unlock, keyID: key) {
             case .success(let decision): reply("ok accepted decision=\(decision.map { "\($0.rawValue)" } ?? "none")")

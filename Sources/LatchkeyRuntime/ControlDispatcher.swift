@@ -6,6 +6,11 @@ import Logging
 /// suspend, resume, execution), then the agent's own (`PhoneControlCommands`,
 /// `LockControlCommands`). A command nobody knows gets one error line naming every
 /// command; a known one with wrong arguments gets its usage. Neither changes anything.
+///
+/// A peer that is not the agent's user or root (`ControlPeer.restricted`: the MQTT bridge's
+/// user, let in by `control_socket_group: true`) gets only `peerCommands`; anything else is
+/// answered with an error line, reported (`onPeerRefused`: a `*.control_refused` warning
+/// event) and changes nothing.
 struct ControlDispatcher {
     /// The agent's commands: false when the first word is not one of them.
     typealias AgentCommands = (_ words: [String], _ reply: @escaping (String) -> Void) -> Bool
@@ -16,8 +21,19 @@ struct ControlDispatcher {
     let agentCommands: AgentCommands
     /// The agent's commands, for the unknown-command line.
     let agentUsage: String
+    /// The first words a restricted peer may send: what the bridge needs, nothing that pairs,
+    /// suspends, or acts as a key the caller picks.
+    var peerCommands: [String] = ["status"]
+    /// Each command refused to a restricted peer: who, and the command's first word.
+    var onPeerRefused: ((ControlPeer, String) -> Void)?
 
-    func handle(_ words: [String], reply: @escaping (String) -> Void) {
+    func handle(_ words: [String], peer: ControlPeer = .owner, reply: @escaping (String) -> Void) {
+        if peer != .owner, let first = words.first, !peerCommands.contains(first) {
+            reply("error `\(Self.shown(first))` is only for the agent's own user and root; \(peer.who) may use "
+                  + peerCommands.joined(separator: ", "))
+            onPeerRefused?(peer, Self.shown(first))
+            return
+        }
         if words.first == "status" {
             guard words.count == 1 else { reply("error usage: status (no arguments)"); return }
             reply("ok \(agentStatus()) \(application.status)")
@@ -28,22 +44,24 @@ struct ControlDispatcher {
         reply("error unknown command \(what); use status, \(agentUsage), \(ApplicationControl.usage)")
     }
 
+    /// A peer's word as logged: at most 32 characters, so a refused peer cannot flood the journal.
+    static func shown(_ word: String) -> String { word.count > 32 ? String(word.prefix(32)) + "…" : word }
+
     /// Listens on `<stateDirectory>/control.sock` and answers there — or, when the state
     /// directory is on a read-only file system, on `ControlSocketPath.readOnlyFallback` (said
     /// as a warning); returns the server and the path. An accept error (out of descriptors)
     /// pauses the socket and is logged as a warning.
-    func serve(in stateDirectory: String, loop: PosixEventLoop, logger: Logger) throws(RuntimeError)
-        -> (LocalControlServer, String)
-    {
+    func serve(in stateDirectory: String, loop: PosixEventLoop, logger: Logger,
+               peers: ControlPeerIdentification = .kernel) throws(RuntimeError) -> (LocalControlServer, String) {
         var path = ControlSocketPath.primary(stateDirectory)
         let server: LocalControlServer
         do {
-            server = try listen(on: path, loop: loop)
+            server = try listen(on: path, loop: loop, peers: peers)
         } catch where RuntimeDirectory.isOnReadOnlyFileSystem(stateDirectory) == true {
             path = ControlSocketPath.readOnlyFallback(stateDirectory)
             do {
                 try RuntimeDirectory.makeAll(ControlSocketPath.directory(of: path))
-                server = try listen(on: path, loop: loop)
+                server = try listen(on: path, loop: loop, peers: peers)
             } catch {
                 throw RuntimeError("control socket: \(stateDirectory) is on a read-only file system and \(path) "
                                    + "cannot be made either: \(error)")
@@ -56,7 +74,11 @@ struct ControlDispatcher {
         return (server, path)
     }
 
-    private func listen(on path: String, loop: PosixEventLoop) throws(SystemError) -> LocalControlServer {
-        try LocalControlServer(path: path, loop: loop) { words, reply in handle(words, reply: reply) }
+    private func listen(on path: String, loop: PosixEventLoop, peers: ControlPeerIdentification) throws(SystemError)
+        -> LocalControlServer
+    {
+        try LocalControlServer(path: path, loop: loop, peers: peers) { words, peer, reply in
+            handle(words, peer: peer, reply: reply)
+        }
     }
 }

@@ -54,7 +54,9 @@ public enum LockDaemon {
     /// Everything `run` does before the loop runs: stores, transport, GPIO, the agent behind
     /// its gate, signal handlers and the control socket.
     static func start(_ settings: LockSettings, on loop: PosixEventLoop, printer: EventPrinter,
-                      logger: Logger) throws(RuntimeError) -> RunningAgent<LockAgent> {
+                      logger: Logger, peers: ControlPeerIdentification = .kernel,
+                      ownsSignals: Bool = true) throws(RuntimeError) -> RunningAgent<LockAgent>
+    {
         logger.info("lock agent starting", metadata: ["transport": "\(settings.transport)",
                                                       "state": "\(settings.stateDirectory)",
                                                       "chip": "\(settings.wiring.chipLabel)",
@@ -135,7 +137,9 @@ public enum LockDaemon {
             return transport.isAdvertising && !agent.controller.machine.isMoving
         }
         let gates = AgentGates.lock(agent, settings: settings.execution, loop: loop, events: printer, logger: logger)
-        try gates.installSignals(on: loop)
+        // A signal's disposition is process-wide: a test process running several daemons at
+        // once lets only the one that sends SIGTSTP/SIGCONT install them (`ownsSignals`).
+        if ownsSignals { try gates.installSignals(on: loop) }
         agent.start(from: stores)
         // One control socket: status, suspend/resume/execution (the application gate), and
         // what `latchkey pair` sends (docs/SECURITY.md, "Pairing").
@@ -145,17 +149,19 @@ public enum LockDaemon {
             (transport as? KernelTransport).map(\.advertisesWhileLinked) ?? true
         })
         // What `latchkey mqtt` asks for (BridgeControlCommands): the audit log by cursor, commands as its key.
-        let bridge = BridgeControlCommands(agent: agent, read: { from, limit in
+        let bridge = BridgeControlCommands(agent: agent, bridgeKey: settings.bridgeKeyID, read: { from, limit in
             guard let log = (stores.log as? StoredLockRecords)?.log else {
                 throw RuntimeError("this lock's audit log is not the stored one (no wall-clock times to send)")
             }
             return try log.read(from: from, limit: limit)
         })
-        let dispatcher = ControlDispatcher(
+        var dispatcher = ControlDispatcher(
             application: lockCommands.application, agentStatus: lockCommands.agentStatus,
             agentCommands: { lockCommands.agentCommands($0, $1) || bridge.handle($0, reply: $1) },
             agentUsage: lockCommands.agentUsage + ", " + BridgeControlCommands.usage)
-        let (control, path) = try dispatcher.serve(in: settings.stateDirectory, loop: loop, logger: logger)
+        dispatcher.peerCommands = BridgeControlCommands.peerCommands
+        dispatcher.onPeerRefused = ControlPeer.refusalEvent("lock", printer: printer, loop: loop)
+        let (control, path) = try dispatcher.serve(in: settings.stateDirectory, loop: loop, logger: logger, peers: peers)
         try settings.controlSocketAccess.apply(socket: path, directory: ControlSocketPath.directory(of: path))
         return RunningAgent(agent: agent, gates: gates, control: control, controlPath: path,
                             readiness: service, stopping: {

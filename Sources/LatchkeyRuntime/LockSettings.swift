@@ -20,6 +20,8 @@ public struct LockSettings: Sendable {
     public var execution = ExecutionSettings()
     /// Whether the agent's group may use the control socket (the MQTT bridge).
     public var controlSocketAccess = ControlSocketAccess.owner
+    /// `bridge_key_id`: the key the MQTT bridge's `bridge lock|unlock` acts as (nil: none).
+    public var bridgeKeyID: UInt32?
     /// The board definition the wiring came from (`board:` or `--board`), if any.
     public var board: BoardDefinition?
 
@@ -85,11 +87,13 @@ public struct LockSettings: Sendable {
         let format = try root.choice("event_format", ["text", "json"]).flatMap(EventFormat.init(rawValue:)) ?? .text
         let execution = try ExecutionSettings.read(root)
         let access = try ControlSocketAccess.read(root)
+        let bridgeKey = try root.integer("bridge_key_id", in: 1...Int(UInt32.max)).map(UInt32.init)
         try root.finish()
         var settings = LockSettings(transport: transport, stateDirectory: state, agent: agent, behaviour: behaviour,
                                     wiring: wiring, simulatedGPIORoot: simRoot, eventFormat: format,
                                     execution: execution, board: board)
         settings.controlSocketAccess = access
+        settings.bridgeKeyID = bridgeKey
         return settings
     }
 

@@ -10,6 +10,9 @@ import LatchkeyAgents
 ///                                        may ask for one arrival unlock within the intent window
 enum PhoneControlCommands {
     static let usage = "lock, unlock, mode normal|no-remote|passage, probe N, arriving"
+    /// What a restricted peer (the MQTT bridge's user) may send: presence and the arrival
+    /// intent, never a command the phone would seal with its key.
+    static let peerCommands = ["status", "arriving"]
 
     /// The phone's part of `status`.
     static func status(_ agent: PhoneAgent) -> String {

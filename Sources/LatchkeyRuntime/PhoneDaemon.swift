@@ -21,7 +21,9 @@ public enum PhoneDaemon {
     /// Everything `run` does before the loop runs: key, stores, transport, the agent behind
     /// its gate, signal handlers and the control socket.
     static func start(_ settings: PhoneSettings, on loop: PosixEventLoop, printer: EventPrinter,
-                      logger: Logger) throws(RuntimeError) -> RunningAgent<PhoneAgent> {
+                      logger: Logger, peers: ControlPeerIdentification = .kernel,
+                      ownsSignals: Bool = true) throws(RuntimeError) -> RunningAgent<PhoneAgent>
+    {
         let keyID: UInt32, secret: [UInt8], pairedLock: BluetoothAddress?
         if let id = settings.keyID {
             (keyID, secret, pairedLock) = (id, try readSecret(settings.keySecretFile), nil)
@@ -65,9 +67,13 @@ public enum PhoneDaemon {
         service.isSettled = { [lock = lockAddress] in isSettled(transport, lock: lock) }
         let gates = try AgentGates.phone(agent, lock: lockAddress, settings: settings.execution, loop: loop,
                                          events: printer, logger: logger)
-        try gates.installSignals(on: loop)
-        let dispatcher = PhoneControlCommands.dispatcher(agent, application: gates.control)
-        let (control, path) = try dispatcher.serve(in: settings.stateDirectory, loop: loop, logger: logger)
+        // A signal's disposition is process-wide: a test process running several daemons at
+        // once lets only the one that sends SIGTSTP/SIGCONT install them (`ownsSignals`).
+        if ownsSignals { try gates.installSignals(on: loop) }
+        var dispatcher = PhoneControlCommands.dispatcher(agent, application: gates.control)
+        dispatcher.peerCommands = PhoneControlCommands.peerCommands
+        dispatcher.onPeerRefused = ControlPeer.refusalEvent("phone", printer: printer, loop: loop)
+        let (control, path) = try dispatcher.serve(in: settings.stateDirectory, loop: loop, logger: logger, peers: peers)
         try settings.controlSocketAccess.apply(socket: path, directory: ControlSocketPath.directory(of: path))
         return RunningAgent(agent: agent, gates: gates, control: control, controlPath: path,
                             readiness: service, stopping: {

@@ -12,13 +12,21 @@ extension Latchkey {
                 directory, drives the phone in and out of range, and checks each step against the GPIO line \
                 files and the air's own state. Exits non-zero when any step fails.
 
-                Example: latchkey demo --json
+                With --mqtt, plays the MQTT bridge's story instead, with Debian's mosquitto (sudo apt-get install \
+                mosquitto mosquitto-clients) on 127.0.0.1: Home Assistant discovery, lock and unlock from MQTT to \
+                the GPIO line, a stale and a retained command refused, the broker stopped and restarted with \
+                every audit event delivered once, in order.
+
+                Examples: latchkey demo --json
+                          latchkey demo --mqtt
                 """)
 
         @Flag(help: "Print one JSON object with every step's name, pass/fail and latency, and the figures.")
         var json = false
         @Flag(help: "Also show every line the agents print.")
         var verbose = false
+        @Flag(help: "Play the MQTT bridge's story (needs Debian's mosquitto and mosquitto-clients).")
+        var mqtt = false
         @Option(help: "Authenticated commands timed in the latency step (command received → actuator line).")
         var probe = 20
         @Option(name: .customLong("connection-interval-ms"),
@@ -33,9 +41,13 @@ extension Latchkey {
         }
 
         func run() throws {
-            if !json { print("latchkey demo: lock and phone agents on the simulated radio\n") }
-            let report = LatchkeyRuntime.Demo.run(json: json, verbose: verbose, probeCount: probe,
-                                                  connectionIntervalMs: connectionInterval)
+            if !json {
+                print(mqtt ? "latchkey demo --mqtt: the lock agent, Debian's mosquitto and the MQTT bridge\n"
+                           : "latchkey demo: lock and phone agents on the simulated radio\n")
+            }
+            let report = mqtt ? MQTTDemo.run(json: json, verbose: verbose)
+                              : LatchkeyRuntime.Demo.run(json: json, verbose: verbose, probeCount: probe,
+                                                                          connectionIntervalMs: connectionInterval)
             if json {
                 print(report.json)
             } else {

@@ -1,5 +1,7 @@
 import ArgumentParser
+import LatchkeyBridge
 import LatchkeyConfig
+import LatchkeyPosix
 import LatchkeyRuntime
 
 extension Latchkey {
@@ -9,18 +11,24 @@ extension Latchkey {
             abstract: "Check this machine for the lock agent (or, with --phone, the phone agent): kernel Bluetooth, "
                 + "adapters, bluetoothd, mgmt permission, the kernel's L2CAP crash after a lost link (a warning), "
                 + "the board's GPIO chip and lines (lock) or CAP_NET_RAW (a warning) and the key (phone), "
-                + "the state directory. Exits non-zero when something blocks the agent (a FIX line).",
+                + "the state directory; with --mqtt, the bridge's broker and control sockets. "
+                + "Exits non-zero when something blocks the agent (a FIX line).",
             discussion: """
                 Examples:
                   latchkey doctor --config /etc/latchkey/lock.yaml
                   latchkey doctor --board pi4b --json
                   latchkey doctor --phone --config /etc/latchkey/phone.yaml
+                  latchkey doctor --mqtt --config /etc/latchkey/mqtt.yaml
                 """)
 
         @Flag(help: "Check for the phone agent instead of the lock agent.")
         var phone = false
+        @Flag(help: ArgumentHelp("Check the MQTT bridge instead: one connection to the broker with mqtt.yaml's "
+                                 + "credentials, and each agent's control socket."))
+        var mqtt = false
         @Option(name: .shortAndLong, help: ArgumentHelp(
-            "The agent's configuration file (YAML; default /etc/latchkey/lock.yaml, or phone.yaml with --phone); "
+            "The agent's configuration file (YAML; default /etc/latchkey/lock.yaml, or phone.yaml with --phone, "
+                + "mqtt.yaml with --mqtt); "
                 + "for the lock, skipped when absent and --board is given."))
         var config: String?
         @Option(help: "A board definition to check (pi3b, pi4b, pi5, zero2w, sim); overrides the file's `board:`.")
@@ -30,14 +38,19 @@ extension Latchkey {
 
         func validate() throws {
             if phone, board != nil { throw ValidationError("--board is for the lock; the phone agent drives no GPIO") }
+            if mqtt, phone || board != nil { throw ValidationError("--mqtt checks the bridge alone: no --phone or --board") }
         }
 
         func run() throws {
             var findings: [DoctorFinding] = []
-            let doctor = phone ? phoneDoctor(&findings) : lockDoctor(&findings)
-            findings += doctor.run()
+            if mqtt {
+                findings = mqttFindings()
+            } else {
+                let doctor = phone ? phoneDoctor(&findings) : lockDoctor(&findings)
+                findings += doctor.run()
+            }
             if json {
-                printLine(LatchkeyRuntime.Doctor.json(findings, agent: phone ? "phone" : "lock").rendered)
+                printLine(LatchkeyRuntime.Doctor.json(findings, agent: mqtt ? "mqtt" : phone ? "phone" : "lock").rendered)
             } else {
                 for finding in findings { printLine("\(finding)") }
             }
@@ -51,6 +64,17 @@ extension Latchkey {
             return LatchkeyRuntime.Doctor(
                 probes: .system, wiring: settings?.wiring, statusLEDLine: settings?.board?.statusLEDLine,
                 stateDirectory: settings?.stateDirectory ?? "/var/lib/latchkey/lock", adapter: adapter)
+        }
+
+        /// The bridge's configuration, then what it would meet (BridgeDoctor).
+        func mqttFindings() -> [DoctorFinding] {
+            let path = config ?? "/etc/latchkey/mqtt.yaml"
+            do {
+                let settings = try BridgeDaemon.settings(path)
+                return [.ok("configuration: \(path)")] + BridgeDoctor.run(settings, on: PosixEventLoop())
+            } catch {
+                return [.fix("configuration: \(error)")]
+            }
         }
 
         func phoneDoctor(_ findings: inout [DoctorFinding]) -> LatchkeyRuntime.Doctor {

@@ -46,7 +46,7 @@ final class FakeLockLink: AgentLink {
             case "bridge":
                 commands.append(command)
                 lockState = words[1] == "lock" ? "locked" : "unlocked"
-                log("\(words[1])ed by bridge key \(words[2])")
+                log("\(words[1])ed by the bridge's key")
                 done(true, "ok accepted decision=\(commands.count)")
             default:
                 done(false, "error unknown command")

@@ -70,6 +70,14 @@ struct PhoneBridgeTests {
         #expect(broker.retained["latchkey/phone/alice/availability"]?.text == "offline")
     }
 
+    /// Home Assistant's tracker says where the phone is: within the grace period after a lost
+    /// link (`leaving`) or linked again near the door it is still `home`.
+    @Test(arguments: [("home", "home"), ("leaving", "home"), ("nearby", "home"), ("arriving", "home"),
+                      ("away", "not_home"), ("unknown", nil)] as [(String, String?)])
+    func presenceMapsToTheTrackersState(presence: String, tracker: String?) {
+        #expect(PhoneBridge.trackerState(presence) == tracker)
+    }
+
     @Test func aFreshArrivalIntentReachesThePhoneAStaleOrRetainedOneDoesNot() throws {
         try send("{\"action\":\"arriving\",\"ts\":\(wall - 60)}")
         try send("{\"action\":\"arriving\",\"ts\":\(wall)}", retain: true)

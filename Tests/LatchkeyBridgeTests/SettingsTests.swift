@@ -25,7 +25,6 @@ struct MQTTSettingsTests {
             locks:
               - name: Front Door
                 control_socket: /run/front.sock
-                key_id: 7
                 commands: [lock, unlock]
                 unlock_code_file: /etc/latchkey/code
                 board: pi4b
@@ -43,7 +42,7 @@ struct MQTTSettingsTests {
         #expect(s.endpoint.keepaliveSeconds == 20)
         #expect(s.commandMaximumAge == .seconds(5))
         #expect(s.locks == [BridgedLock(name: "Front Door", controlSocket: "/run/front.sock", topicPrefix: "latchkey/front-door",
-                                        keyID: 7, commands: [.lock, .unlock], unlockCode: "1234", board: "pi4b")])
+                                        commands: [.lock, .unlock], unlockCode: "1234", board: "pi4b")])
         #expect(s.phones == [BridgedPhone(name: "Alice", controlSocket: "/var/lib/latchkey/phone/control.sock",
                                           topicPrefix: "latchkey/phone/alice", arrivalIntent: true)])
     }
@@ -52,15 +51,16 @@ struct MQTTSettingsTests {
         let s = try load("broker: mqtt://127.0.0.1\nlocks:\n  - name: Back\n")
         #expect(s.endpoint.port == 1883)
         #expect(s.locks[0].commands.isEmpty)
-        #expect(s.locks[0].keyID == nil)
     }
 
     @Test(arguments: [
         ("broker: http://x\nlocks: [{name: a}]\n", "mqtt.yaml:1: field 'broker': expected mqtt://HOST[:PORT] or mqtts://HOST[:PORT], found 'http://x'"),
         ("broker: mqtts://x\nlocks: [{name: a}]\n", "mqtt.yaml:1: field 'ca_file': is required with mqtts://"),
-        ("broker: mqtt://x\nlocks:\n  - name: a\n    commands: [lock, open]\n    key_id: 2\n",
+        ("broker: mqtt://x\nlocks:\n  - name: a\n    commands: [lock, open]\n",
          "mqtt.yaml:4: field 'locks[0].commands': 'open' is not one of: lock, unlock"),
-        ("broker: mqtt://x\nlocks:\n  - name: a\n    commands: [unlock]\n", "mqtt.yaml:3: field 'locks[0].key_id': is required with commands (the bridge's key on this lock)"),
+        // The lock names the bridge's key (bridge_key_id in lock.yaml), never the bridge.
+        ("broker: mqtt://x\nlocks:\n  - name: a\n    commands: [unlock]\n    key_id: 2\n",
+         "mqtt.yaml:5: field 'locks[0].key_id': the lock names the bridge's key now: move it to lock.yaml as bridge_key_id"),
         ("broker: mqtt://x\nusername: u\npassword_file: /nope\nlocks: [{name: a}]\n",
          "mqtt.yaml:3: field 'password_file': cannot read /nope: /nope: no such file"),
         ("broker: mqtt://x\nlocks: [{name: a}]\nkeepalive: 3\n", "mqtt.yaml:3: field 'keepalive': unknown field"),

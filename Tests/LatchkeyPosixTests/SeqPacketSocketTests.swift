@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import LatchkeyTransport
 import Testing
 
@@ -72,5 +75,18 @@ import Testing
         let (a, b) = try SeqPacketSocket.pair()
         #expect(try a.send([UInt8](repeating: 1, count: 100)) == .sent)
         #expect(throws: SystemError.self) { _ = try b.receive(maximumLength: 10) }
+    }
+
+    /// SO_PEERCRED: the kernel's record of who connected, what the control sockets decide by.
+    @Test func peerCredentialsAreTheConnectingProcesses() throws {
+        let dir = try RuntimeDirectory.makeTemporary()
+        defer { RuntimeDirectory.remove(dir) }
+        let listener = try SeqPacketListener(path: dir + "/control.sock")
+        let client = try SeqPacketSocket.connect(to: dir + "/control.sock")
+        let accepted = try #require(try listener.accept())
+        let seen = try accepted.peerCredentials()
+        #expect(seen.uid == PeerCredentials.currentUserID)
+        #expect(seen.pid == getpid())
+        #expect(try client.peerCredentials().uid == PeerCredentials.currentUserID)
     }
 }

@@ -145,7 +145,8 @@ import Testing
     }
 
     /// End to end: `latchkey lock` with `execution.alert_hook`, a locked door forced open on
-    /// the simulated chip, and the hook runs (started by the daemon, reaped on SIGCHLD).
+    /// the simulated chip, and the hook runs (started by the daemon; the rig leaves the process's
+    /// signals alone, so reaping on SIGCHLD is tested above, on HookProcesses directly).
     @Test func aLockDaemonRunsItsHookWhenTheDoorIsForcedOpen() throws {
         let rig = try DaemonRig()
         defer { rig.close() }

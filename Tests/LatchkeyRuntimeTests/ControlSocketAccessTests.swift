@@ -22,8 +22,7 @@ import Testing
     @Test func theGroupWhenAsked() throws {
         let rig = try DaemonRig()
         defer { rig.close() }
-        let config = try readTextFile(rig.directory + "/lock.yaml")
-        try writeFile(rig.directory + "/lock.yaml", config + "\ncontrol_socket_group: true\n")
+        try rig.addToLockConfig("control_socket_group: true")
         try rig.startLock()
         #expect(mode(rig.lockState) == 0o710)
         #expect(mode(rig.lock!.controlPath) == 0o660)

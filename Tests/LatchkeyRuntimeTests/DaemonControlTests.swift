@@ -14,7 +14,7 @@ import Testing
 /// process-wide, so only one of these may own SIGTSTP/SIGCONT at a time.
 @Suite(.serialized) struct DaemonControlTests {
     @Test func thePhonesControlSocketSwitchesItsExecutionModeAndRefusesWrongCommands() throws {
-        let rig = try DaemonRig()
+        let rig = try DaemonRig(ownsSignals: true)
         defer { rig.close() }
         try rig.startLinked()
 
@@ -41,7 +41,7 @@ import Testing
     /// systemd's READY=1 only once the bolt is at rest and the advertising taken: a lock with
     /// no known state drives the bolt to locked at start, and `lock.advertising` comes first.
     @Test func theLockIsReadyOnlyOnceItsBoltIsAtRest() throws {
-        let rig = try DaemonRig()
+        let rig = try DaemonRig(ownsSignals: true)
         defer { rig.close() }
         try rig.startLock()
         let lock = try #require(rig.lock)
@@ -64,7 +64,7 @@ import Testing
     }
 
     @Test func thePhoneIsReadyOnceItsPendingConnectIsAskedFor() throws {
-        let rig = try DaemonRig()
+        let rig = try DaemonRig(ownsSignals: true)
         defer { rig.close() }
         try rig.startPhone()
         let readiness = try #require(rig.phone?.readiness)
@@ -75,7 +75,7 @@ import Testing
     }
 
     @Test func theLocksControlSocketSuspendsItsAdvertisingAndDropsItsNameInBackground() throws {
-        let rig = try DaemonRig()
+        let rig = try DaemonRig(ownsSignals: true)
         defer { rig.close() }
         try rig.startLock()
         #expect(rig.wait(until: { rig.lockController.isAdvertising && rig.lock?.agent.controller.lockState == .locked }))
@@ -101,7 +101,7 @@ import Testing
     /// (foreground) hears nothing of its link dropping and coming back, the system keeps
     /// its request and the link; SIGCONT delivers what happened, in order.
     @Test func sigtstpQueuesThePhonesEventsAndSigcontDeliversThemInOrder() throws {
-        let rig = try DaemonRig()
+        let rig = try DaemonRig(ownsSignals: true)
         defer { rig.close() }
         try rig.startLinked()
         // A background lock stays on the air while suspended, so the phone can come back.

@@ -1,7 +1,6 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Dispatch
 import LatchkeyAgents
 import LatchkeyLock
 import LatchkeyPosix
@@ -27,26 +26,23 @@ final class DaemonRig {
     private(set) var lock: RunningAgent<LockAgent>?
     private(set) var phone: RunningAgent<PhoneAgent>?
     private(set) var lockEvents: [AgentEvent] = []
+    /// Who the daemons' control sockets see connecting: the kernel's answer unless a test
+    /// plays another user (ControlPeerAttackTests).
+    var peers = ControlPeerIdentification.kernel
+    /// Whether the daemons install their signal handlers (SIGTSTP, SIGCONT, SIGCHLD). A signal's
+    /// disposition is process-wide and suites run in parallel: only a suite that sends signals
+    /// (DaemonControlTests, serialized) asks for them, so no other rig takes them from it or
+    /// restores the default (which would stop the whole test process on SIGTSTP).
     private(set) var phoneEvents: [AgentEvent] = []
 
     var lockState: String { directory + "/lock-state" }
     var phoneState: String { directory + "/phone-state" }
 
-    /// One rig at a time in this process: the agents install signal handlers, and a signal's
-    /// disposition is process-wide (the most recent loop to ask receives it, and a closing rig
-    /// restores the default). A rig built beside `sigtstpQueues…` took its SIGTSTP, or left
-    /// SIGTSTP's default action (stop the whole test process) behind, under load.
-    private static let exclusive = DispatchSemaphore(value: 1)
-    private var holdsExclusive = true
+    let ownsSignals: Bool
 
-    init() throws {
-        Self.exclusive.wait()
-        do {
-            directory = try RuntimeDirectory.makeTemporary(prefix: "latchkey-daemons")
-        } catch {
-            Self.exclusive.signal()
-            throw error
-        }
+    init(ownsSignals: Bool = false) throws {
+        self.ownsSignals = ownsSignals
+        directory = try RuntimeDirectory.makeTemporary(prefix: "latchkey-daemons")
         air = AirServer(socketPath: directory + "/air.sock", loop: loop, seed: 1, range: 10)
         try air.start()
         for dir in [lockState, phoneState, directory + "/gpio"] { mkdir(dir, 0o700) }
@@ -87,12 +83,25 @@ final class DaemonRig {
             """)
     }
 
+    /// The daemons' sockets see every connection as user `uid` (not the agent's, not root): the
+    /// MQTT bridge's user, restricted to what the bridge needs (docs/SECURITY.md, "Control sockets").
+    func connectAsAnotherUser(uid: UInt32 = 4242) {
+        peers = ControlPeerIdentification(agentUserID: PeerCredentials.currentUserID) { _ in
+            .success(PeerCredentials(pid: 1, uid: uid, gid: uid))
+        }
+    }
+
+    /// Adds top-level fields to lock.yaml (before `startLock`), e.g. "bridge_key_id: 9".
+    func addToLockConfig(_ lines: String) throws {
+        try writeFile(directory + "/lock.yaml", try readTextFile(directory + "/lock.yaml") + "\n" + lines + "\n")
+    }
+
     /// `latchkey lock --config lock.yaml`, without its run loop (the test runs the loop).
     func startLock() throws {
         let settings = try LockSettings.load(try AgentProcesses.loadConfig(directory + "/lock.yaml"))
         let printer = EventPrinter(format: .json, output: nil)
         printer.onEvent = { [unowned self] in lockEvents.append($0) }
-        lock = try LockDaemon.start(settings, on: loop, printer: printer, logger: .quiet)
+        lock = try LockDaemon.start(settings, on: loop, printer: printer, logger: .quiet, peers: peers, ownsSignals: ownsSignals)
     }
 
     /// `latchkey phone --config phone.yaml`, without its run loop.
@@ -100,7 +109,7 @@ final class DaemonRig {
         let settings = try PhoneSettings.load(try AgentProcesses.loadConfig(directory + "/phone.yaml"))
         let printer = EventPrinter(format: .json, output: nil)
         printer.onEvent = { [unowned self] in phoneEvents.append($0) }
-        phone = try PhoneDaemon.start(settings, on: loop, printer: printer, logger: .quiet)
+        phone = try PhoneDaemon.start(settings, on: loop, printer: printer, logger: .quiet, peers: peers, ownsSignals: ownsSignals)
     }
 
     /// Both daemons, the phone at home and its GATT setup on the lock done.
@@ -147,10 +156,8 @@ final class DaemonRig {
         lock?.close()
         air.stop()
         removeTree(directory)
-        if holdsExclusive { holdsExclusive = false; Self.exclusive.signal() }
     }
 
-    deinit { if holdsExclusive { Self.exclusive.signal() } }
 }
 
 /// What the air (the "system") holds for one device, looked up each time.

@@ -1,3 +1,4 @@
+import LatchkeyBridge
 import LatchkeyConfig
 import LatchkeyPosix
 @testable import LatchkeyRuntime
@@ -31,6 +32,17 @@ import Testing
             let board = String(name.dropFirst("lock-".count).dropLast(".yaml".count))
             #expect(repositoryBoards.names().contains(board), "\(name) names no board in board/")
         }
+    }
+
+    /// mqtt.yaml with the loader `latchkey mqtt` uses (its password file read as given here).
+    @Test func theBridgeExampleLoads() throws {
+        let settings = try MQTTSettings.load(try file("mqtt.yaml")) { path in
+            guard path == "/etc/latchkey/mqtt.password" else { throw RuntimeError("unexpected \(path)") }
+            return "s3cret\n"
+        }
+        #expect(settings.endpoint.security == .tls(caFile: "/etc/latchkey/mqtt-ca.pem", clientCertificate: nil))
+        #expect(settings.locks.map(\.commands) == [[.lock]])
+        #expect(settings.phones.map(\.arrivalIntent) == [true])
     }
 
     @Test func thePhoneExampleLoads() throws {

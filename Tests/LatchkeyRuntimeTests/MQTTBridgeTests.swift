@@ -13,7 +13,8 @@ import Logging
 import Testing
 
 /// The bridge against Debian's `mosquitto` on 127.0.0.1: the lock daemon on the simulated
-/// radio with its file-backed GPIO chip, the bridge on the same loop, and Debian's
+/// radio with its file-backed GPIO chip (its socket sees the bridge as another user), the
+/// bridge on the same loop, and Debian's
 /// `mosquitto_sub` / `mosquitto_pub` as the outside world. Every wait runs the loop until a
 /// condition, bounded (a 20 ms timer re-checks what arrives through files and processes).
 @Suite(.serialized, .enabled(if: MosquittoBroker.isInstalled, "needs Debian's mosquitto and mosquitto-clients"))
@@ -30,6 +31,9 @@ final class MQTTBridgeTests {
         rig = try DaemonRig()
         try StateStores.openKeys(rig.lockState).add(PhoneKey(id: Self.bridgeKey, name: "mqtt-bridge",
                                                              secret: CommandSealing.newSecret(), role: .user))
+        try rig.addToLockConfig("bridge_key_id: \(Self.bridgeKey)")
+        // The bridge reaches the lock as its own user, as under systemd: restricted to what it needs.
+        rig.connectAsAnotherUser()
         try rig.startLock()
         broker = try MosquittoBroker(directory: rig.directory, users: ["door": "right", "watcher": "w"])
         tick()
@@ -56,7 +60,7 @@ final class MQTTBridgeTests {
                                             password: password, keepaliveSeconds: 10),
                      stateDirectory: rig.directory + "/mqtt", discoveryPrefix: "homeassistant",
                      locks: [BridgedLock(name: "Rig Door", controlSocket: rig.lock!.controlPath, topicPrefix: "latchkey/rig-door",
-                                         keyID: Self.bridgeKey, commands: commands, unlockCode: nil, board: "sim")],
+                                         commands: commands, unlockCode: nil, board: "sim")],
                      phones: [], commandMaximumAge: .seconds(10), resultExpirySeconds: 60)
     }
 
@@ -175,7 +179,7 @@ final class MQTTBridgeTests {
         #expect(wait { !(self.bridge?.isConnected ?? true) })
         // Events while the broker is down: unlocks and locks through the control socket.
         for i in 0..<4 {
-            _ = try rig.send("bridge \(i % 2 == 0 ? "unlock" : "lock") \(Self.bridgeKey)", to: rig.lock)
+            _ = try rig.send("bridge \(i % 2 == 0 ? "unlock" : "lock")", to: rig.lock)
             #expect(wait { !self.rig.lock!.agent.controller.machine.isMoving })
         }
         let last = rig.lock!.agent.statusFrame.lastEventSequence
@@ -184,6 +188,21 @@ final class MQTTBridgeTests {
         #expect(wait { self.bridge?.isConnected ?? false })
         #expect(wait { self.sequences().last.map(UInt32.init) == last })
         #expect(sequences() == Array(1...Int(last)))
+    }
+
+    /// `latchkey doctor --mqtt`: the broker refusing mqtt.yaml's password is a FIX line naming
+    /// the fields to check; with the right one, the broker and the lock's socket are ok.
+    @Test func doctorSaysWhatToFixWhenTheBrokerRefusesTheBridge() throws {
+        #expect(wait { self.rig.lock!.agent.controller.lockState == .locked })
+        let wrong = BridgeDoctor.run(settings(password: "wrong"), on: rig.loop)
+        #expect(wrong.first == .fix("broker mqtt://127.0.0.1:\(broker.port): broker refused the connection: Not authorized "
+                                    + "(reason code 135); check username and password_file in mqtt.yaml"))
+        #expect(wrong.dropFirst().map(\.verdict) == [.ok])
+        let right = BridgeDoctor.run(settings(), on: rig.loop)
+        #expect(right.map(\.verdict) == [.ok, .ok])
+        #expect(right.first?.message == "broker mqtt://127.0.0.1:\(broker.port) accepts the bridge (user door)")
+        #expect(right.last?.message.hasPrefix("lock Rig Door: \(rig.lock!.controlPath) answers (lock=locked door=closed)") == true)
+        #expect(Doctor.blocks(wrong) && !Doctor.blocks(right))
     }
 
     /// Mosquitto 2.0 answers a wrong password with reason 135 (Not authorized), not 134.
@@ -196,70 +215,5 @@ final class MQTTBridgeTests {
         #expect(logs.filter { $0.hasPrefix("MQTT:") } == ["MQTT: broker refused the connection: Not authorized (reason code 135); "
                          + "check username and password_file in mqtt.yaml"])
         #expect(bridge?.lastFailure?.isPermanent == true)
-    }
-}
-
-/// The bridge over TLS (`mqtts://`) to mosquitto with a certificate from a CA made for the
-/// test; a bridge trusting another CA is refused with one clear line.
-@Suite(.serialized, .enabled(if: MosquittoBroker.isInstalled && access("/usr/bin/openssl", X_OK) == 0,
-                             "needs Debian's mosquitto, mosquitto-clients and openssl"))
-final class MQTTBridgeTLSTests {
-    let rig: DaemonRig
-    let broker: MosquittoBroker
-    var bridge: Bridge?
-    var logs: [String] = []
-    private var ticker: Scheduled?
-
-    init() throws {
-        rig = try DaemonRig()
-        try rig.startLock()
-        broker = try MosquittoBroker(directory: rig.directory, tls: true)
-        tick()
-        #expect(rig.wait { self.broker.isListening })
-    }
-
-    deinit {
-        bridge?.stop()
-        broker.stop()
-        rig.close()
-    }
-
-    private func tick() { ticker = rig.loop.schedule(after: .milliseconds(20)) { [weak self] in self?.tick() } }
-
-    func start(ca: String) throws {
-        let s = MQTTSettings(endpoint: MQTTEndpoint(host: "127.0.0.1", port: broker.tlsPort!,
-                                                    security: .tls(caFile: rig.directory + "/" + ca, clientCertificate: nil),
-                                                    clientID: "bridge-tls"),
-                             stateDirectory: rig.directory + "/mqtt", discoveryPrefix: "homeassistant",
-                             locks: [BridgedLock(name: "Rig Door", controlSocket: rig.lock!.controlPath,
-                                                 topicPrefix: "latchkey/rig-door", keyID: nil, commands: [], unlockCode: nil)],
-                             phones: [], commandMaximumAge: .seconds(10), resultExpirySeconds: 60)
-        bridge = try BridgeDaemon.start(s, on: rig.loop, logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
-        bridge?.log = { [weak self] _, line in self?.logs.append(line) }
-    }
-
-    @Test func publishesOverTLS() throws {
-        try start(ca: "ca.pem")
-        #expect(rig.wait { self.bridge?.isConnected ?? false })
-        // What the bridge published over TLS, read back as a retained message on the plain listener.
-        var state = ""
-        let sub = try spawn("/usr/bin/mosquitto_sub", ["-h", "127.0.0.1", "-p", "\(broker.port)", "-t", "latchkey/rig-door/state",
-                                                     "-C", "1", "-W", "10"], output: rig.directory + "/state.txt")
-        #expect(rig.wait {
-            state = (try? readTextFile(self.rig.directory + "/state.txt")) ?? ""
-            return state.hasSuffix("\n")
-        })
-        var status: Int32 = 0
-        waitpid(sub, &status, 0)
-        #expect(state == "LOCKED\n")
-        #expect(logs.allSatisfy { !$0.hasPrefix("MQTT: broker") })
-    }
-
-    @Test func anUntrustedCertificateIsOneClearLine() throws {
-        try start(ca: "other-ca.pem")
-        #expect(rig.wait { self.logs.contains { $0.hasPrefix("MQTT:") } })
-        #expect(logs.filter { $0.hasPrefix("MQTT:") }.count == 1)
-        #expect(logs.first { $0.hasPrefix("MQTT:") }?.hasPrefix("MQTT: broker unreachable: ") == true)
-        #expect(!(bridge?.isConnected ?? true))
     }
 }

@@ -19,7 +19,9 @@ final class MosquittoBroker {
     /// CA made for the test (`<directory>/ca.pem`); `port` stays plain for the observers.
     private(set) var tlsPort: Int?
 
-    init(directory: String, users: [String: String] = [:], tls: Bool = false) throws {
+    /// `running: false` picks the port and writes the configuration but starts nothing: a
+    /// broker that is down until the test calls `start()`.
+    init(directory: String, users: [String: String] = [:], tls: Bool = false, running: Bool = true) throws {
         self.directory = directory
         self.users = users
         port = try Self.freePort()
@@ -42,7 +44,7 @@ final class MosquittoBroker {
             }
         }
         try writeFile(directory + "/mosquitto.conf", conf)
-        try start()
+        if running { try start() }
     }
 
     func start() throws {

@@ -35,6 +35,10 @@ int latchkey_set_cloexec(int fd);
 /// Whether FD_CLOEXEC is set on `fd`: 1, 0, or -1 with errno.
 int latchkey_get_cloexec(int fd);
 
+/// The credentials the kernel recorded for the peer of a connected AF_UNIX socket when it
+/// connected (getsockopt SO_PEERCRED; struct ucred needs _GNU_SOURCE). 0, or -1 with errno.
+int latchkey_peer_credentials(int fd, int32_t *pid, uint32_t *uid, uint32_t *gid);
+
 /// CLOCK_MONOTONIC in nanoseconds.
 int64_t latchkey_monotonic_ns(void);
 

@@ -171,6 +171,34 @@ enum Syscalls {
         }
     }
 
+    /// A TCP port on 127.0.0.1 that nobody listens on now: bind to port 0, read what the
+    /// kernel chose, close (for a broker a test or the demo starts; it may be taken again
+    /// before that broker binds it, which then fails to start and says so).
+    static func freeLoopbackPort() throws(SystemError) -> Int {
+        let fd = CInt(try blocking("socket(AF_INET)") { Int(socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)) })
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = try blocking("bind(127.0.0.1:0)") {
+            Int(withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(fd, $0, length) } })
+        }
+        _ = try blocking("getsockname") {
+            Int(withUnsafeMutablePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.getsockname(fd, $0, &length) }
+            })
+        }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    /// Who connected (SO_PEERCRED): fixed at connect(2), so a peer cannot change it afterwards.
+    static func peerCredentials(_ fd: CInt) throws(SystemError) -> PeerCredentials {
+        var pid: Int32 = 0, uid: UInt32 = 0, gid: UInt32 = 0
+        _ = try blocking("getsockopt(SO_PEERCRED)") { Int(latchkey_peer_credentials(fd, &pid, &uid, &gid)) }
+        return PeerCredentials(pid: pid, uid: uid, gid: gid)
+    }
+
     /// Connecting an AF_UNIX socket completes at once or fails (EAGAIN: the listener's
     /// backlog is full, reported as an error since there is no "in progress" here).
     static func connect(_ fd: CInt, path: String) throws(SystemError) {

@@ -148,11 +148,12 @@ final class AgentStage {
         if lock { lockEvents.append((e, loop.now)) } else { phoneEvents.append((e, loop.now)) }
     }
 
-    /// Runs a short command of our own executable to completion and returns its output.
-    func runTool(_ arguments: [String], timeout: Duration = .seconds(30)) throws(RuntimeError)
+    /// Runs a short command of our own executable (or `program`) to completion and returns its output.
+    func runTool(_ arguments: [String], program: String? = nil, timeout: Duration = .seconds(30)) throws(RuntimeError)
         -> (status: Int32, output: String)
     {
-        let p = try ChildProcess(name: arguments.first ?? "tool", executable: executable, arguments: arguments, loop: loop)
+        let p = try ChildProcess(name: program ?? arguments.first ?? "tool", executable: program ?? executable,
+                                 arguments: arguments, loop: loop)
         var out: [String] = []
         p.onLine = { out.append($0) }
         // A loop error or the timeout: the caller reads `isRunning` and the collected lines either way.

@@ -1,0 +1,66 @@
+import LatchkeyAgents
+import LatchkeyPosix
+
+/// Who is on the other end of a control-socket connection, decided once when it connects
+/// from the kernel's record of the connecting process (SO_PEERCRED), never from anything
+/// the peer sends (docs/SECURITY.md, "Control sockets").
+public enum ControlPeer: Equatable, Sendable {
+    /// The agent's own user, or root: every command.
+    case owner
+    /// Any other user the socket's mode let in — the MQTT bridge's, through
+    /// `control_socket_group: true` — or a peer whose credentials could not be read (fail
+    /// closed): only what the bridge needs (`ControlDispatcher.peerCommands`).
+    case restricted(uid: UInt32?, pid: Int32?)
+
+    /// "uid 1001 (pid 42)", for the refusal line and event.
+    var who: String {
+        switch self {
+        case .owner: "the agent's user"
+        case .restricted(let uid, let pid):
+            (uid.map { "uid \($0)" } ?? "a peer with unreadable credentials") + (pid.map { " (pid \($0))" } ?? "")
+        }
+    }
+}
+
+/// How a control socket learns who connected: `kernel` asks SO_PEERCRED and compares with
+/// this process's user; tests inject other credentials (the attacker's uid) through the
+/// same seam.
+public struct ControlPeerIdentification {
+    public var agentUserID: UInt32
+    public var credentials: (SeqPacketSocket) -> Result<PeerCredentials, SystemError>
+
+    public init(agentUserID: UInt32, credentials: @escaping (SeqPacketSocket) -> Result<PeerCredentials, SystemError>) {
+        self.agentUserID = agentUserID
+        self.credentials = credentials
+    }
+
+    public static var kernel: ControlPeerIdentification {
+        ControlPeerIdentification(agentUserID: PeerCredentials.currentUserID) { socket in
+            do throws(SystemError) { return .success(try socket.peerCredentials()) } catch { return .failure(error) }
+        }
+    }
+
+    func peer(of socket: SeqPacketSocket) -> ControlPeer {
+        switch credentials(socket) {
+        case .success(let c) where c.uid == agentUserID || c.uid == 0: .owner
+        case .success(let c): .restricted(uid: c.uid, pid: c.pid)
+        // Unknown is not trusted: the connection gets what the bridge gets, no more.
+        case .failure: .restricted(uid: nil, pid: nil)
+        }
+    }
+}
+
+extension ControlPeer {
+    /// `<agent>.control_refused` (a warning in the journal: AgentEvent+Journald) for each
+    /// command refused to a restricted peer: its uid and pid, and the command's first word.
+    static func refusalEvent(_ agent: String, printer: EventPrinter, loop: PosixEventLoop) -> (ControlPeer, String) -> Void {
+        { peer, command in
+            var fields: [(String, String)] = [("command", command)]
+            if case .restricted(let uid, let pid) = peer {
+                fields.append(("uid", uid.map { "\($0)" } ?? "unknown"))
+                fields.append(("pid", pid.map { "\($0)" } ?? "unknown"))
+            }
+            printer.emit(AgentEvent(agent + ".control_refused", time: loop.now, fields))
+        }
+    }
+}
