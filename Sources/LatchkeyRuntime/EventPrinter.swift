@@ -63,11 +63,19 @@ func format3(_ x: Double) -> String {
 public func printLine(_ line: String) { writeLine(line, to: STDOUT_FILENO) }
 
 /// Writes a line to standard error (the CLI's error messages). Under systemd (stderr is the
-/// journal's stream) each line carries sd-daemon's `<3>` prefix: journald files it at
-/// priority err, where `journalctl -p warning` finds it, not at the stream's default, info.
-public func printErrorLine(_ line: String) {
-    let prefix = errorsGoToJournal ? "<\(JournaldEntry.Priority.error.rawValue)>" : ""
-    for part in line.split(separator: "\n", omittingEmptySubsequences: false) { writeLine(prefix + part, to: STDERR_FILENO) }
+/// journal's stream) each line carries sd-daemon's `<N>` prefix, `<3>` unless told: journald
+/// files it at that priority (err), where `journalctl -p warning` finds it, not at the
+/// stream's default, info. One prefix only: journald reads the first, and a second would
+/// stay in the message (`gave-up`'s crit alert was filed at err as "<2>ALERT: …" so).
+public func printErrorLine(_ line: String, priority: JournaldEntry.Priority = .error) {
+    for part in errorStreamLines(line, priority: priority, toJournal: errorsGoToJournal) { writeLine(part, to: STDERR_FILENO) }
+}
+
+/// `printErrorLine`'s lines: one per line of `line`, each with the priority prefix when
+/// standard error is the journal's stream.
+func errorStreamLines(_ line: String, priority: JournaldEntry.Priority, toJournal: Bool) -> [String] {
+    let prefix = toJournal ? "<\(priority.rawValue)>" : ""
+    return line.split(separator: "\n", omittingEmptySubsequences: false).map { prefix + $0 }
 }
 
 /// Read once: the environment and stderr do not change under a running process.

@@ -18,12 +18,12 @@ extension Latchkey {
 
         func run() throws {
             let alert = GaveUpAlert.fromMonitor(unit: unit) { name in getenv(name).map { String(cString: $0) } }
-            // Under systemd, stderr is a journal stream: "<N>" sets the line's priority
-            // (SyslogLevelPrefix=, on by default): 2 is crit, 4 warning.
-            let journal = getenv("JOURNAL_STREAM") != nil
+            // Under systemd, stderr is a journal stream: printErrorLine's "<N>" sets the line's
+            // priority (SyslogLevelPrefix=, on by default): the alert at crit, a problem
+            // raising it at warning.
             let ok = alert.raise(configPath: config,
-                                 log: { printErrorLine((journal ? "<2>" : "") + $0) },
-                                 warn: { printErrorLine((journal ? "<4>" : "") + $0) })
+                                 log: { printErrorLine($0, priority: .critical) },
+                                 warn: { printErrorLine($0, priority: .warning) })
             if !ok { throw ExitCode.failure }
         }
     }
