@@ -99,6 +99,19 @@ final class FakeJournald {
         #expect(JournaldLogHandler.priority(level).rawValue == priority)
     }
 
+    /// The jam's two entries exactly as the HIL's 65-systemd-journal-warning logged them.
+    @Test func aJamsFailedUnlockIsFiledAtWarning() {
+        let t = Instant(nanoseconds: 12_345_000_000)
+        let failed = AgentEvent("lock.event", time: t, [
+            ("kind", "lockOperationError(unlock by remote key#1 decision#1, LatchkeyLock.OperationError.jammed)"),
+            ("state", "notFullyLocked"), ("door", "closed"), ("key", "1")])
+        let entry = failed.journaldEntry()
+        #expect(entry.priority == .warning)
+        let text = String(decoding: entry.encoded, as: UTF8.self)
+        #expect(text.hasPrefix("PRIORITY=4\n"), "\(text)")
+        #expect(text.components(separatedBy: "PRIORITY=").count == 2, "one PRIORITY field: \(text)")
+    }
+
     /// What `journalctl -p warning` must find: jams, lockouts, refusals, faults.
     @Test func jamsLockoutsRefusalsAndFaultsAreWarningsOrWorse() {
         let t = Instant(nanoseconds: 12_345_000_000)
