@@ -160,9 +160,23 @@ public final class LockAgent: PeripheralManagerDelegate {
             emit("lock.recovering", ["decision": "\(recovered.id)", "operation": "\(recovered.operation)"])
         }
         let demoted = restoreOperatingMode()
-        controller.start(recovered: recovered)
+        controller.start(recovered: recovered, lastLogged: lastLoggedLockState())
         if let demoted { logOperatingModeDemotion(from: demoted) }
         emit("lock.started", ["state": "\(controller.lockState)", "door": "\(controller.doorState)"])
+    }
+
+    /// The lock state of the audit log's last event; nil for an empty log, and for one that
+    /// cannot be read (said as a `lock.fault`: the start then logs no relock it cannot compare).
+    func lastLoggedLockState() -> LockState? {
+        let last = log.lastSequence
+        guard last > 0 else { return nil }
+        do {
+            guard let entry = try log.events(from: last, limit: 1).first else { return nil }
+            return try LockEvent(decoding: entry.bytes).lockStateAfter
+        } catch {
+            emit("lock.fault", ["fault": "reading the audit log's last event #\(last): \(error)"])
+            return nil
+        }
     }
 
     /// Called with each lock event once it is in the audit log (the runtime's alarm hook).

@@ -131,10 +131,13 @@ public final class LockController {
     /// as recorded but never completed (nil after a clean stop): a lock decision is
     /// resumed; an unlock is resumed only inside its validity window, else the lock
     /// resolves to locked. Until this runs the lock state is unknown and commands fail.
-    public func start(recovered: LockDecision?) {
+    /// `lastLogged`: the lock state the audit log ends with; a log that says unlocked while the
+    /// lock measures locked gets the relock that happened while nobody ran.
+    public func start(recovered: LockDecision?, lastLogged: LockState? = nil) {
         let doorOpen: Bool?
         do { doorOpen = try sensors.door?.read() } catch { doorOpen = nil }
-        feed(.start(StartupReading(doorOpen: doorOpen, bolt: sensors.boltPosition()), recovered: recovered))
+        feed(.start(StartupReading(doorOpen: doorOpen, bolt: sensors.boltPosition(), lastLogged: lastLogged),
+                    recovered: recovered))
     }
 
     /// Asks the lock to lock or unlock. The outcome arrives as events: LockOperation when

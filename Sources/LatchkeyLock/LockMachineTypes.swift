@@ -99,10 +99,14 @@ public struct StartupReading: Hashable, Sendable {
     public var doorOpen: Bool?
     /// nil without bolt sensors.
     public var bolt: BoltPosition?
+    /// The lock state the audit log's last event says (what `latchkey status` prints); nil
+    /// with an empty or unreadable log.
+    public var lastLogged: LockState?
 
-    public init(doorOpen: Bool?, bolt: BoltPosition?) {
+    public init(doorOpen: Bool?, bolt: BoltPosition?, lastLogged: LockState? = nil) {
         self.doorOpen = doorOpen
         self.bolt = bolt
+        self.lastLogged = lastLogged
     }
 }
 

@@ -20,7 +20,13 @@ extension LockStateMachine {
         }
 
         guard let recovered else {
-            if measured == .unlocked {
+            if measured == .locked, reading.lastLogged == .unlocked {
+                // The log ends "unlocked" but the bolt is home: the fail-secure output fell back
+                // when the last run died (or stopped) while unlocked, with no decision open. The
+                // hardware relocked, as at the end of a pulse: logged as that relock, so the
+                // log and `status` say what the door is.
+                emit(.lockOperation(LockOperationRecord(operation: .lock, source: .auto)), before: .unlocked)
+            } else if measured == .unlocked {
                 armAutoRelock(after: nil)
             } else if measured != .locked {
                 resolveToLocked()

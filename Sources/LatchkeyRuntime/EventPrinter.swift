@@ -63,17 +63,18 @@ func format3(_ x: Double) -> String {
 public func printLine(_ line: String) { writeLine(line, to: STDOUT_FILENO) }
 
 /// Writes a line to standard error (the CLI's error messages). Under systemd (stderr is the
-/// journal's stream) each line carries sd-daemon's `<N>` prefix for `priority` (err unless
-/// said: `latchkey gave-up` writes crit): journald files it there, where `journalctl -p
-/// warning` finds it, not at the stream's default, info. Elsewhere the line is bare.
+/// journal's stream) each line carries sd-daemon's `<N>` prefix, `<3>` unless told: journald
+/// files it at that priority (err), where `journalctl -p warning` finds it, not at the
+/// stream's default, info. One prefix only: journald reads the first, and a second would
+/// stay in the message (`gave-up`'s crit alert was filed at err as "<2>ALERT: …" so).
 public func printErrorLine(_ line: String, priority: JournaldEntry.Priority = .error) {
-    for part in streamLines(line, priority: priority, journal: errorsGoToJournal) { writeLine(part, to: STDERR_FILENO) }
+    for part in errorStreamLines(line, priority: priority, toJournal: errorsGoToJournal) { writeLine(part, to: STDERR_FILENO) }
 }
 
-/// The lines `printErrorLine` writes: each line of `line`, with one `<N>` prefix when the
-/// stream is the journal's.
-func streamLines(_ line: String, priority: JournaldEntry.Priority, journal: Bool) -> [String] {
-    let prefix = journal ? "<\(priority.rawValue)>" : ""
+/// `printErrorLine`'s lines: one per line of `line`, each with the priority prefix when
+/// standard error is the journal's stream.
+func errorStreamLines(_ line: String, priority: JournaldEntry.Priority, toJournal: Bool) -> [String] {
+    let prefix = toJournal ? "<\(priority.rawValue)>" : ""
     return line.split(separator: "\n", omittingEmptySubsequences: false).map { prefix + $0 }
 }
 

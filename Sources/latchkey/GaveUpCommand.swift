@@ -18,9 +18,9 @@ extension Latchkey {
 
         func run() throws {
             let alert = GaveUpAlert.fromMonitor(unit: unit) { name in getenv(name).map { String(cString: $0) } }
-            // Under systemd, stderr is a journal stream and printErrorLine prefixes the
-            // priority (SyslogLevelPrefix=, on by default): the alert at crit, a failed hook
-            // at warning. One prefix only: a second would be part of the message.
+            // Under systemd, stderr is a journal stream: printErrorLine's "<N>" sets the line's
+            // priority (SyslogLevelPrefix=, on by default): the alert at crit, a problem
+            // raising it at warning.
             let ok = alert.raise(configPath: config,
                                  log: { printErrorLine($0, priority: .critical) },
                                  warn: { printErrorLine($0, priority: .warning) })

@@ -50,8 +50,8 @@ final class LockRig {
         controller.onFault = { [unowned self] in faults.append($0) }
     }
 
-    func start(recovered: LockDecision? = nil) {
-        controller.start(recovered: recovered)
+    func start(recovered: LockDecision? = nil, lastLogged: LockState? = nil) {
+        controller.start(recovered: recovered, lastLogged: lastLogged)
         loop.run()
     }
 

@@ -64,3 +64,18 @@ import Testing
         #expect(lines.count == 1)
     }
 }
+
+/// The alert's priority reaches journald: one `<N>` prefix per line, the one asked for (a
+/// second prefix stays in the message and the line is filed at the first's priority: the
+/// HIL's 64-systemd-gave-up-alert found the crit alert at err as "<2>ALERT: …").
+@Suite struct ErrorStreamPriorityTests {
+    @Test func aLineToTheJournalCarriesOnePrefixItsOwnPriority() {
+        #expect(errorStreamLines("ALERT: gave up", priority: .critical, toJournal: true) == ["<2>ALERT: gave up"])
+        #expect(errorStreamLines("Error: bad", priority: .error, toJournal: true) == ["<3>Error: bad"])
+        #expect(errorStreamLines("a\nb", priority: .warning, toJournal: true) == ["<4>a", "<4>b"])
+    }
+
+    @Test func outsideTheJournalNoPrefix() {
+        #expect(errorStreamLines("ALERT: gave up", priority: .critical, toJournal: false) == ["ALERT: gave up"])
+    }
+}

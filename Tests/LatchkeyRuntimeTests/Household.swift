@@ -12,8 +12,8 @@ import LatchkeyTransport
 
 /// A lock agent and a phone agent as the daemons build them — SQLite stores in their state
 /// directories (`StateStores`), restoration on — over an in-process simulated air, on one
-/// manual loop. The lock drives a motor without bolt sensors (2 s per movement unless told) on a
-/// simulated chip. A process's death is its controller's `detachApplication()`; the
+/// manual loop. The lock drives a motor without bolt sensors (2 s per movement unless told; or
+/// another actuator) on a simulated chip. A process's death is its controller's `detachApplication()`; the
 /// "system" (the air's controllers) keeps its pending list and links, the disk its stores.
 final class Household {
     static let lockAddress = BluetoothAddress(0xC0FFEE000001)
@@ -47,8 +47,13 @@ final class Household {
     var lockState: String { directory + "/lock" }
     var phoneState: String { directory + "/phone" }
 
-    init(phoneAt position: Double = 1, motorRun: Duration = Household.motorRun) throws {
+    /// The lock's actuator: a motor of `motorRun` unless a test asks for another (`.hold`:
+    /// fail-secure, at rest locked, as the HIL's rig).
+    let actuator: ActuatorKind
+
+    init(phoneAt position: Double = 1, motorRun: Duration = Household.motorRun, actuator: ActuatorKind? = nil) throws {
         self.motorRun = motorRun
+        self.actuator = actuator ?? .motor(runTime: motorRun)
         var template = Array("/tmp/latchkey-household-XXXXXX".utf8CString)
         directory = String(cString: mkdtemp(&template)!)
         let loop = loop
@@ -78,8 +83,8 @@ final class Household {
         var stores = try StateStores.openLock(lockState, loop: loop, wallClock: wallClock,
                                               fileSystem: .readOnly(while: { [unowned self] in self.readOnlyCard }))
         if let wrapLockStores { stores = wrapLockStores(stores) }
-        let wiring = LockWiring(chipLabel: "door", actuator: .motor(runTime: motorRun),
-                                unlockOutput: .init("UNLOCK"), lockOutput: .init("LOCK"))
+        var wiring = LockWiring(chipLabel: "door", actuator: actuator, unlockOutput: .init("UNLOCK"))
+        if case .motor = actuator { wiring.lockOutput = .init("LOCK") }
         let hardware = try LockHardware.open(wiring, chips: GPIOChipSet([chip]), loop: loop)
         var behaviour = LockBehaviour()
         behaviour.autoRelockTime = nil

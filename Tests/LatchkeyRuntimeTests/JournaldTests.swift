@@ -99,6 +99,19 @@ final class FakeJournald {
         #expect(JournaldLogHandler.priority(level).rawValue == priority)
     }
 
+    /// The jam's two entries exactly as the HIL's 65-systemd-journal-warning logged them.
+    @Test func aJamsFailedUnlockIsFiledAtWarning() {
+        let t = Instant(nanoseconds: 12_345_000_000)
+        let failed = AgentEvent("lock.event", time: t, [
+            ("kind", "lockOperationError(unlock by remote key#1 decision#1, LatchkeyLock.OperationError.jammed)"),
+            ("state", "notFullyLocked"), ("door", "closed"), ("key", "1")])
+        let entry = failed.journaldEntry()
+        #expect(entry.priority == .warning)
+        let text = String(decoding: entry.encoded, as: UTF8.self)
+        #expect(text.hasPrefix("PRIORITY=4\n"), "\(text)")
+        #expect(text.components(separatedBy: "PRIORITY=").count == 2, "one PRIORITY field: \(text)")
+    }
+
     /// What `journalctl -p warning` must find: jams, lockouts, refusals, faults.
     @Test func jamsLockoutsRefusalsAndFaultsAreWarningsOrWorse() {
         let t = Instant(nanoseconds: 12_345_000_000)
@@ -185,16 +198,5 @@ final class FakeJournald {
         #expect(!JournaldStream.isConnected(environment: ["JOURNAL_STREAM": "\(info.st_dev):\(info.st_ino + 1)"], fd: pipeFDs[1]))
         #expect(!JournaldStream.isConnected(environment: [:], fd: pipeFDs[1]))
         #expect(!JournaldStream.isConnected(environment: ["JOURNAL_STREAM": "garbage"], fd: pipeFDs[1]))
-    }
-}
-
-/// What the CLI writes on a journal stream: sd-daemon's `<N>` prefix, once per line.
-struct StreamPriorityTests {
-    @Test func aGaveUpAlertIsOneCritLineAndAnErrorOneErrLine() {
-        // `latchkey gave-up` once wrote "<2>" itself and printErrorLine added "<3>": journald
-        // filed the alert at err with "<2>" in its text, and the HIL's crit check failed.
-        #expect(streamLines("ALERT: systemd gave up", priority: .critical, journal: true) == ["<2>ALERT: systemd gave up"])
-        #expect(streamLines("Error: a\nb", priority: .error, journal: true) == ["<3>Error: a", "<3>b"])
-        #expect(streamLines("Error: a", priority: .critical, journal: false) == ["Error: a"], "no prefix off the journal")
     }
 }

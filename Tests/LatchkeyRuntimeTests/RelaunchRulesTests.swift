@@ -67,6 +67,33 @@ import Testing
         #expect(h.phoneSent.serviceDiscovery == 0, "the lock's services came back from the store")
     }
 
+    /// The HIL's finding (61-systemd-restart): a fail-secure lock killed after its unlock
+    /// completed (no decision open) is locked when it comes back, and the log must say so —
+    /// not end on "unlocked" until the next event, which `latchkey status` would print.
+    @Test func sigkillOfAFailSecureLockAfterItsUnlockLogsTheRelockItFindsAtStart() throws {
+        let h = try Household(actuator: .hold)
+        try h.settle()
+        guard case .success = h.command(.unlock) else { Issue.record("the unlock was not accepted"); return }
+        #expect(h.unlockDriven)
+        #expect(try h.log().last?.lockStateAfter == .unlocked)
+        h.killLock()  // the output falls back with the process: the bolt is home
+        h.loop.advance(by: .milliseconds(500))
+        try h.startLock()
+        h.loop.run()
+        #expect(!h.unlockDriven)
+        let last = try #require(try h.log().last)
+        #expect(last.lockStateBefore == .unlocked && last.lockStateAfter == .locked, "the log ends where the bolt is")
+        #expect(last.kind == .lockOperation(LockOperationRecord(operation: .lock, source: .auto)),
+                "the hardware's relock, no decision behind it")
+        #expect(try h.log().filter { $0.lockStateAfter == .locked && $0.lockStateBefore == .unlocked }.count == 1)
+        // A second start finds the log already locked: nothing more is logged.
+        let count = try h.log().count
+        h.killLock()
+        try h.startLock()
+        h.loop.run()
+        #expect(try h.log().count == count)
+    }
+
     // MARK: Crash
 
     @Test func aCrashRestartedAfterTheWindowLocksAndLogsTheAbandonedUnlock() throws {

@@ -6,12 +6,13 @@
 
 # What the image holds besides minbase:
 #   systemd-sysv udev kmod       PID 1, device units (the agents' units wait for hci0's), modprobe
-#   libbluetooth3 libgpiod2 libsqlite3-0 libyaml-0-2 libmosquitto1
-#                                the C libraries README.md says a Pi needs beside the binary
+#   libbluetooth3 libgpiod2 libmosquitto1 libsqlite3-0 libyaml-0-2
+#                                the C libraries a Pi needs beside the binary (the Debian
+#                                package's Depends: the VM installs it offline, so they are here)
 #   bluez bluez-test-tools gpiod the rig (btvirt, btmgmt, btmon, hcitool) and the stock GPIO tools;
 #                                bluez brings bluetooth.service, which README.md has the user mask
 #   procps util-linux            pidof/pgrep, runuser/setsid for the scenarios
-ROOTFS_PACKAGES=(systemd-sysv udev kmod libbluetooth3 libgpiod2 libsqlite3-0 libyaml-0-2 libmosquitto1
+ROOTFS_PACKAGES=(systemd-sysv udev kmod libbluetooth3 libgpiod2 libmosquitto1 libsqlite3-0 libyaml-0-2
                  bluez bluez-test-tools gpiod procps util-linux)
 # No documentation, manual pages or translations: a third of the size, nothing reads them.
 ROOTFS_OPTIONS=(--variant=minbase --dpkgopt='path-exclude=/usr/share/man/*'

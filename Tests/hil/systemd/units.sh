@@ -34,6 +34,9 @@ unit_scenario_begin() {
     local t0; t0=$(now_int)
     rm -rf $W && mkdir -p $W
     units_reset
+    # The Debian package makes no state directory (the units' StateDirectory= does, at their
+    # first start); scripts/install does (step 5). Made here as both make them, for `keys add`.
+    install -d -m 0700 -o latchkey -g latchkey /var/lib/latchkey/lock /var/lib/latchkey/phone
     find /var/lib/latchkey/lock /var/lib/latchkey/phone -mindepth 1 -delete
     [ -n "${RIG_NEIGHBOUR_INDEX:-}" ] && hcitool -i hci$RIG_NEIGHBOUR_INDEX cmd 0x08 0x000a 00 > /dev/null 2>&1
     controllers_reset $L $P || setup_error "the controllers are not clean after a reset"
@@ -196,4 +199,25 @@ survive_kill() {
     LOCK_LOST=$(tail -n +$((ml + 1)) $LOCK_OUT | grep -c '"event":"lock.central_disconnected"')
     DISCONNECTS=$(btmon_disconnects)
     [ -n "$T_ANSWERED" ] && [ -n "$T_HIGH" ] || { SURVIVE_WHY="the next command did not move the actuator: latch high ${T_HIGH:-never}; phone-ctl: $reply"; return 1; }
+
+# kill_held_down UNIT: the agent's main process SIGKILLed and systemd kept from relaunching it
+# (`systemctl stop` inside RestartSec=, while the unit waits to restart): a death the agent
+# could not clean up after, with nobody starting it again — the power going, a reboot. Prints
+# the unit's state after it ("inactive" when held down).
+kill_held_down() {
+    local pid; pid=$(main_pid $1)
+    systemctl kill --kill-whom=main -s KILL $1
+    gone() { ! kill -0 $pid 2> /dev/null; }
+    wait_for 10 gone
+    systemctl stop $1
+    unit_state $1
+}
+
+# with_bolt_sensor: the lock's configuration gets a bolt sensor, `bolt_unlocked_line:` on
+# gpio-sim's spare line, which nothing drives (pulled down: the bolt never reports retracted).
+# An unlock then drives the latch and waits for the bolt: its decision stays open until the
+# jam timer (5 s) ends it as a jam.
+with_bolt_sensor() {
+    sed -i "s/^  button_line: .*/&\n  bolt_unlocked_line: spare/" /etc/latchkey/lock.yaml
+    grep -q '^  bolt_unlocked_line: spare$' /etc/latchkey/lock.yaml || setup_error "lock.yaml: no bolt_unlocked_line"
 }
