@@ -42,7 +42,7 @@ final class MQTTBridgeTests {
 
     deinit {
         bridge?.stop()
-        if subscriber > 0 { kill(subscriber, SIGTERM); var s: Int32 = 0; waitpid(subscriber, &s, 0) }
+        if subscriber > 0 { terminate(subscriber) }
         broker.stop()
         rig.close()
     }
