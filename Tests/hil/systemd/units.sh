@@ -159,6 +159,28 @@ unit_scenario_end() {
     exit $rc
 }
 
+# kill_held_down UNIT: the agent's main process SIGKILLed and systemd kept from relaunching it
+# (`systemctl stop` inside RestartSec=, while the unit waits to restart): a death the agent
+# could not clean up after, with nobody starting it again — the power going, a reboot. Prints
+# the unit's state after it ("inactive" when held down).
+kill_held_down() {
+    local pid; pid=$(main_pid $1)
+    systemctl kill --kill-whom=main -s KILL $1
+    gone() { ! kill -0 $pid 2> /dev/null; }
+    wait_for 10 gone
+    systemctl stop $1
+    unit_state $1
+}
+
+# with_bolt_sensor: the lock's configuration gets a bolt sensor, `bolt_unlocked_line:` on
+# gpio-sim's spare line, which nothing drives (pulled down: the bolt never reports retracted).
+# An unlock then drives the latch and waits for the bolt: its decision stays open until the
+# jam timer (5 s) ends it as a jam.
+with_bolt_sensor() {
+    sed -i "s/^  button_line: .*/&\n  bolt_unlocked_line: spare/" /etc/latchkey/lock.yaml
+    grep -q '^  bolt_unlocked_line: spare$' /etc/latchkey/lock.yaml || setup_error "lock.yaml: no bolt_unlocked_line"
+}
+
 # --- links kept in systemd's file descriptor store (docs/RESTORATION.md) ----------------------
 PHONE_ADDR=$(cat $HIL_RUN/hci$P.addr)
 # store_count UNIT: the descriptors systemd holds in the unit's store now
@@ -199,25 +221,4 @@ survive_kill() {
     LOCK_LOST=$(tail -n +$((ml + 1)) $LOCK_OUT | grep -c '"event":"lock.central_disconnected"')
     DISCONNECTS=$(btmon_disconnects)
     [ -n "$T_ANSWERED" ] && [ -n "$T_HIGH" ] || { SURVIVE_WHY="the next command did not move the actuator: latch high ${T_HIGH:-never}; phone-ctl: $reply"; return 1; }
-
-# kill_held_down UNIT: the agent's main process SIGKILLed and systemd kept from relaunching it
-# (`systemctl stop` inside RestartSec=, while the unit waits to restart): a death the agent
-# could not clean up after, with nobody starting it again — the power going, a reboot. Prints
-# the unit's state after it ("inactive" when held down).
-kill_held_down() {
-    local pid; pid=$(main_pid $1)
-    systemctl kill --kill-whom=main -s KILL $1
-    gone() { ! kill -0 $pid 2> /dev/null; }
-    wait_for 10 gone
-    systemctl stop $1
-    unit_state $1
-}
-
-# with_bolt_sensor: the lock's configuration gets a bolt sensor, `bolt_unlocked_line:` on
-# gpio-sim's spare line, which nothing drives (pulled down: the bolt never reports retracted).
-# An unlock then drives the latch and waits for the bolt: its decision stays open until the
-# jam timer (5 s) ends it as a jam.
-with_bolt_sensor() {
-    sed -i "s/^  button_line: .*/&\n  bolt_unlocked_line: spare/" /etc/latchkey/lock.yaml
-    grep -q '^  bolt_unlocked_line: spare$' /etc/latchkey/lock.yaml || setup_error "lock.yaml: no bolt_unlocked_line"
 }
