@@ -50,7 +50,7 @@ stage_start_air() {
 stage_exercise() {
   local command
   for command in unlock lock; do
-    "$1" phone-ctl --state-dir "$dir/phone-state" "$command" | grep -q "^ok $command" \
+    "$1" phone-ctl --state-dir "$dir/phone-state" "$command" | grep "^ok $command" > /dev/null \
       || { echo "phone-ctl $command failed" >&2; cat "$dir"/*.out >&2; return 1; }
     # The motor runs 300 ms; the next command would find the bolt busy.
     stage_wait_for "$dir/lock.out" "lockOperation($command by remote" 10

@@ -18,7 +18,7 @@ HIL_KERNEL_PIN=${HIL_KERNEL_PIN:-6.12.95+deb12-amd64}
 backports_apt_options() {
     local codename mirror dir=$CACHE/apt
     codename=$(. /etc/os-release && echo "$VERSION_CODENAME")
-    mirror=$(apt-get indextargets --format '$(SITE) $(RELEASE)' 2>/dev/null | awk -v r="$codename" '$2 == r { print $1; exit }')
+    mirror=$(apt-get indextargets --format '$(SITE) $(RELEASE)' 2>/dev/null | awk -v r="$codename" '$2 == r && !found++ { print $1 }')
     [[ -n $mirror ]] || die "no Debian mirror for $codename in the host's apt sources (run apt-get update first)"
     mkdir -p "$dir/lists/partial" "$dir/archives/partial"
     echo "deb $mirror $codename-backports main" > "$dir/sources.list"
@@ -29,11 +29,11 @@ backports_apt_options() {
 # The ABI that linux-image-amd64 depends on in the current index.
 newest_abi() {
     apt-cache "${APT_OPTS[@]}" show --no-all-versions linux-image-amd64 \
-        | sed -n 's/^Depends:.*linux-image-\([0-9][^ ,]*-amd64\).*/\1/p' | head -1
+        | sed -n 's/^Depends:.*linux-image-\([0-9][^ ,]*-amd64\).*/\1/p' | sed -n 1p
 }
 
 package_version() {
-    apt-cache "${APT_OPTS[@]}" show --no-all-versions "$1" 2>/dev/null | sed -n 's/^Version: //p' | head -1
+    apt-cache "${APT_OPTS[@]}" show --no-all-versions "$1" 2>/dev/null | sed -n 's/^Version: //p' | sed -n 1p
 }
 
 resolve_kernel() {

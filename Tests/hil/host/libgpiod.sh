@@ -30,7 +30,9 @@ fetch_libgpiod2() {
 select_libgpiod() {
     case ${HIL_LIBGPIOD:=1.6} in
         1.6)
-            LIBGPIOD_LIBRARY=$(ldconfig -p | awk '$1 == "libgpiod.so.2" { print $NF; exit }')
+            # awk reads to the end (no `exit`): a reader that stops early kills ldconfig with
+            # SIGPIPE, and pipefail turns that into this script's exit 141 (it did, in CI).
+            LIBGPIOD_LIBRARY=$(ldconfig -p | awk '$1 == "libgpiod.so.2" && !found++ { print $NF }')
             [[ -n $LIBGPIOD_LIBRARY ]] || die "no libgpiod.so.2 on the host (apt-get install libgpiod2 gpiod)"
             LIBGPIOD_TOOLS=$(dirname "$(command -v gpioset)")
             LIBGPIOD_LD_PATH=
@@ -43,6 +45,6 @@ select_libgpiod() {
             ;;
         *) die "--libgpiod must be 1.6 (the host's libgpiod2) or 2 (backports' libgpiod3), not $HIL_LIBGPIOD" ;;
     esac
-    LIBGPIOD_VERSION=$(LD_LIBRARY_PATH=$LIBGPIOD_LD_PATH "$LIBGPIOD_TOOLS/gpiodetect" --version | head -1)
+    LIBGPIOD_VERSION=$(LD_LIBRARY_PATH=$LIBGPIOD_LD_PATH "$LIBGPIOD_TOOLS/gpiodetect" --version | sed -n 1p)
     say "libgpiod for the VM: $LIBGPIOD_LIBRARY ($LIBGPIOD_VERSION)"
 }

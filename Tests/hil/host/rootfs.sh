@@ -28,7 +28,7 @@ fetch_rootfs() {
         say "rootfs $key (cached: $(du -m "$ROOTFS_TAR" | cut -f1) MB)"
         return 0
     fi
-    mirror=$(apt-get indextargets --format '$(SITE) $(RELEASE)' 2>/dev/null | awk -v r="$codename" '$2 == r { print $1; exit }')
+    mirror=$(apt-get indextargets --format '$(SITE) $(RELEASE)' 2>/dev/null | awk -v r="$codename" '$2 == r && !found++ { print $1 }')
     [[ -n $mirror ]] || die "no Debian mirror for $codename in the host's apt sources (run apt-get update first)"
     rm -rf "$dir" && mkdir -p "$dir"
     local include

@@ -21,7 +21,7 @@ RIG_RADIO_NOTE="a real radio: the figures include advertising and connection int
 # The libgpiod tools' API: 1 on bookworm (1.6), 2 on trixie (2.x), whose tools take a line
 # by its name alone (their -c takes gpiochipN, not a label), hold an output until killed,
 # and print a falling edge's %e as 2, not 0.
-RIG_GPIO_API=$(gpiodetect --version | head -1 | grep -q ' v1\.' && echo 1 || echo 2)
+RIG_GPIO_API=$(gpiodetect --version | sed -n 1p | grep ' v1\.' > /dev/null && echo 1 || echo 2)
 _rig_line() { gpiofind "$1" | cut -d' ' -f2; }   # offset of a named line on its chip (1.6)
 _rig_edge() { if [ "$RIG_GPIO_API" = 2 ] && [ "$1" = 0 ]; then echo 2; else echo "$1"; fi; }  # %e of an edge to VALUE
 

@@ -222,3 +222,22 @@ survive_kill() {
     DISCONNECTS=$(btmon_disconnects)
     [ -n "$T_ANSWERED" ] && [ -n "$T_HIGH" ] || { SURVIVE_WHY="the next command did not move the actuator: latch high ${T_HIGH:-never}; phone-ctl: $reply"; return 1; }
 }
+
+# command_after_restart OP: `phone-ctl OP` right after an agent's restart, accepted by the lock.
+# btvirt can hand the phone a forgotten link then (hci0's kernel logs "ACL packet for unknown
+# connection handle 42"; docs/HIL.md, "Recovery bounds"): the command is not delivered and the
+# link ends; the phone must then link again by itself and the command is sent once more. Sets
+# REPLY, ACCEPTED (the lock's lock.command_accepted line) and RETRIED (said in PASS lines).
+command_after_restart() {
+    local mc mr
+    mc=$(mark $LOCK_OUT); mr=$(mark $PHONE_OUT)
+    REPLY=$(phone_ctl $1)
+    ACCEPTED=$(event_line $LOCK_OUT $mc lock.command_accepted op=$1)
+    RETRIED=
+    if [ -z "$ACCEPTED" ] && wait_event 30 $PHONE_OUT $mr phone.gatt_ready; then
+        RETRIED=" (the first command met a forgotten link: $REPLY; re-linked, sent again)"
+        mc=$(mark $LOCK_OUT)
+        REPLY=$(phone_ctl $1)
+        ACCEPTED=$(event_line $LOCK_OUT $mc lock.command_accepted op=$1)
+    fi
+}
