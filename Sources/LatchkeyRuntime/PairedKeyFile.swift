@@ -17,6 +17,12 @@ import LatchkeyTransport
 public enum PairedKeyFile {
     public static let fileName = "paired.key"
 
+    /// What to do when there is no key at `path` (the agent's exit and `doctor` say the same).
+    public static func missingAdvice(_ path: String) -> String {
+        "no key at \(path): pair this phone with the lock (`latchkey pair` on the lock, then "
+            + "`latchkey phone pair --config <phone.yaml> --name <name>` here), or set `key_secret_file:`"
+    }
+
     public static func write(_ key: PairedKey, lockAddress: BluetoothAddress, to path: String) throws(RuntimeError) {
         let text = """
             # Written by `latchkey phone pair`: this phone's key for its lock. Keep it secret.

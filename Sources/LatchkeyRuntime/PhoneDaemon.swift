@@ -24,16 +24,24 @@ public enum PhoneDaemon {
                       logger: Logger, peers: ControlPeerIdentification = .kernel,
                       ownsSignals: Bool = true) throws(RuntimeError) -> RunningAgent<PhoneAgent>
     {
+        // A missing, unreadable or malformed key, or no lock to go to, is a configuration error
+        // (exit 78): no restart can fix it, and the unit's RestartPreventExitStatus=78 then stops
+        // systemd from running an unpaired phone into its start limit.
         let keyID: UInt32, secret: [UInt8], pairedLock: BluetoothAddress?
-        if let id = settings.keyID {
-            (keyID, secret, pairedLock) = (id, try readSecret(settings.keySecretFile), nil)
-        } else {
-            (keyID, secret, pairedLock) = try PairedKeyFile.read(settings.keySecretFile)
+        do {
+            if let id = settings.keyID {
+                (keyID, secret, pairedLock) = (id, try readSecret(settings.keySecretFile), nil)
+            } else {
+                (keyID, secret, pairedLock) = try PairedKeyFile.read(settings.keySecretFile)
+            }
+        } catch {
+            throw RuntimeError.configuration(fileExists(settings.keySecretFile)
+                                             ? error.description : PairedKeyFile.missingAdvice(settings.keySecretFile))
         }
         // The configuration's address wins; else the one `latchkey phone pair` found by its scan.
         guard let lockAddress = settings.lockAddress ?? pairedLock else {
-            throw RuntimeError("no lock_address in the configuration, nor in \(settings.keySecretFile); "
-                               + "run `latchkey phone pair` (it finds the lock) or set lock_address")
+            throw RuntimeError.configuration("no lock_address in the configuration, nor in \(settings.keySecretFile); "
+                                             + "run `latchkey phone pair` (it finds the lock) or set lock_address")
         }
         logger.info("phone agent starting", metadata: ["transport": "\(settings.transport)",
                                                        "lock": "\(lockAddress)",
@@ -108,7 +116,7 @@ public enum PhoneDaemon {
 }
 
 /// Reads a whole file as UTF-8.
-public func readTextFile(_ path: String) throws -> String {
+public func readTextFile(_ path: String) throws(RuntimeError) -> String {
     let fd = open(path, O_RDONLY | O_CLOEXEC)
     guard fd >= 0 else { throw RuntimeError(String(cString: strerror(errno))) }
     defer { close(fd) }
@@ -117,10 +125,18 @@ public func readTextFile(_ path: String) throws -> String {
     while true {
         let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
         if n < 0 && errno == EINTR { continue }
+        // A failed read is an error, never a text cut short (a key read half is a wrong key).
+        guard n >= 0 else { throw RuntimeError(String(cString: strerror(errno))) }
         guard n > 0 else { break }
         out += buffer[0..<n]
     }
     return String(decoding: out, as: UTF8.self)
+}
+
+/// Whether anything is at `path` (a dangling or unreadable entry counts: it is there to fix).
+func fileExists(_ path: String) -> Bool {
+    var info = stat()
+    return lstat(path, &info) == 0
 }
 
 /// Writes a key secret as 64 hex digits, readable by the owner only (0600), atomically and

@@ -37,6 +37,37 @@ import Testing
         } throws: { error in (error as? RuntimeError)?.exitStatus == 78 }
     }
 
+    /// A phone with a valid configuration but no key yet (installed, not paired) or a key
+    /// file no restart can repair: 78, so systemd does not run it into its start limit and
+    /// the gave-up alert (before: exit 1, restarted until the limit).
+    @Test(arguments: [("unpaired", nil), ("malformed", "key_id: 4\nsecret: 12\n"), ("no lock", "key_id: 4\nsecret: \(String(repeating: "ab", count: 32))\n")])
+    func aPhoneWithoutAUsableKeyIsAConfigurationError(_ case_: String, _ keyText: String?) throws {
+        let dir = try RuntimeDirectory.makeTemporary(prefix: "latchkey-exit")
+        defer { RuntimeDirectory.remove(dir) }
+        mkdir(dir + "/state", 0o700)
+        try writeFile(dir + "/phone.yaml", """
+            transport: sim
+            sim:
+              air_socket: \(dir)/air.sock
+              address: "C0:FF:EE:00:00:02"
+            state_directory: \(dir)/state
+            """)
+        let keyFile = dir + "/state/" + PairedKeyFile.fileName
+        if let keyText {
+            try writeFile(keyFile, keyText)
+        }
+        #expect {
+            try AgentProcesses.runPhone(configPath: dir + "/phone.yaml", logger: .quiet)
+        } throws: { error in
+            guard let error = error as? RuntimeError, error.exitStatus == 78 else { return false }
+            switch case_ {
+            case "unpaired": return error.description == PairedKeyFile.missingAdvice(keyFile)
+            case "malformed": return error.description.contains("secret must be 64 hex digits")
+            default: return error.description.hasPrefix("no lock_address in the configuration")
+            }
+        }
+    }
+
     /// The built binary, as systemd runs it: exit status 78 and the file:line message on
     /// standard error.
     @Test func theBinaryExits78WithTheFileAndLine() throws {

@@ -270,8 +270,7 @@ public struct Doctor {
     /// by nobody else.
     func key(_ path: String) -> [DoctorFinding] {
         guard let status = probes.fileStatus(path) else {
-            return [.fix("no key at \(path): pair this phone with the lock (`latchkey pair` on the lock, then "
-                         + "`latchkey phone pair --config <phone.yaml> --name <name>` here), or set `key_secret_file:`")]
+            return [.fix(PairedKeyFile.missingAdvice(path))]
         }
         var out: [DoctorFinding] = []
         if let service = probes.serviceUserID(), status.owner != service {
