@@ -91,7 +91,7 @@ let package = Package(
         .target(
             name: "LatchkeyKernel",
             dependencies: ["LatchkeyMgmt", "LatchkeyTransport", "LatchkeyPosix", "LatchkeyLock", "CBluetooth", "CGPIOD",
-                           "CLinuxShims"],
+                           "CLinuxShims", .product(name: "Crypto", package: "swift-crypto")],
             // The syscall mocking hook exists in debug builds only (swift-system's ENABLE_MOCKING).
             swiftSettings: strictness + [.define("ENABLE_MOCKING", .when(configuration: .debug))]),
         .target(
@@ -179,7 +179,8 @@ let package = Package(
         .testTarget(name: "LatchkeyMgmtTests", dependencies: ["LatchkeyMgmt", "LatchkeyTransport", "LatchkeyATT"]),
         .testTarget(
             name: "LatchkeyKernelTests",
-            dependencies: ["LatchkeyKernel", "LatchkeyMgmt", "LatchkeyPosix", "LatchkeyTransport", "LatchkeyLock"]),
+            dependencies: ["LatchkeyKernel", "LatchkeyMgmt", "LatchkeyPosix", "LatchkeyTransport", "LatchkeyLock",
+                           "LatchkeyManagers", "LatchkeyGATT", "LatchkeyATT"]),
         .testTarget(
             name: "LatchkeySimAirTests",
             dependencies: ["LatchkeySimAir", "LatchkeySim", "LatchkeyPosix", "LatchkeyTransport", "LatchkeyATT"]),

@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <time.h>
@@ -143,4 +144,20 @@ int latchkey_signal_restore(int signo) {
     if (signo <= 0 || signo >= NSIG) { errno = EINVAL; return -1; }
     if (atomic_exchange(&forward_fd[signo], -1) < 0) return 0;
     return sigaction(signo, &saved_action[signo], NULL);
+}
+
+int latchkey_memfd_create(const char *name) {
+    return memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+}
+
+static const int latchkey_size_seals = F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL;
+
+int latchkey_seal_size(int fd) {
+    return fcntl(fd, F_ADD_SEALS, latchkey_size_seals);
+}
+
+int latchkey_is_size_sealed(int fd) {
+    int seals = fcntl(fd, F_GET_SEALS);
+    if (seals < 0) return -1;
+    return (seals & latchkey_size_seals) == latchkey_size_seals;
 }

@@ -15,9 +15,13 @@ extension LockAgent {
             transferCharacteristic = service?.characteristic(LockServiceUUID.dataTransfer)
         }
         restoreBindings(for: state.centrals)
-        // A restored link no phone had bound is a stranger's until it proves a key. A bound
-        // one keeps its phone; it has no session until that phone's next command.
-        for central in state.centrals where keyOfLink[central.linkID] == nil { armUnauthenticatedTimer(for: central) }
+        restoreSessions(for: state.centrals)
+        // A restored link no phone had bound, and with no session kept, is a stranger's until
+        // it proves a key. A bound one keeps its phone; without its kept session it has none
+        // until that phone's next command.
+        for central in state.centrals where keyOfLink[central.linkID] == nil && sessions[central.linkID] == nil {
+            armUnauthenticatedTimer(for: central)
+        }
         emit("lock.restored", [
             "services": "\(state.services.count)",
             "centrals": "\(state.centrals.count)",

@@ -53,6 +53,7 @@ extension LockAgent {
         guard let session else { return }
         let fresh = sessions[central.linkID] == nil
         sessions[central.linkID] = session
+        _ = keep(session, sealingThrough: session.sequence, on: central)
         linkAuthenticated(central)
         if fresh { emit("lock.session_opened", ["central": "\(central.identifier)", "key": "\(session.keyID)"]) }
         // A phone that subscribed before it proved its key hears where the lock stands now.
@@ -99,9 +100,14 @@ extension LockAgent {
     // MARK: Sealed replies
 
     /// The lock state sealed to `central`'s session; nil without one.
-    func sealedStatus(for central: Central) -> [UInt8]? {
-        guard var session = sessions[central.linkID] else { return nil }
-        let reply = session.seal(statusFrame.bytes, as: .status)
+    func sealedStatus(for central: Central) -> [UInt8]? { seal(statusFrame.bytes, as: .status, for: central) }
+
+    /// `payload` sealed as the next reply of `central`'s session; nil without one, or when
+    /// the sequence it takes could not be kept with the link first (`keep`).
+    private func seal(_ payload: [UInt8], as kind: SealedReply.Kind, for central: Central) -> [UInt8]? {
+        guard var session = sessions[central.linkID],
+              keep(session, sealingThrough: session.sequence + 1, on: central) else { return nil }
+        let reply = session.seal(payload, as: kind)
         sessions[central.linkID] = session
         return reply.bytes
     }
@@ -133,10 +139,5 @@ extension LockAgent {
     }
 
     /// A log transfer's payload sealed to the session; nil without one.
-    func sealedLog(_ payload: [UInt8], for central: Central) -> [UInt8]? {
-        guard var session = sessions[central.linkID] else { return nil }
-        let reply = session.seal(payload, as: .logTransfer)
-        sessions[central.linkID] = session
-        return reply.bytes
-    }
+    func sealedLog(_ payload: [UInt8], for central: Central) -> [UInt8]? { seal(payload, as: .logTransfer, for: central) }
 }

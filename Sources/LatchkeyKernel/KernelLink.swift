@@ -19,10 +19,17 @@ public final class KernelLink: ATTLink {
     }
     /// The name its socket is kept under in the transport's descriptor store; nil when not kept.
     var storeName: String?
+    /// The memfd kept beside the socket in the store (`KeptLinkState`), and its name there;
+    /// nil when the link is not kept, or the file could not be made or kept (reported).
+    var stateFile: (file: MemoryFile, name: String)?
     /// From the LE Connection Complete / Update Complete events of the link's peer, which the
-    /// lock's raw HCI watch reads (`KernelTransport+ConnectionTimingWatch`); nil until one came
-    /// (or without the watch, CAP_NET_RAW missing): the lock then refuses arrival on the link.
-    public internal(set) var connectionInterval: Duration?
+    /// lock's raw HCI watch reads (`KernelTransport+ConnectionTimingWatch`), or from the state
+    /// kept with an adopted link; nil until one came (or without the watch, CAP_NET_RAW
+    /// missing): the lock then refuses arrival on the link.
+    public private(set) var connectionInterval: Duration?
+    /// The controller's handle of the link, from the same events: an update names only it.
+    private(set) var connectionHandle: UInt16?
+    public private(set) var keptApplicationState: [UInt8]?
 
     private var fd: CInt
     private var watch: Watch?
@@ -46,6 +53,53 @@ public final class KernelLink: ATTLink {
         self.loop = loop
         self.transport = transport
         fd = fileDescriptor
+    }
+
+    /// What is kept of this link beside its socket.
+    var keptState: KeptLinkState {
+        KeptLinkState(id: id, peer: peer, role: role, connectionHandle: connectionHandle,
+                      connectionInterval: connectionInterval, application: keptApplicationState ?? [])
+    }
+
+    /// The link's timing as the controller reported it; kept at once with the link's state.
+    func noteTiming(handle: UInt16?, interval: Duration?) {
+        guard handle != connectionHandle || interval != connectionInterval else { return }
+        connectionHandle = handle
+        connectionInterval = interval
+        do { try writeKeptState() } catch {
+            transport?.onFailure?(KernelError(.system, "\(id)'s connection interval not kept (\(error)): a process "
+                                              + "that adopts the link would not know it", errno: error.errno))
+        }
+    }
+
+    /// What an adopted link's predecessor kept (`KernelTransport.adoptHandedLinks`).
+    func restore(_ kept: KeptLinkState) {
+        connectionHandle = kept.connectionHandle
+        connectionInterval = kept.connectionInterval
+        keptApplicationState = kept.application.isEmpty ? nil : kept.application
+    }
+
+    public func keep(applicationState state: [UInt8]) throws(TransportError) -> Bool {
+        guard storeName != nil else { return false }  // the link ends with this process
+        guard state.count <= KeptLinkState.maximumApplicationLength else {
+            throw TransportError(.invalidParameters, "\(state.count) octets of link state; at most "
+                                 + "\(KeptLinkState.maximumApplicationLength) are kept")
+        }
+        guard stateFile != nil else {
+            throw TransportError(.failed, "\(id) is kept in the descriptor store without its state file")
+        }
+        let before = keptApplicationState
+        keptApplicationState = state
+        do { try writeKeptState() } catch {
+            keptApplicationState = before
+            throw TransportError(.failed, "\(id)'s state not kept: \(error)")
+        }
+        return true
+    }
+
+    /// One write of the whole record (all or nothing, `MemoryFile`).
+    func writeKeptState() throws(SystemError) {
+        try stateFile?.file.write(keptState.encoded())
     }
 
     private func startReading() {

@@ -55,11 +55,13 @@ extension KernelTransport {
             switch ConnectionTimingEvent(packet: packet) {
             case .connected(let handle, let peer, let interval)?:
                 connectionTimings[peer.value] = (handle, interval)
-                for link in links where link.peer.value == peer.value { link.connectionInterval = interval }
+                for link in links where link.peer.value == peer.value { link.noteTiming(handle: handle, interval: interval) }
             case .updated(let handle, let interval)?:
-                guard let peer = connectionTimings.first(where: { $0.value.handle == handle })?.key else { break }
+                // A link adopted from the store knows its handle from the state kept with it.
+                guard let peer = connectionTimings.first(where: { $0.value.handle == handle })?.key
+                        ?? links.first(where: { $0.connectionHandle == handle })?.peer.value else { break }
                 connectionTimings[peer] = (handle, interval)
-                for link in links where link.peer.value == peer { link.connectionInterval = interval }
+                for link in links where link.peer.value == peer { link.noteTiming(handle: handle, interval: interval) }
             case nil:
                 break
             }

@@ -91,7 +91,8 @@ extension KernelTransport {
         let link = KernelLink(id: LinkID(linkCount), fileDescriptor: fd, peer: peer, role: role,
                               maximumTransmissionUnit: sockets.maximumTransmissionUnit(fd), loop: posixLoop,
                               transport: self)
-        link.connectionInterval = connectionTimings[peer.value]?.interval
+        let timing = connectionTimings[peer.value]
+        link.noteTiming(handle: timing?.handle, interval: timing?.interval)
         links.append(link)
         keepInStore(link, fileDescriptor: fd)
         delegate?.transport(self, didConnect: link)

@@ -20,6 +20,14 @@ public final class Central {
     public var connectionInterval: Duration? { bearer.link.connectionInterval }
     /// Whether it enabled Service Changed indications (Vol 3 Part G 7.1).
     public var wantsServiceChanged: Bool { server.wantsServiceChanged }
+    /// What the application kept with this link where it outlives the process
+    /// (`keepLinkState`), handed back on a link adopted after a relaunch; nil when none was.
+    public var keptLinkState: [UInt8]? { bearer.link.keptApplicationState }
+    /// Keeps `state` with the link where it outlives the process, before it returns; false
+    /// when the link ends with the process (nothing to keep it for).
+    public func keepLinkState(_ state: [UInt8]) throws(TransportError) -> Bool {
+        try bearer.link.keep(applicationState: state)
+    }
 }
 
 /// A read from a central (CBATTRequest for reads). `offset` is already applied by the

@@ -15,18 +15,28 @@ import LatchkeyLockProtocol
 public struct LinkSession: Sendable {
     public let keyID: UInt32
     private let key: SymmetricKey
+    /// The frame's counter and its challenge ‖ nonce: with the key's secret they derive the
+    /// session key again (`LinkSession+Kept.swift`).
+    let counter: UInt64
+    let salt: [UInt8]
     /// The last sequence sealed (lock side) or accepted (phone side).
-    public private(set) var sequence: UInt32 = 0
+    public internal(set) var sequence: UInt32 = 0
 
     static let info = Array("latchkey session v1".utf8)
 
     /// Both sides: the session a frame opens once the lock accepts its tag.
     public init(opening frame: CommandFrame, secret: [UInt8]) {
-        keyID = frame.keyID
+        self.init(keyID: frame.keyID, counter: frame.counter, salt: frame.challenge + frame.nonce, secret: secret)
+    }
+
+    init(keyID: UInt32, counter: UInt64, salt: [UInt8], secret: [UInt8]) {
+        self.keyID = keyID
+        self.counter = counter
+        self.salt = salt
         var info = Self.info
-        info.appendBE32(frame.keyID)
-        info.appendBE64(frame.counter)
-        key = HKDF<SHA256>.deriveKey(inputKeyMaterial: SymmetricKey(data: secret), salt: frame.challenge + frame.nonce,
+        info.appendBE32(keyID)
+        info.appendBE64(counter)
+        key = HKDF<SHA256>.deriveKey(inputKeyMaterial: SymmetricKey(data: secret), salt: salt,
                                      info: info, outputByteCount: 32)
     }
 

@@ -57,6 +57,20 @@ public final class SimulatedLink: ATTLink {
     /// PDUs queued and not yet carried.
     public var queuedCount: Int { transmitQueue.count }
 
+    /// The simulated system keeps every link through its application's death (a detached
+    /// device keeps its links), and what the application kept with it, as the kernel
+    /// transport does in systemd's descriptor store.
+    public private(set) var keptApplicationState: [UInt8]?
+
+    public func keep(applicationState state: [UInt8]) throws(TransportError) -> Bool {
+        if let keepFailure { throw keepFailure }
+        keptApplicationState = state
+        return true
+    }
+
+    /// When set, `keep(applicationState:)` fails with it (a store that refuses, for tests).
+    public var keepFailure: TransportError?
+
     public func send(_ pdu: [UInt8]) -> SendResult {
         guard phase == .up else { return .disconnected }
         precondition(pdu.count <= maximumTransmissionUnit,

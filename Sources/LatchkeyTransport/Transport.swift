@@ -132,10 +132,25 @@ public protocol ATTLink: AnyObject {
     /// rule refuses a link whose interval is above its ceiling, or unknown (docs/SECURITY.md).
     var connectionInterval: Duration? { get }
     var delegate: (any ATTLinkDelegate)? { get set }
+    /// What the application kept with this link (`keep(applicationState:)`), handed back
+    /// when a new process adopts the link after the one that kept it died; nil when nothing
+    /// was kept, or what was kept could not be trusted (the transport reported why).
+    var keptApplicationState: [UInt8]? { get }
+    /// Keeps `state` with the link where it outlives this process, replacing what was kept,
+    /// before it returns (the kernel transport: a sealed memfd kept in systemd's file
+    /// descriptor store beside the link's socket). False when this link does not outlive
+    /// the process (nothing to keep it for); throws when it does and the state could not be kept.
+    func keep(applicationState state: [UInt8]) throws(TransportError) -> Bool
     /// Queues one PDU. `.full` means nothing was queued: wait for `linkIsWritable`.
     func send(_ pdu: [UInt8]) -> SendResult
     /// Ends the link (HCI reason 0x16, local host terminated).
     func disconnect()
+}
+
+extension ATTLink {
+    /// A link that ends with its process keeps nothing (the simulated air across processes).
+    public var keptApplicationState: [UInt8]? { nil }
+    public func keep(applicationState state: [UInt8]) throws(TransportError) -> Bool { false }
 }
 
 public protocol ATTLinkDelegate: AnyObject {

@@ -42,8 +42,8 @@ import Testing
     @Test func aLinkIsKeptFromTheMomentItExistsUnderANameWithoutAColon() throws {
         let store = SimulatedDescriptorStore()
         let (world, link, _) = try linkedLock(store)
-        #expect(store.held.map(\.name) == ["att-\(link.id.rawValue)-peripheral"])
-        #expect(!store.held[0].name.contains(":"))
+        #expect(store.held.map(\.name) == ["att-\(link.id.rawValue)-peripheral", "state-\(link.id.rawValue)-peripheral"])
+        #expect(!store.held.contains { $0.name.contains(":") })
         #expect(world.failures.isEmpty)
     }
 
@@ -87,7 +87,8 @@ import Testing
         dead.kernel.emit(FakeKernel.deviceConnected(TransportWorld.hci0, TransportWorld.lock))
         try dead.until { dead.delegate.links.count == 1 }
         #expect(dead.sockets.claims == 1)
-        #expect(store.held.map(\.name) == ["att-\(dead.delegate.links[0].id.rawValue)-central"])
+        #expect(store.held.map(\.name) == ["att-\(dead.delegate.links[0].id.rawValue)-central",
+                                           "state-\(dead.delegate.links[0].id.rawValue)-central"])
         kill(dead)
         try store.restart()
 
@@ -105,10 +106,10 @@ import Testing
     @Test func endingALinkRemovesItFromTheStoreAndDisconnects() throws {
         let store = SimulatedDescriptorStore()
         let (world, link, far) = try linkedLock(store)
-        let name = store.held[0].name
+        let names = store.held.map(\.name)
         link.disconnect()
         try world.settle()
-        #expect(store.removed == [name])
+        #expect(store.removed == names, "the socket and its state file")
         #expect(store.held.isEmpty)
         #expect(world.kernel.commands(.disconnect).map(\.parameters) == [bytes("02 00 00 ee ff c0 01")])
         #expect(receive(far) == [], "the phone's end sees the link end: nobody holds it any more")
@@ -117,10 +118,10 @@ import Testing
     @Test func aLinkThatEndsUnderUsIsRemovedFromTheStore() throws {
         let store = SimulatedDescriptorStore()
         let (world, _, far) = try linkedLock(store)
-        let name = store.held[0].name
+        let names = store.held.map(\.name)
         Glibc.close(far)
         try world.until { world.delegate.disconnects.count == 1 }
-        #expect(store.removed == [name])
+        #expect(store.removed == names)
         #expect(store.held.isEmpty)
     }
 
@@ -133,7 +134,7 @@ import Testing
         _ = try #require(world.sockets.listener).push(TransportWorld.phone)
         try world.until { world.delegate.links.count == 1 }
         #expect(store.held.isEmpty)
-        #expect(store.removed.count == 1)
+        #expect(store.removed.count == 2, "the socket and its state file")
     }
 
     /// A stop (not a crash): the links end now, rather than when systemd closes the store.
@@ -161,8 +162,9 @@ import Testing
         let world = try TransportWorld(address: TransportWorld.lock, settings: [.lowEnergy, .powered], store: store,
                                        sockets: dead.sockets)
         #expect(world.transport.connectedLinks.isEmpty)
-        #expect(Set(store.removed) == ["att-\(link.id.rawValue)-peripheral", "something-else"])
-        #expect(world.transport.adoptionFailures.count == 2)
+        #expect(Set(store.removed) == ["att-\(link.id.rawValue)-peripheral", "state-\(link.id.rawValue)-peripheral",
+                                       "something-else"])
+        #expect(world.transport.adoptionFailures.count == 3)
     }
 
     /// A store that refuses: said once per link; the link still works (it just ends with us).
@@ -180,6 +182,8 @@ import Testing
         #expect(name == "att-42-central")
         #expect(KernelTransport.parseStoreName(name)?.0 == LinkID(42))
         #expect(KernelTransport.parseStoreName(name)?.1 == .central)
+        #expect(KernelTransport.parseStoreName(name)?.isState == false)
+        #expect(KernelTransport.parseStoreName(KernelTransport.stateName(of: LinkID(42), role: .central))?.isState == true)
         #expect(KernelTransport.parseStoreName("att-x-central") == nil)
         #expect(KernelTransport.parseStoreName("att-1-central-2") == nil)
         #expect(KernelTransport.parseStoreName("stored") == nil)

@@ -286,6 +286,9 @@ struct DoctorTests {
             let w = warnings(run(p))
             #expect(w.count == 1 && w[0].contains("systemd closes every link the agent keeps"), "\(unit)")
         }
+        // One entry keeps the socket, not the state file beside it.
+        p.unitFile = { _ in "[Service]\nFileDescriptorStoreMax=1\n" }
+        #expect(warnings(run(p)).contains { $0.contains("not the state file beside it") })
         p.unitFile = { _ in nil }
         #expect(warnings(run(p)).first?.hasPrefix("latchkey-lock.service is not installed") == true)
         // The phone is checked against its own unit.

@@ -39,6 +39,17 @@ int latchkey_get_cloexec(int fd);
 /// connected (getsockopt SO_PEERCRED; struct ucred needs _GNU_SOURCE). 0, or -1 with errno.
 int latchkey_peer_credentials(int fd, int32_t *pid, uint32_t *uid, uint32_t *gid);
 
+/// memfd_create(2) with MFD_CLOEXEC | MFD_ALLOW_SEALING; the descriptor or -1 with errno.
+int latchkey_memfd_create(const char *name);
+
+/// Seals `fd` (a memfd) against growing, shrinking and further sealing (fcntl F_ADD_SEALS
+/// with F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL); 0 or -1 with errno.
+int latchkey_seal_size(int fd);
+
+/// Whether `fd` carries the seals `latchkey_seal_size` adds: 1, 0, or -1 with errno (EINVAL:
+/// not a memfd, which alone supports seals).
+int latchkey_is_size_sealed(int fd);
+
 /// CLOCK_MONOTONIC in nanoseconds.
 int64_t latchkey_monotonic_ns(void);
 

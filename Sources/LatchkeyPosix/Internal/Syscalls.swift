@@ -84,6 +84,46 @@ enum Syscalls {
         CInt(try blocking("fcntl(F_DUPFD_CLOEXEC)") { Int(fcntl(fd, F_DUPFD_CLOEXEC, 0)) })
     }
 
+    // MARK: Memory files (memfd)
+
+    static func createMemoryFile(name: String) throws(SystemError) -> CInt {
+        CInt(try blocking("memfd_create(\(name))") { Int(latchkey_memfd_create(name)) })
+    }
+
+    static func resize(_ fd: CInt, to size: Int) throws(SystemError) {
+        _ = try blocking("ftruncate(\(size))") { Int(ftruncate(fd, off_t(size))) }
+    }
+
+    static func sealSize(_ fd: CInt) throws(SystemError) {
+        _ = try blocking("fcntl(F_ADD_SEALS)") { Int(latchkey_seal_size(fd)) }
+    }
+
+    static func isSizeSealed(_ fd: CInt) throws(SystemError) -> Bool {
+        try blocking("fcntl(F_GET_SEALS)") { Int(latchkey_is_size_sealed(fd)) } == 1
+    }
+
+    static func fileSize(_ fd: CInt) throws(SystemError) -> Int {
+        var info = stat()
+        _ = try blocking("fstat") { Int(fstat(fd, &info)) }
+        return Int(info.st_size)
+    }
+
+    /// One pwrite(2) of all of `bytes` at `offset`; a short write is an error (a memfd never makes one).
+    static func write(_ fd: CInt, _ bytes: [UInt8], at offset: Int) throws(SystemError) {
+        let written = try blocking("pwrite(\(bytes.count) bytes)") {
+            bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, off_t(offset)) }
+        }
+        if written != bytes.count { throw SystemError(.noBufferSpace, call: "pwrite(\(written) of \(bytes.count) bytes)") }
+    }
+
+    static func read(_ fd: CInt, count: Int, at offset: Int) throws(SystemError) -> [UInt8] {
+        var buffer = [UInt8](repeating: 0, count: count)
+        let n = try blocking("pread(\(count) bytes)") {
+            buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, off_t(offset)) }
+        }
+        return Array(buffer.prefix(n))
+    }
+
     static func close(_ fd: CInt) {
         _ = Glibc.close(fd)  // never retried: Linux has released the fd even on EINTR
     }

@@ -1,6 +1,7 @@
 /// Whether the agent's links outlive its crash (docs/RESTORATION.md, "Links that outlive
 /// the agent"): what applies under its unit on this kernel, and whether the unit lets systemd
-/// keep them (`FileDescriptorStoreMax=` above 0; at the default 0 systemd closes them).
+/// keep them (`FileDescriptorStoreMax=` above 0; at the default 0 systemd closes them), with
+/// the state file each keeps beside its socket (two entries a link).
 extension Doctor {
     func linkStore() -> [DoctorFinding] {
         // Under the unit there is a NOTIFY_SOCKET; the doctor itself runs without one.
@@ -15,7 +16,13 @@ extension Doctor {
             return [.warn("\(agent.unit) sets FileDescriptorStoreMax=\(maximum.map(String.init) ?? " nowhere (0)"): systemd "
                           + "closes every link the agent keeps, so links end when it crashes; set it (the shipped unit has 16)")]
         }
-        return [.ok("under \(agent.unit): " + choice.sentence + " (FileDescriptorStoreMax=\(maximum))")]
+        guard maximum >= 2 else {
+            return [.warn("\(agent.unit) sets FileDescriptorStoreMax=\(maximum): systemd keeps a link's socket but not the "
+                          + "state file beside it (its connection interval, the lock's session), so an adopted link comes "
+                          + "back without them; each link takes two (the shipped unit has 16)")]
+        }
+        return [.ok("under \(agent.unit): " + choice.sentence + " (FileDescriptorStoreMax=\(maximum): "
+                    + "\(maximum / 2) links with their state)")]
     }
 
     /// The last `FileDescriptorStoreMax=` of a [Service] section (a later assignment wins, as

@@ -199,7 +199,10 @@ restarted() { _p=$(main_pid $1); [ "$_p" != 0 ] && [ "$_p" != "$2" ] && unit_act
 # then the phone's next sealed command on the same link. Sets T_KILL, T_ACTIVE, T_ANSWERED
 # (the lock's lock.command_accepted), SURVIVE_WHY on failure (returns 1), and the counts
 # LOST (phone.link_lost), LOCK_LOST (lock.central_disconnected), RELINKED (phone.linked),
-# DISCONNECTS (btmon) and STORE0 (descriptors systemd held before the kill).
+# DISCONNECTS (btmon) and STORE0 (descriptors systemd held before the kill). With
+# SURVIVE_HEARD=EVENT, waits (10 s) for the phone's EVENT after the restart before the command
+# (T_HEARD: when it came, empty if it never did). Leaves the marks SURVIVE_ML / SURVIVE_MP
+# (the lock's and the phone's timelines at the kill) and SURVIVE_MC (the phone's at the command).
 survive_kill() {
     local unit=$1 name=$2 pid0 ml mp mp0 reply
     wait_event 10 $PHONE_OUT 0 phone.subscribed || { SURVIVE_WHY="the phone never subscribed"; return 1; }
@@ -211,7 +214,12 @@ survive_kill() {
     wait_for 60 restarted $unit $pid0 || { SURVIVE_WHY="not restarted within 60 s of the SIGKILL"; return 1; }
     T_ACTIVE=$(now_ms)
     linked_both || { SURVIVE_WHY="a controller lost the link across the restart"; return 1; }
+    T_HEARD=
+    if [ -n "$SURVIVE_HEARD" ] && wait_event 10 $PHONE_OUT $mp $SURVIVE_HEARD; then
+        T_HEARD=$(event_time $PHONE_OUT $mp $SURVIVE_HEARD)
+    fi
     mp0=$(mark $PHONE_OUT)
+    SURVIVE_ML=$ml SURVIVE_MP=$mp SURVIVE_MC=$mp0
     reply=$(phone_ctl unlock)
     T_HIGH=$(latch_wait 1 10000)
     T_ANSWERED=$(event_time $LOCK_OUT $ml lock.command_accepted op=unlock)
