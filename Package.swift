@@ -90,7 +90,7 @@ let package = Package(
         .target(name: "LatchkeyMgmt", dependencies: ["LatchkeyTransport"], swiftSettings: strictness),
         .target(
             name: "LatchkeyKernel",
-            dependencies: ["LatchkeyMgmt", "LatchkeyTransport", "LatchkeyPosix", "LatchkeyLock", "CBluetooth", "CGPIOD",
+            dependencies: ["LatchkeyATT", "LatchkeyMgmt", "LatchkeyTransport", "LatchkeyPosix", "LatchkeyLock", "CBluetooth", "CGPIOD",
                            "CLinuxShims", .product(name: "Crypto", package: "swift-crypto")],
             // The syscall mocking hook exists in debug builds only (swift-system's ENABLE_MOCKING).
             swiftSettings: strictness + [.define("ENABLE_MOCKING", .when(configuration: .debug))]),

@@ -400,6 +400,8 @@ public final class LockAgent: PeripheralManagerDelegate {
         var event = AgentEvent("lock.command_accepted", time: loop.now, fields.map { ($0.key, $0.value) })
         if let decided = controller.lastRecordedDecision, decided != decidedBefore {
             event.fields.append(("decision", "\(decided.rawValue)"))  // durable before this line
+            // The part of actuator_ms the disk took to make the decision durable.
+            if let took = controller.lastRecordDuration { event.fields.append(("durable_ms", "\(took.milliseconds)")) }
         }
         events.emit(event)
         return nil

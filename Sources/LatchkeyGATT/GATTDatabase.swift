@@ -83,6 +83,17 @@ public final class GATTDatabase {
 
     public init() {}
 
+    /// A database with the same attributes and hash, sharing their storage until either
+    /// database changes (the attribute array is copy-on-write): one built once can be served
+    /// afresh many times at the cost of the attributes a client writes (the fuzz target
+    /// `fuzz-gatt-server` serves every input from a copy of one fixture).
+    public func copy() -> GATTDatabase {
+        let copy = GATTDatabase()
+        copy.attributes = attributes
+        copy.cachedHash = cachedHash
+        return copy
+    }
+
     /// The first free handle after the last attribute.
     public var nextHandle: UInt16 { (attributes.last?.handle ?? 0) + 1 }
 

@@ -1,3 +1,4 @@
+import LatchkeyATT
 import LatchkeyPosix
 import LatchkeyTransport
 
@@ -34,6 +35,9 @@ public final class KernelLink: ATTLink {
     private var fd: CInt
     private var watch: Watch?
     private let loop: PosixEventLoop
+    /// Every message is received into this buffer (`receiveCapacity` octets), then copied out
+    /// at its length.
+    private var receiveBuffer = [UInt8](repeating: 0, count: KernelLink.receiveCapacity)
     /// Set by a `.full` answer; cleared when `linkIsWritable` is delivered.
     private var owesWritable = false
     private weak var transport: KernelTransport?
@@ -165,17 +169,28 @@ public final class KernelLink: ATTLink {
         }
         guard events.contains(.readable) || events.contains(.hangUp) || events.contains(.error) else { return }
         for _ in 0..<Self.receiveBatch where isConnected {
-            let received: IOResult<[UInt8]>
-            do { received = try Syscalls.receive(fd, capacity: Self.receiveCapacity) } catch {
+            let received: IOResult<Int>
+            do { received = try Syscalls.receive(fd, into: &receiveBuffer) } catch {
                 return lost(error.errno)
             }
             switch received {
             case .wouldBlock: return
-            case .done(let pdu) where pdu.isEmpty: return lost(nil)
-            case .done(let pdu): delegate?.link(self, didReceive: pdu)
+            case .done(0): return lost(nil)
+            case .done(let n):
+                let pdu = Array(receiveBuffer[..<n])
+                delegate?.link(self, didReceive: pdu)
+                // A client sends its next request only after our answer to this one (one
+                // transaction at a time, Vol 3 Part F 3.3.2), so nothing is likely queued
+                // behind it: another recv would only say EAGAIN, one system call of the four
+                // a read cost. The poll is level-triggered: a command that did follow is
+                // read on the next turn.
+                if Self.endsBatch(pdu) { return }
             }
         }
     }
+
+    /// Whether the batch stops after `pdu`: after a request (see `handle`).
+    static func endsBatch(_ pdu: [UInt8]) -> Bool { ATTOpcode(rawValue: pdu[0]).isRequest }
 
     /// The link ended under us (end of stream, or `errno`).
     private func lost(_ errno: Errno?) {

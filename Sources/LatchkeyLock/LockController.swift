@@ -80,6 +80,11 @@ public final class LockController {
     public internal(set) var lastRecordedDecision: DecisionID?
     /// The journal's last error while it refuses writes; nil since its last write went through.
     public internal(set) var journalFault: (any Error)?
+    /// How long the journal took to make `lastRecordedDecision` durable (on the store: the
+    /// SQLite commit and its fsync), on the loop's clock. The agent reports it beside a
+    /// command's command -> actuator time, which it is part of: the disk's share of that path
+    /// told apart from the rest.
+    public private(set) var lastRecordDuration: Duration?
 
     /// Wires everything up; nothing is read or moved until `start(recovered:)`.
     /// `firstDecisionID` should follow the highest id the journal ever held.
@@ -176,7 +181,9 @@ public final class LockController {
         case .record(let decision):
             do {
                 try writeBacklog()  // in order: what waits goes first
+                let started = loop.now
                 try journal.record(decision)
+                lastRecordDuration = loop.now - started
                 lastRecordedDecision = decision.id
                 journalFault = nil
                 inbox.append(.journalRecorded(decision.id))

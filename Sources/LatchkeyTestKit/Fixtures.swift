@@ -11,6 +11,15 @@ public struct Fixture {
     /// Builds a fresh fixture (each server test gets its own, so writes do not leak).
     public static func small() -> Fixture { SmallDB.make() }
     public static func large() -> Fixture { LargeDB.make() }
+
+    /// A fixture that starts as this one is now and changes apart from it: the database is
+    /// copied on write (`GATTDatabase.copy`), the delegate's tables copied, its records empty.
+    public func copy() -> Fixture {
+        let delegate = FixtureDelegate()
+        delegate.dynamicValues = self.delegate.dynamicValues
+        delegate.refuseWrites = self.delegate.refuseWrites
+        return Fixture(database: database.copy(), delegate: delegate)
+    }
 }
 
 /// One service, seven handles:

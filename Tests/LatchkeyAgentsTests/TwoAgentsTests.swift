@@ -17,6 +17,11 @@ struct TwoAgentsTests {
         w.comeHome()
         #expect(w.advance(until: { w.latchEnergised }, limit: .seconds(3)))
         #expect(w.lockEvents.names().contains("lock.command_accepted"))
+        // It says which decision it recorded and how long making it durable took (the disk's
+        // share of command -> actuator; nothing here: an in-memory journal on a manual clock).
+        let unlock = w.lockEvents.events.last { $0.name == "lock.command_accepted" }
+        #expect(unlock?.field("decision") != nil)
+        #expect(unlock?.field("durable_ms") == "0.0")
         // The Write Response reaches the phone at the next connection event.
         #expect(w.advance(until: { w.phone.presence == .home }, limit: .milliseconds(100)))
 

@@ -42,6 +42,26 @@ struct GATTDatabaseTests {
         #expect(c.nextHandle == 15)
     }
 
+    @Test("a copy starts with the same attributes and hash, and writes to either stay apart")
+    func copiesAreIndependent() throws {
+        let original = Fixture.large().database
+        let hash = original.hash
+        let copy = original.copy()
+        #expect(copy.attributes.map(\.handle) == original.attributes.map(\.handle))
+        #expect(copy.attributes.map(\.value) == original.attributes.map(\.value))
+        #expect(copy.hash == hash)
+        copy.setValue([0xEE], at: LargeDB.eventLog)
+        original.setValue([0xDD], at: LargeDB.batteryLevel)
+        #expect(copy.attribute(at: LargeDB.eventLog)?.value == [0xEE])
+        #expect(original.attribute(at: LargeDB.eventLog)?.value == LargeDB.eventLogValue)
+        #expect(copy.attribute(at: LargeDB.batteryLevel)?.value == [0x50])
+        // A service added to the copy changes its structure and hash, not the original's.
+        try copy.add(Self.lockService(), startHandle: 0x0070)
+        #expect(copy.hash != hash)
+        #expect(original.hash == hash)
+        #expect(original.attribute(at: 0x0070) == nil)
+    }
+
     @Test("a service can be placed at a start handle; overlaps and overflows are refused")
     func startHandles() throws {
         let db = GATTDatabase()

@@ -58,6 +58,28 @@ import Testing
         #expect(world.delegate.received == [[0x03, 0x17, 0x00], [0x1b, 0x03, 0x00, 0x01]])
     }
 
+    /// A request's client waits for the answer, so the link reads nothing more in the turn that
+    /// brought it (one recv per request, not a second that says EAGAIN); what did follow it is
+    /// read on the next turn. Other PDUs are still read in batches.
+    @Test func aRequestEndsTheTurnsReadingAndNothingBehindItIsLost() throws {
+        let (world, _, far) = try linkedPhone()
+        let mock = SyscallMock()
+        try SyscallMock.with(mock) {
+            send(far, [0x0A, 0x03, 0x00])              // Read Request
+            send(far, [0x52, 0x05, 0x00, 0x01])        // Write Command right behind it
+            try world.loop.runOnce(timeout: .seconds(1))
+            #expect(world.delegate.received == [[0x0A, 0x03, 0x00]])
+            #expect(mock.trace.filter { $0 == "recv" }.count == 1)
+            try world.loop.runOnce(timeout: .seconds(1))
+            #expect(world.delegate.received == [[0x0A, 0x03, 0x00], [0x52, 0x05, 0x00, 0x01]])
+            // A response and a notification: one turn reads both, then EAGAIN.
+            send(far, [0x0B, 0x01])
+            send(far, [0x1B, 0x03, 0x00, 0x01])
+            try world.loop.runOnce(timeout: .seconds(1))
+            #expect(world.delegate.received.count == 4)
+        }
+    }
+
     @Test func linksNobodyAskedForAreLeftToTheKernel() throws {
         let world = try phoneWithPendingLock()
         let stranger = BluetoothAddress(string: "11:22:33:44:55:66")!

@@ -6,20 +6,45 @@ import Testing
 /// The decision journal comes before the actuator, and crash recovery follows
 /// docs/LOCK-RULES.md: unlocks past their window resolve to locked, lock intents are resumed.
 @Suite struct LockJournalAndRecoveryTests {
-    @Test func decisionIsRecordedBeforeTheLineMoves() throws {
+    /// A rig whose journal is a `ProbeJournal` around the rig's in-memory one.
+    static func probedRig() throws -> (LockRig, ProbeJournal) {
         var probe: ProbeJournal?
         let rig = try LockRig(wrapJournal: { inner in
             let journal = ProbeJournal(inner)
             probe = journal
             return journal
         })
-        let journal = try #require(probe)
+        return (rig, try #require(probe))
+    }
+
+    @Test func decisionIsRecordedBeforeTheLineMoves() throws {
+        let (rig, journal) = try Self.probedRig()
         journal.probe = { [unowned rig] in rig.unlockEnergized }
         rig.start()
         rig.submit(.unlock)
         #expect(journal.lineWhenRecorded == [false], "the line had not moved when record ran")
         #expect(rig.unlockEnergized)
         #expect(rig.journal.outcome(of: DecisionID(1)) == .succeeded)
+    }
+
+    /// The agent reports how long the journal took with each command (the disk's share of
+    /// command -> actuator): the time on the loop's clock that `record` took, per decision.
+    @Test func theRecordsDurationIsMeasuredOnTheLoopsClock() throws {
+        let (rig, journal) = try Self.probedRig()
+        var took = Duration.milliseconds(3)
+        journal.probe = { [unowned rig] in
+            rig.loop.advance(by: took)  // the "disk": record returns this much later
+            return false
+        }
+        rig.start()
+        rig.submit(.unlock)
+        #expect(rig.controller.lastRecordedDecision == DecisionID(1))
+        #expect(rig.controller.lastRecordDuration == .milliseconds(3))
+        took = .microseconds(250)
+        rig.loop.advance(by: .seconds(60))  // unlocked, then relocked: a second decision
+        rig.submit(.lock)
+        #expect(rig.controller.lastRecordedDecision.map(\.rawValue) ?? 0 >= 2)
+        #expect(rig.controller.lastRecordDuration == .microseconds(250))
     }
 
     @Test func aJournalThatThrowsKeepsTheLineStill() throws {

@@ -73,6 +73,18 @@ enum Syscalls {
         return .done(Array(buffer.prefix(n)))
     }
 
+    /// The same into `buffer`, reused from message to message (an ATT link's per-request
+    /// path: no allocation and no zeroing of its capacity per call); returns the length.
+    static func receive(_ fd: CInt, into buffer: inout [UInt8]) throws(SystemError) -> IOResult<Int> {
+        let capacity = buffer.count
+        let result = try call("recv") {
+            buffer.withUnsafeMutableBytes { Glibc.recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT | MSG_TRUNC)) }
+        }
+        guard case .done(let n) = result else { return .wouldBlock }
+        if n > capacity { throw SystemError(.messageTooLong, call: "recv(\(n) > \(capacity) bytes)") }
+        return .done(n)
+    }
+
     /// A connected pair of non-blocking SOCK_SEQPACKET sockets: the test transport for
     /// mgmt and ATT alike (both keep message boundaries).
     static func seqPacketPair() throws(SystemError) -> (CInt, CInt) {

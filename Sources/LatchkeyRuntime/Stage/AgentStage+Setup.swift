@@ -29,6 +29,14 @@ extension AgentStage {
     }
 }
 
+/// A fresh private directory from a mkdtemp(3) template, or nil where it cannot be made
+/// (no such parent, say); the caller falls back.
+func makeTemporaryDirectory(_ template: String) -> String? {
+    var bytes = Array(template.utf8CString)
+    guard bytes.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) != nil else { return nil }
+    return String(decoding: bytes.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
+}
+
 /// Removes `path` and everything below it (the stage's scratch directory).
 func removeTree(_ path: String) {
     var info = stat()

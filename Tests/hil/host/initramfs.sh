@@ -1,5 +1,5 @@
 # Assembles the VM's initramfs: busybox, the BlueZ tools (btvirt, btmgmt, btmon, hcitool,
-# gatttool, sqlite3), one libgpiod with its own tools (host/libgpiod.sh), latchkey, scenario
+# gatttool, sqlite3, bluetoothd with dbus-daemon and strace for the benchmark), one libgpiod with its own tools (host/libgpiod.sh), latchkey, scenario
 # r's LD_PRELOAD shim and every shared library they load, the kernel modules the suite needs
 # (with their dependencies),
 # the out-of-tree gpio-sim, and the VM-side scripts (Tests/hil/vm). Sets INITRD.
@@ -72,9 +72,12 @@ make_initramfs() {
     # Programs, each with the libraries ldd lists.
     local prog
     # sqlite3: scenario w reads the lock's decision journal from outside the agent.
-    for prog in btvirt btmgmt btmon hcitool gatttool sqlite3; do
+    # bluetoothd, dbus-daemon, dbus-send, strace: the GATT server benchmark's other row and
+    # its system-call counts (scenario 60-bench-gatt-vs-bluez).
+    for prog in btvirt btmgmt btmon hcitool gatttool sqlite3 dbus-daemon dbus-send strace; do
         copy_with_libraries "$root" "$(command -v "$prog")" "/usr/bin/$prog"
     done
+    copy_with_libraries "$root" /usr/libexec/bluetooth/bluetoothd
     copy_with_libraries "$root" "$LATCHKEY_BIN" /usr/bin/latchkey
     # One libgpiod (host/libgpiod.sh) and its own tools. latchkey dlopen()s it, so ldd does
     # not list it: it goes where the dynamic loader looks without a cache.
@@ -87,6 +90,10 @@ make_initramfs() {
     echo "$HIL_LIBGPIOD $LIBGPIOD_VERSION" > "$root/hil/libgpiod"
     strip "$root/usr/bin/latchkey"
     gcc -O2 -static -o "$root/usr/bin/hil-clock" "$HIL_DIR/vm/tools/hil-clock.c"
+    gcc -O2 -Wall -static -o "$root/usr/bin/hil-att-bench" "$HIL_DIR/vm/tools/hil-att-bench.c"
+    # dbus-daemon looks up the groups of every connecting uid (getpwuid): root must exist.
+    printf 'root:x:0:0:root:/root:/bin/sh\n' > "$root/etc/passwd"
+    printf 'root:x:0:\n' > "$root/etc/group"
     # Scenario r's LD_PRELOAD shim; against the host's glibc, which the initramfs carries.
     mkdir -p "$root/usr/lib"
     gcc -O2 -Wall -shared -fPIC -o "$root/usr/lib/hil-refuse-add-device.so" "$HIL_DIR/vm/tools/hil-refuse-add-device.c" -ldl
@@ -95,7 +102,7 @@ make_initramfs() {
 
     # The VM side.
     cp "$HIL_DIR/vm/init" "$root/init"
-    cp -r "$HIL_DIR/vm/lib.sh" "$HIL_DIR/vm/agents.sh" "$HIL_DIR/vm/rig.sh" "$HIL_DIR/vm/setup" "$HIL_DIR/vm/run-scenarios" "$HIL_DIR/vm/scenarios" "$root/hil/"
+    cp -r "$HIL_DIR/vm/lib.sh" "$HIL_DIR/vm/agents.sh" "$HIL_DIR/vm/rig.sh" "$HIL_DIR/vm/setup" "$HIL_DIR/vm/run-scenarios" "$HIL_DIR/vm/scenarios" "$HIL_DIR/vm/bench" "$root/hil/"
     chmod +x "$root/init" "$root/hil/setup" "$root/hil/run-scenarios" "$root"/hil/scenarios/*
 
     pack_cpio "$root" "$INITRD"

@@ -86,6 +86,8 @@ has_link() { set -- /sys/class/bluetooth/hci$1:*; [ -e "$1" ]; }
 #                          power-on resets the controller (HCI Reset), which ends its links
 #   an advertising instance (the kernel keeps a SIGKILLed agent's)  removed (rm-adv 0: all)
 #   an auto-connect entry (a phone's Add Device outlives it)   removed (del-device, all)
+#   a connect entry (a user-space connect()'s: gatttool, hil-att-bench)   dropped by a connect
+#                          given up (forget_connect_entries)
 #   the connectable or advertising setting                      off
 # 1 when they are not clean within 10 s. CONTROLLER_RESETS says what was found (a NOTE line
 # in scenario_begin).
@@ -103,6 +105,7 @@ controllers_reset() {
         case $CONTROLLER_DIRT in *connectable*) reset_step $i connectable off || failed=1 ;; esac
         case $CONTROLLER_DIRT in *link*) reset_step $i power off || failed=1 ;; esac
         case $CONTROLLER_DIRT in *link*|*off*) reset_step $i power on || failed=1 ;; esac
+        case $CONTROLLER_DIRT in *entries*) forget_connect_entries $i ;; esac  # powered: it connects
     done
     CONTROLLER_RESETS=${CONTROLLER_RESETS# }
     [ -z "$dirty" ] && return 0
@@ -116,6 +119,18 @@ controllers_reset() {
     fi
 }
 reset_step() { local i=$1; shift; btmgmt --index $i "$@" > /dev/null 2>&1; }
+# forget_connect_entries INDEX: the entries hciINDEX's kernel keeps for a user-space connect
+# (debugfs device_list policy 5, "explicit connect": gatttool's in 50, hil-att-bench's in 60).
+# mgmt Remove Device only turns a kept entry into one, and a power cycle keeps it; the kernel
+# deletes it when a connect still scanning for its peer is given up. So: one connect to each
+# such address, killed after 2 s. The peer is silent by then: controllers_reset turned the
+# lower index's advertising off first (hci0 before hci1).
+forget_connect_entries() {
+    local addr
+    for addr in $(awk '$NF == 5 { print $1 }' /sys/kernel/debug/bluetooth/hci$1/device_list 2>/dev/null); do
+        timeout 2 gatttool -i hci$1 -b $addr --primary > /dev/null 2>&1
+    done
+}
 controllers_clean() { local i; for i in "$@"; do controller_state $i; [ -z "$CONTROLLER_DIRT" ] || return 1; done; }
 controllers_unlinked() {
     local i
