@@ -132,10 +132,21 @@ public protocol ATTLink: AnyObject {
     /// rule refuses a link whose interval is above its ceiling, or unknown (docs/SECURITY.md).
     var connectionInterval: Duration? { get }
     var delegate: (any ATTLinkDelegate)? { get set }
+    /// Asks the controller to move the link to `interval` (the central's LE Connection
+    /// Update); it shows in `connectionInterval` once it takes effect, some connection events
+    /// later. False when this side or this transport cannot: the kernel has no socket or mgmt
+    /// call for it (docs/ARCHITECTURE.md, "Link to unlock").
+    func requestConnectionInterval(_ interval: Duration) -> Bool
     /// Queues one PDU. `.full` means nothing was queued: wait for `linkIsWritable`.
     func send(_ pdu: [UInt8]) -> SendResult
     /// Ends the link (HCI reason 0x16, local host terminated).
     func disconnect()
+}
+
+extension ATTLink {
+    /// The kernel's links and the air server's remote ones: no way to update a live link's
+    /// parameters through them yet.
+    public func requestConnectionInterval(_ interval: Duration) -> Bool { false }
 }
 
 public protocol ATTLinkDelegate: AnyObject {
