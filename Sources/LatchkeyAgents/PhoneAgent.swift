@@ -20,7 +20,8 @@ public struct PhoneAgentConfiguration: Sendable {
     /// A command with no answer by then is given up and the link dropped, so that the
     /// never-timing-out request forms a fresh one. 5 s: the lifetime of the challenge the
     /// command is sealed with (`ChallengeIssuer.defaultLifetime`), counted from the
-    /// challenge read — a later answer cannot be a success, and a request lost with a lock
+    /// command's start (its challenge read, or its write sealed with a challenge read ahead,
+    /// which dies sooner) — a later answer cannot be a success, and a request lost with a lock
     /// that died would otherwise hold the bearer for ATT's 30 s (Vol 3 Part F 3.3.3).
     public var commandTimeout: Duration
     /// A GATT setup (services, characteristics, the status subscription) not done by then
