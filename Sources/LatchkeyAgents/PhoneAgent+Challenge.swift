@@ -40,13 +40,23 @@ extension PhoneAgent {
     }
 
     /// Reads the next challenge while the link is idle: after a command's answer, once the
-    /// status subscription (if due) is queued. Not while a read is under way, a challenge is
-    /// held, or a command waits (its own read or held challenge serves it).
+    /// status subscription (if due) is queued — or, after a command that moves the bolt, once
+    /// the lock reports it at rest. A lock that dies right after accepting a command (during
+    /// the movement, the likeliest moment) would lose the read, and the bearer, which takes
+    /// one request at a time, would hold the next command until its timeout. Not while a read
+    /// is under way, a challenge is held, or a command waits (its own read serves it).
     func readChallengeAhead(_ peripheral: Peripheral) {
-        guard ready, commandsIdle, prefetchSentAt == nil, heldChallenge == nil,
+        guard ready, commandsIdle, !readAheadAwaitsTheBolt, prefetchSentAt == nil, heldChallenge == nil,
               peripheral.state == .connected, let challenge else { return }
         prefetchSentAt = loop.now
         peripheral.readValue(for: challenge)
+    }
+
+    /// The lock reported the bolt at rest: the read ahead a moving command put off goes now.
+    func readChallengeAheadOnceTheBoltRests(_ peripheral: Peripheral) {
+        guard readAheadAwaitsTheBolt else { return }
+        readAheadAwaitsTheBolt = false
+        readChallengeAhead(peripheral)
     }
 
     /// The answer to `readChallengeAhead`'s read. A command asked for meanwhile goes now.
@@ -67,7 +77,7 @@ extension PhoneAgent {
         } else {
             emit("phone.challenge_ahead_failed", ["error": "bad challenge"])
         }
-        pump()
+        sendAfterReadAhead()
         linkWentIdle()
     }
 
@@ -75,5 +85,6 @@ extension PhoneAgent {
     func forgetChallengeAhead() {
         heldChallenge = nil
         prefetchSentAt = nil
+        readAheadAwaitsTheBolt = false
     }
 }

@@ -135,6 +135,7 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
     /// The challenge read ahead of the next command, and when its read went (`PhoneAgent+Challenge`).
     var heldChallenge: HeldChallenge?
     var prefetchSentAt: Instant?
+    var readAheadAwaitsTheBolt = false
     /// The idle link's slow interval (`PhoneAgent+LinkInterval`): its timer, whether it is in
     /// force, and whether the transport's refusal has been said.
     var idleTimer: Scheduled?
@@ -153,6 +154,8 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
         var usedHeldChallenge = false
         /// This command was sent again after that refusal (only once).
         var retried = false
+        /// It came while the challenge read ahead was on its way, and waits for it.
+        var awaitingReadAhead = false
     }
 
     /// A command waiting its turn.
@@ -229,23 +232,42 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
     /// (`subscribeOnceInSession`), which must not slip between a challenge read and its write.
     var commandsIdle: Bool { queue.isEmpty && inFlight == nil }
 
-    /// Sends the next queued command: sealed at once with a challenge read ahead, or after
-    /// reading one. A challenge read ahead that is still on its way is waited for.
+    /// Starts the next queued command, under its timeout: sealed at once with a challenge
+    /// read ahead, or after reading one. One that comes while the read ahead is on its way
+    /// waits for it (`sendAfterReadAhead`): the bearer takes one request at a time.
     func pump() {
-        guard ready, inFlight == nil, prefetchSentAt == nil, !queue.isEmpty, let challenge else { return }
+        guard ready, inFlight == nil, !queue.isEmpty, challenge != nil else { return }
         let next = queue.removeFirst()
         let op = next.operation
         inFlight = InFlight(operation: op, mode: next.mode, sentAt: loop.now, completion: next.completion,
                             awaitingChallenge: true, retried: next.retried)
         commandTimer = loop.schedule(after: configuration.commandTimeout) { [weak self] in self?.commandTimedOut() }
+        if prefetchSentAt != nil {
+            emit("phone.command_started", ["op": "\(op)", "challenge": "ahead"])  // the read under way serves it
+            inFlight?.awaitingReadAhead = true
+            return
+        }
+        sendInFlight(announcing: true)
+    }
+
+    /// The command in flight goes: its sealed write with a held challenge, else its read.
+    private func sendInFlight(announcing: Bool) {
+        guard let op = inFlight?.operation, let challenge else { return }
         if let held = takeHeldChallenge(for: op) {
-            emit("phone.command_started", ["op": "\(op)", "challenge": "held"])  // its write goes now
+            if announcing { emit("phone.command_started", ["op": "\(op)", "challenge": "held"]) }  // its write goes now
             inFlight?.usedHeldChallenge = true
             sealAndWrite(challenge: held, lock)
         } else {
-            emit("phone.command_started", ["op": "\(op)"])  // its challenge read goes now: the start of its time
+            if announcing { emit("phone.command_started", ["op": "\(op)"]) }  // its challenge read goes now
             lock.readValue(for: challenge)
         }
+    }
+
+    /// The read ahead answered while a command waited for it.
+    func sendAfterReadAhead() {
+        guard inFlight?.awaitingReadAhead == true else { return }
+        inFlight?.awaitingReadAhead = false
+        sendInFlight(announcing: false)
     }
 
     private func finish(_ result: Result<Void, CommandError>) {
@@ -480,8 +502,13 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
             // A status the phone cannot decode changes nothing it acts on; the raw value stays in lastStatus.
             if let frame = try? LockStatusFrame(decoding: v) {
                 emit("phone.lock_status", ["lock_state": "\(frame.lockState)", "door_state": "\(frame.doorState)"])
+                if Self.isSettled(frame) {
+                    settledReports += 1
+                    boltReported()
+                    // Before the app hears of it: a command it sends at once waits for this read.
+                    readChallengeAheadOnceTheBoltRests(peripheral)
+                }
                 onStatus?(frame)
-                if Self.isSettled(frame) { settledReports += 1; boltReported() }
                 retryArrivalIfTheBoltRests(frame)
             }
             return
@@ -565,6 +592,9 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
         case nil:
             emit("phone.command_ok", ["op": "\(f.operation)", "ms": "\(ms)"])
             if Self.movesTheBolt(f.operation) && settledReports == settledReportsAtWrite { awaitBoltReport() }
+            // The next report at rest, not one that overtook this answer: the bolt may still
+            // be on its way (PhoneAgent+Challenge).
+            if Self.movesTheBolt(f.operation) { readAheadAwaitsTheBolt = true }
             finish(.success(()))
         case .att(let code)?:
             let why = CommandRejection(code) ?? .malformed

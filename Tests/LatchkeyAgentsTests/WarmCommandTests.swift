@@ -61,6 +61,25 @@ struct WarmCommandTests {
         #expect(try command(w, .lock).started.field("challenge") == "held")
     }
 
+    @Test func aCommandSentAsTheBoltReportsWaitsForTheChallengeReadThen() throws {
+        let w = try warmLink()
+        // After a command that moves the bolt, the phone reads ahead only once the lock reports
+        // the bolt at rest (a lock dying mid-movement would lose the read); a command the app
+        // sends at that very moment waits for the read, under its own timeout.
+        var next: Result<Void, PhoneAgent.CommandError>?
+        var sent = false
+        w.phone.onStatus = { frame in
+            guard frame.lockState == 2, !sent else { return }  // Matter LockState: Unlocked
+            sent = true
+            w.phone.perform(.lock) { next = $0 }
+        }
+        _ = try command(w, .unlock)
+        #expect(w.advance(until: { next != nil }, limit: .seconds(2)))
+        if case .failure(let e)? = next { Issue.record("the lock failed: \(e)") }
+        let started = try #require(w.phoneEvents.events.last { $0.name == "phone.command_started" })
+        #expect(started.field("op") == "lock" && started.field("challenge") == "ahead")
+    }
+
     @Test func aLockThatForgotTheHeldChallengeGetsTheCommandOnceMoreAfterAFreshRead() throws {
         let w = try warmLink()
         // The lock dies and comes back within the 2 s its controller keeps the link: it adopts
