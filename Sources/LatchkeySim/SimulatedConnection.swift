@@ -170,6 +170,7 @@ final class SimulatedConnection {
         anchor = instant
         interval = newInterval
         if wantedInterval == newInterval { wantedInterval = nil }
+        for end in ends where end.phase == .up { end.delegate?.linkDidUpdateConnectionInterval(end) }
         // An event due on the old grid is due at the instant, the new grid's first anchor.
         if eventTimer != nil && termination == nil {
             eventTimer?.cancel()

@@ -143,14 +143,20 @@ public protocol ATTLink: AnyObject {
     func disconnect()
 }
 
+extension ATTLinkDelegate {
+    /// Most ends do not care: the interval is read when needed.
+    public func linkDidUpdateConnectionInterval(_ link: any ATTLink) {}
+}
+
 extension ATTLink {
-    /// The kernel's links and the air server's remote ones: no way to update a live link's
-    /// parameters through them yet.
+    /// The kernel's links: no way to update a live link's parameters through them yet.
     public func requestConnectionInterval(_ interval: Duration) -> Bool { false }
 }
 
 public protocol ATTLinkDelegate: AnyObject {
     func link(_ link: any ATTLink, didReceive pdu: [UInt8])
+    /// A connection update took effect: `link.connectionInterval` is the new interval.
+    func linkDidUpdateConnectionInterval(_ link: any ATTLink)
     /// The transmit queue has room again after a `.full`.
     func linkIsWritable(_ link: any ATTLink)
     func link(_ link: any ATTLink, didDisconnect reason: DisconnectReason)

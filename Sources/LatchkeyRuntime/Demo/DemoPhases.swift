@@ -53,6 +53,38 @@ extension Demo {
         r.figure("link_to_unlock_\(name)_ms", total)
     }
 
+    /// With `--idle-interval-ms`: the link left alone until the phone slows it, then an unlock
+    /// on the slowed link (`idle_command_to_unlock_line_ms`, from its `phone.command_started`),
+    /// then the auto-relock, so the story goes on from a locked door.
+    static func idleCommand(_ w: AgentStage, _ r: inout DemoReport) throws(RuntimeError) {
+        let obs = w.observer!
+        var t = w.loop.now
+        let slowed = w.wait(.seconds(10)) {
+            w.phoneEvent("phone.link_interval", since: t, where: { $0.field("why") == "idle" }) != nil
+        }
+        let slowedAt = emitted(w.phoneEvent("phone.link_interval", since: t, where: { $0.field("why") == "idle" }))
+        r.record("the idle link slows down", slowed, latencyMs: slowedAt.map { ($0 - t).milliseconds },
+                 w.phoneEvent("phone.link_interval", since: t).map { "to \($0.0.field("ms") ?? "?") ms" } ?? "")
+        guard slowed else { return }
+        w.wait(.milliseconds(500)) { false }  // the update's instant: six slow events
+        t = w.loop.now
+        let ctl = try w.runTool(["phone-ctl", "--state-dir", w.phoneState, "unlock"])
+        let moved = w.wait(.seconds(5)) { obs.rise(of: "motor_unlock", since: t) != nil }
+        let started = emitted(w.phoneEvent("phone.command_started", since: t, where: { $0.field("op") == "unlock" }))
+        guard moved, ctl.status == 0, let started, let rise = obs.rise(of: "motor_unlock", since: t)?.at else {
+            r.record("an unlock on the slowed link", false, ctl.output)
+            return
+        }
+        let fast = w.wait(.seconds(2)) {
+            w.phoneEvent("phone.link_interval", since: t, where: { $0.field("why") == "busy" }) != nil
+        }
+        r.record("an unlock on the slowed link", fast, latencyMs: (rise - started).milliseconds,
+                 "command start → unlock line; the fast interval asked for beside it: \(fast)")
+        r.figure("idle_command_to_unlock_line_ms", (rise - started).milliseconds)
+        w.wait(.seconds(10)) { obs.rise(of: "motor_lock", since: t) != nil }
+        w.wait(.seconds(3)) { !obs.isHigh("motor_lock") }
+    }
+
     /// The warm link's figures from the probe's unlocks: each command's start
     /// (`phone.command_started`: its challenge read, or its write when a challenge read
     /// ahead is held) → its sealed write (`phone.command_sent`) → the lock receiving it (the
