@@ -15,6 +15,7 @@ extension PhoneAgent {
             return
         }
         logFetch = LogFetch(request: LogRequest(fromSequence: sequence, maximumCount: limit), completion: completion)
+        linkBecameBusy()
         if transfer.isNotifying {
             lockPeripheral.writeValue(LogRequest(fromSequence: sequence, maximumCount: limit).bytes, for: transfer)
         } else {
@@ -74,5 +75,8 @@ extension PhoneAgent {
 struct LogFetch {
     var request: LogRequest
     var completion: (PhoneAgent.LogResult) -> Void
-    var assembler = ChunkAssembler()
+    /// Room for the largest sealed reply the lock sends: 64 KiB of payload with its header
+    /// and tag (the assembler's default, 64 KiB, refused a full transfer as too large).
+    var assembler = ChunkAssembler(maximumSize: SealedReply.headerLength + SealedReply.maximumPayloadLength
+                                                + SealedReply.tagLength)
 }

@@ -20,7 +20,8 @@ public struct PhoneAgentConfiguration: Sendable {
     /// A command with no answer by then is given up and the link dropped, so that the
     /// never-timing-out request forms a fresh one. 5 s: the lifetime of the challenge the
     /// command is sealed with (`ChallengeIssuer.defaultLifetime`), counted from the
-    /// challenge read — a later answer cannot be a success, and a request lost with a lock
+    /// command's start (its challenge read, or its write sealed with a challenge read ahead,
+    /// which dies sooner) — a later answer cannot be a success, and a request lost with a lock
     /// that died would otherwise hold the bearer for ATT's 30 s (Vol 3 Part F 3.3.3).
     public var commandTimeout: Duration
     /// A GATT setup (services, characteristics, the status subscription) not done by then
@@ -45,6 +46,12 @@ public struct PhoneAgentConfiguration: Sendable {
     /// BLE's shortest, link → unlock line is seven events, 52.5 ms; at the kernel's 30 ms
     /// default, 210 ms (docs/ARCHITECTURE.md, "Link to unlock"). Nil: the kernel's default.
     public var connectionInterval: Duration?
+    /// The interval the phone asks for once the link has idled for `idleAfter`
+    /// (`PhoneAgent+LinkInterval`); nil keeps `connectionInterval` while linked. Off by
+    /// default: the kernel transport cannot update a live link yet.
+    public var idleConnectionInterval: Duration?
+    /// 5 s: the life of the challenge the phone reads ahead (`ChallengeIssuer.defaultLifetime`).
+    public var idleAfter: Duration
 
     public static let defaultGracePeriod: Duration = .seconds(30)
     public static let defaultRestoreIdentifier = "latchkey.phone.central"
@@ -56,13 +63,15 @@ public struct PhoneAgentConfiguration: Sendable {
                 commandTimeout: Duration = ChallengeIssuer.defaultLifetime, setupTimeout: Duration = .seconds(10),
                 arrivalRetryWait: Duration = .seconds(6),
                 arrivalIntentWindow: Duration = PhoneAgentConfiguration.defaultArrivalIntentWindow,
-                connectionInterval: Duration? = PhoneAgentConfiguration.defaultConnectionInterval) {
+                connectionInterval: Duration? = PhoneAgentConfiguration.defaultConnectionInterval,
+                idleConnectionInterval: Duration? = nil, idleAfter: Duration = ChallengeIssuer.defaultLifetime) {
         self.lockAddress = lockAddress; self.keyID = keyID; self.secret = secret
         self.gracePeriod = gracePeriod; self.connectOptions = connectOptions
         self.restoreIdentifier = restoreIdentifier; self.commandTimeout = commandTimeout
         self.setupTimeout = setupTimeout; self.arrivalRetryWait = arrivalRetryWait
         self.arrivalIntentWindow = arrivalIntentWindow
         self.connectionInterval = connectionInterval
+        self.idleConnectionInterval = idleConnectionInterval; self.idleAfter = idleAfter
     }
 
     public static let defaultArrivalIntentWindow: Duration = .seconds(120)
@@ -99,7 +108,7 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
     var challenge: RemoteCharacteristic?
     var status: RemoteCharacteristic?
     /// Commands waiting for the GATT setup, or for the previous one to finish.
-    private var queue: [(LockOperation, UInt8?, (Result<Void, CommandError>) -> Void)] = []
+    private var queue: [Queued] = []
     private var inFlight: InFlight?
     private var commandTimer: Scheduled?
     private var setupTimer: Scheduled?
@@ -123,6 +132,15 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
     var candidateSession: LinkSession?
     /// The open arrival intent's window (`PhoneAgent+Arrival`).
     var intentTimer: Scheduled?
+    /// The challenge read ahead of the next command, and when its read went (`PhoneAgent+Challenge`).
+    var heldChallenge: HeldChallenge?
+    var prefetchSentAt: Instant?
+    var readAheadAwaitsTheBolt = false
+    /// The idle link's slow interval (`PhoneAgent+LinkInterval`): its timer, whether it is in
+    /// force, and whether the transport's refusal has been said.
+    var idleTimer: Scheduled?
+    var linkSlowed = false
+    var linkIntervalRefusalSaid = false
 
     private struct InFlight {
         var operation: LockOperation
@@ -131,6 +149,21 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
         var sentAt: Instant
         var completion: (Result<Void, CommandError>) -> Void
         var awaitingChallenge: Bool
+        /// Sealed with a challenge read ahead: a lock that no longer holds it (it restarted)
+        /// refuses it as stale, and the command is sent once more with a fresh read.
+        var usedHeldChallenge = false
+        /// This command was sent again after that refusal (only once).
+        var retried = false
+        /// It came while the challenge read ahead was on its way, and waits for it.
+        var awaitingReadAhead = false
+    }
+
+    /// A command waiting its turn.
+    private struct Queued {
+        var operation: LockOperation
+        var mode: UInt8?
+        var completion: (Result<Void, CommandError>) -> Void
+        var retried = false
     }
 
     /// Why a command did not go through.
@@ -186,11 +219,12 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
 
     private func enqueue(_ operation: LockOperation, _ mode: UInt8?,
                          _ completion: @escaping (Result<Void, CommandError>) -> Void) {
-        queue.append((operation, mode, completion))
+        queue.append(Queued(operation: operation, mode: mode, completion: completion))
         backgroundTasks.begin(Self.commandsTask)
         // A command asked for before the link is ready waits for it (the owner tapped
         // "unlock" walking up to the door): said, so that the wait can be seen and timed.
         if !ready { emit("phone.command_waits_for_link", ["op": "\(operation)"]) }
+        linkBecameBusy()
         pump()
     }
 
@@ -198,13 +232,42 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
     /// (`subscribeOnceInSession`), which must not slip between a challenge read and its write.
     var commandsIdle: Bool { queue.isEmpty && inFlight == nil }
 
-    private func pump() {
-        guard ready, inFlight == nil, !queue.isEmpty, let challenge else { return }
-        let (op, mode, completion) = queue.removeFirst()
-        inFlight = InFlight(operation: op, mode: mode, sentAt: loop.now, completion: completion, awaitingChallenge: true)
+    /// Starts the next queued command, under its timeout: sealed at once with a challenge
+    /// read ahead, or after reading one. One that comes while the read ahead is on its way
+    /// waits for it (`sendAfterReadAhead`): the bearer takes one request at a time.
+    func pump() {
+        guard ready, inFlight == nil, !queue.isEmpty, challenge != nil else { return }
+        let next = queue.removeFirst()
+        let op = next.operation
+        inFlight = InFlight(operation: op, mode: next.mode, sentAt: loop.now, completion: next.completion,
+                            awaitingChallenge: true, retried: next.retried)
         commandTimer = loop.schedule(after: configuration.commandTimeout) { [weak self] in self?.commandTimedOut() }
-        emit("phone.command_started", ["op": "\(op)"])  // its challenge read goes now: the start of its time
-        lock.readValue(for: challenge)
+        if prefetchSentAt != nil {
+            emit("phone.command_started", ["op": "\(op)", "challenge": "ahead"])  // the read under way serves it
+            inFlight?.awaitingReadAhead = true
+            return
+        }
+        sendInFlight(announcing: true)
+    }
+
+    /// The command in flight goes: its sealed write with a held challenge, else its read.
+    private func sendInFlight(announcing: Bool) {
+        guard let op = inFlight?.operation, let challenge else { return }
+        if let held = takeHeldChallenge(for: op) {
+            if announcing { emit("phone.command_started", ["op": "\(op)", "challenge": "held"]) }  // its write goes now
+            inFlight?.usedHeldChallenge = true
+            sealAndWrite(challenge: held, lock)
+        } else {
+            if announcing { emit("phone.command_started", ["op": "\(op)"]) }  // its challenge read goes now
+            lock.readValue(for: challenge)
+        }
+    }
+
+    /// The read ahead answered while a command waited for it.
+    func sendAfterReadAhead() {
+        guard inFlight?.awaitingReadAhead == true else { return }
+        inFlight?.awaitingReadAhead = false
+        sendInFlight(announcing: false)
     }
 
     private func finish(_ result: Result<Void, CommandError>) {
@@ -223,7 +286,7 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
         commandTimer?.cancel()
         commandTimer = nil
         if let f = inFlight { inFlight = nil; f.completion(.failure(.notDelivered(why))) }
-        for (_, _, c) in pending { c(.failure(.notDelivered(why))) }
+        for q in pending { q.completion(.failure(.notDelivered(why))) }
         if queue.isEmpty && inFlight == nil { backgroundTasks.end(Self.commandsTask) }
     }
 
@@ -325,6 +388,8 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
     private func linkEstablished(_ peripheral: Peripheral, adopted: Bool) {
         emit(adopted ? "phone.link_adopted" : "phone.linked", ["lock": "\(peripheral.identifier)"])
         ready = false
+        forgetChallengeAhead()
+        forgetLinkInterval()
         rediscoveredOnThisLink = false
         control = nil; challenge = nil; status = nil
         endSession()
@@ -349,6 +414,8 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
     /// again, under its timeout.
     func restartSetup(_ peripheral: Peripheral, because why: String) {
         ready = false
+        forgetChallengeAhead()
+        forgetLinkInterval()
         control = nil; challenge = nil; status = nil; transferCharacteristic = nil
         if inFlight != nil { finish(.failure(.notDelivered(why))) }
         if let fetch = logFetch { logFetch = nil; fetch.completion(.failure(.notDelivered(why))) }
@@ -360,6 +427,8 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
                                error: BluetoothError?) {
         emit("phone.link_lost", ["reason": error.map { "\($0)" } ?? "cancelled"])
         ready = false
+        forgetChallengeAhead()
+        forgetLinkInterval()
         endSession()
         setupTimer?.cancel()
         setupTimer = nil
@@ -433,13 +502,23 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
             // A status the phone cannot decode changes nothing it acts on; the raw value stays in lastStatus.
             if let frame = try? LockStatusFrame(decoding: v) {
                 emit("phone.lock_status", ["lock_state": "\(frame.lockState)", "door_state": "\(frame.doorState)"])
+                if Self.isSettled(frame) {
+                    settledReports += 1
+                    boltReported()
+                    // Before the app hears of it: a command it sends at once waits for this read.
+                    readChallengeAheadOnceTheBoltRests(peripheral)
+                }
                 onStatus?(frame)
-                if Self.isSettled(frame) { settledReports += 1; boltReported() }
                 retryArrivalIfTheBoltRests(frame)
             }
             return
         }
-        guard characteristic === challenge, var f = inFlight, f.awaitingChallenge else { return }
+        guard characteristic === challenge else { return }
+        if prefetchSentAt != nil {
+            challengeReadAhead(peripheral, value: characteristic.value, error: error)
+            return
+        }
+        guard let f = inFlight, f.awaitingChallenge else { return }
         if let error {
             // The first request on cached handles: a stale cache shows here. Discover again
             // and send the same command once the setup is done.
@@ -447,15 +526,24 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
                 inFlight = nil
                 commandTimer?.cancel()
                 commandTimer = nil
-                queue.insert((f.operation, f.mode, f.completion), at: 0)
+                queue.insert(Queued(operation: f.operation, mode: f.mode, completion: f.completion, retried: f.retried), at: 0)
                 return
             }
             finish(.failure(.notDelivered("challenge read: \(error)")))
             return
         }
         // An undecodable grant fails the command below (notDelivered), reported to the caller.
-        guard let grant = try? ChallengeGrant(decoding: characteristic.value ?? []), let control else {
+        guard let grant = try? ChallengeGrant(decoding: characteristic.value ?? []) else {
             finish(.failure(.notDelivered("bad challenge")))
+            return
+        }
+        sealAndWrite(challenge: grant.challenge, peripheral)
+    }
+
+    /// Seals the command in flight with `challenge` and writes it to the control point.
+    private func sealAndWrite(challenge: [UInt8], _ peripheral: Peripheral) {
+        guard var f = inFlight, let control else {
+            finish(.failure(.notDelivered("lock control characteristic unknown")))
             return
         }
         f.awaitingChallenge = false
@@ -467,7 +555,7 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
             let frame = try CommandSealing.seal(CommandBody(operation: f.operation, commandID: state.counter,
                                                             operatingMode: f.mode),
                                                 keyID: configuration.keyID, secret: configuration.secret,
-                                                counter: state.counter, challenge: grant.challenge)
+                                                counter: state.counter, challenge: challenge)
             prepareSession(for: frame)
             emit("phone.command_sent", ["op": "\(f.operation)", "counter": "\(state.counter)"])
             settledReportsAtWrite = settledReports
@@ -484,11 +572,29 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
         let ms = (loop.now - f.sentAt).milliseconds
         if case .att(let code)? = error { commandAnswered(CommandRejection(code) ?? .malformed) }
         if error == nil { commandAnswered(nil) }
-        defer { subscribeOnceInSession(peripheral) }  // after the next command, if one waits
+        if case .att(let code)? = error, CommandRejection(code) == .staleChallenge, f.usedHeldChallenge, !f.retried {
+            // The lock no longer holds the challenge read ahead (it restarted, or the link was
+            // adopted anew): the same command once more, after a fresh read.
+            emit("phone.held_challenge_refused", ["op": "\(f.operation)"])
+            inFlight = nil
+            commandTimer?.cancel()
+            commandTimer = nil
+            queue.insert(Queued(operation: f.operation, mode: f.mode, completion: f.completion, retried: true), at: 0)
+            pump()
+            return
+        }
+        defer {
+            subscribeOnceInSession(peripheral)  // after the next command, if one waits
+            readChallengeAhead(peripheral)      // for the next command, once nothing waits
+            linkWentIdle()                      // if nothing else is under way
+        }
         switch error {
         case nil:
             emit("phone.command_ok", ["op": "\(f.operation)", "ms": "\(ms)"])
             if Self.movesTheBolt(f.operation) && settledReports == settledReportsAtWrite { awaitBoltReport() }
+            // The next report at rest, not one that overtook this answer: the bolt may still
+            // be on its way (PhoneAgent+Challenge).
+            if Self.movesTheBolt(f.operation) { readAheadAwaitsTheBolt = true }
             finish(.success(()))
         case .att(let code)?:
             let why = CommandRejection(code) ?? .malformed

@@ -86,6 +86,16 @@ public final class Peripheral {
     /// The ATT MTU in force on the link (23 until the exchange completes).
     public var mtu: Int { bearer?.mtu ?? ATTLimits.minimumMTU }
 
+    /// The link's connection interval as its controller reports it; nil without a link.
+    public var connectionInterval: Duration? { bearer?.link.connectionInterval }
+
+    /// Asks for another connection interval on the link (the central's LE Connection
+    /// Update; Core Bluetooth leaves this to iOS). False without a link, or when the
+    /// transport cannot (`ATTLink.requestConnectionInterval`).
+    public func requestConnectionInterval(_ interval: Duration) -> Bool {
+        bearer?.link.requestConnectionInterval(interval) ?? false
+    }
+
     /// CBPeripheral.maximumWriteValueLength(for:).
     public func maximumWriteValueLength(withResponse: Bool) -> Int {
         withResponse ? ATTLimits.maximumAttributeLength : mtu - 3

@@ -26,6 +26,11 @@ enum PhoneControlCommands {
     }
 
     /// False when `words` is not one of these commands.
+    /// Between the bolt's report and the probe's next command: what a person takes at
+    /// least to see the bolt moved and tap again. A command sent at the very moment of the
+    /// report would wait for the challenge the phone reads then (`PhoneAgent+Challenge`).
+    static let probePause = Duration.milliseconds(300)
+
     static func handle(_ words: [String], agent: PhoneAgent, reply: @escaping (String) -> Void) -> Bool {
         switch words.first {
         case "arriving":
@@ -53,7 +58,8 @@ enum PhoneControlCommands {
             }
         case "probe":
             // N authenticated commands, alternating unlock and lock. Each waits until the lock
-            // reports the bolt at its target (a command during a movement is refused as busy).
+            // reports the bolt at its target (a command during a movement is refused as busy),
+            // then `probePause`, as a person's next tap would.
             guard words.count == 2, let n = Int(words[1]), (1...10_000).contains(n) else {
                 reply("error usage: probe N (1...10000)"); return true
             }
@@ -65,7 +71,7 @@ enum PhoneControlCommands {
                 waitingFor = nil
                 let next = continueWith
                 continueWith = nil
-                next?()
+                agent.central.transport.loop.schedule(after: probePause) { next?() }
             }
             func step(_ i: Int) {
                 guard i < n else {

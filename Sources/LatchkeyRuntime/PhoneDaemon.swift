@@ -64,7 +64,8 @@ public enum PhoneDaemon {
                                                                           gracePeriod: settings.gracePeriod,
                                                                           connectOptions: settings.connectOptions,
                                                                           arrivalIntentWindow: settings.arrivalIntentWindow,
-                                                                          connectionInterval: settings.connectionInterval),
+                                                                          connectionInterval: settings.connectionInterval,
+                                                                          idleConnectionInterval: settings.idleConnectionInterval),
                                    store: store, events: printer, restoration: restoration)
         } catch { throw RuntimeError("phone state in \(settings.stateDirectory): \(error)") }
         agent.central.trace = { peer, direction, pdu in logger.trace("ATT \(direction) \(peer): \(hex(pdu))") }

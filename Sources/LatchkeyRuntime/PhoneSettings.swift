@@ -20,6 +20,8 @@ public struct PhoneSettings: Sendable {
     public var arrivalIntentWindow = PhoneAgentConfiguration.defaultArrivalIntentWindow
     /// The connection interval the phone asks for (`connection_interval_ms`, 7.5–4000).
     public var connectionInterval = PhoneAgentConfiguration.defaultConnectionInterval
+    /// The interval an idle link is moved to (`idle_connection_interval_ms`, 7.5–4000); nil: none.
+    public var idleConnectionInterval: Duration?
     public var connectOptions: ConnectOptions
     public var eventFormat: EventFormat
     /// Execution mode, suspension queue, wake budget, alert hook (ExecutionSettings).
@@ -48,6 +50,7 @@ public struct PhoneSettings: Sendable {
             ?? PhoneAgentConfiguration.defaultArrivalIntentWindow
         // Core Vol 6 Part B 4.5.1: 7.5 ms to 4 s, in steps of 1.25 ms (mgmt rounds to the nearest).
         let interval = try root.milliseconds("connection_interval_ms", in: 7.5...4000)
+        let idleInterval = try root.milliseconds("idle_connection_interval_ms", in: 7.5...4000)
         var options = ConnectOptions(notifyOnConnection: true, notifyOnDisconnection: true)
         if let alerts = try root.table("alerts") {
             options.notifyOnConnection = try alerts.bool("on_connection") ?? options.notifyOnConnection
@@ -65,6 +68,7 @@ public struct PhoneSettings: Sendable {
                                      connectOptions: options, eventFormat: format, execution: execution)
         settings.arrivalIntentWindow = intentWindow
         if let interval { settings.connectionInterval = interval }
+        settings.idleConnectionInterval = idleInterval
         settings.controlSocketAccess = access
         return settings
     }

@@ -37,6 +37,31 @@ public enum LinkLayerTiming {
         return time
     }
 
+    /// Connection events from the one carrying LL_CONNECTION_UPDATE_IND to its instant: the
+    /// central "should allow a minimum of 6 connection events that the Peripheral will be
+    /// listening for before the instant occurs" (Core Vol 6 Part B 5.1.1).
+    public static let updateInstantEvents = 6
+    /// LL_CONNECTION_UPDATE_IND's payload: opcode and 11 octets of CtrData (2.4.2.1).
+    static let connectionUpdatePayload = 12
+
+    /// The exchange carrying the update's PDU, the peripheral answering with `peripheral`
+    /// octets of ATT (or an empty packet).
+    static func controlExchange(peripheral: Int?) -> Duration {
+        airtime(payload: connectionUpdatePayload) + interFrameSpace
+            + (peripheral.map { airtime(forATT: $0) } ?? airtime(payload: 0)) + interFrameSpace
+    }
+
+    /// How many ATT PDUs of `length` bytes one side can send in one connection event at
+    /// `interval`, the other side answering with empty packets: the link's rate for a stream
+    /// of notifications is this × their payload per interval (issue 22, item 5).
+    public static func pdusPerEvent(attLength length: Int, interval: Duration, packetsPerEvent: Int) -> Int {
+        let cost = exchange(central: nil, peripheral: length)
+        let budget = interval - interFrameSpace
+        var n = 1, airtime = cost  // the first exchange always happens
+        while n < packetsPerEvent, airtime + cost <= budget { n += 1; airtime += cost }
+        return n
+    }
+
     /// How long one exchange takes: the central's packet, T_IFS, the peripheral's answer
     /// (data or empty), T_IFS. Each side's next packet waits for the other's (4.5.1).
     static func exchange(central: Int?, peripheral: Int?) -> Duration {

@@ -15,11 +15,17 @@ import LatchkeyTransport
 /// move apart, the last successful event is the last anchor at or before that moment, and
 /// the link is lost `supervisionTimeout` after it (Core Vol 6 Part B 4.5.2), unless they
 /// come back in range first.
+///
+/// The central may move the link to another interval (`requestInterval`, the LE Connection
+/// Update procedure, Core Vol 6 Part B 5.1.1): its LL_CONNECTION_UPDATE_IND goes at the next
+/// event, ahead of its data, and names an instant `LinkLayerTiming.updateInstantEvents`
+/// events later; the old interval runs until then, the new one from there (the sim puts the
+/// new anchor at the instant: no transmit window offset).
 final class SimulatedConnection {
     let id: LinkID
     unowned let air: SimulatedAir
-    let anchor: Instant
-    let interval: Duration
+    private(set) var anchor: Instant
+    private(set) var interval: Duration
     let supervisionTimeout: Duration
     let packetsPerEvent: Int
     /// The first event that may carry ATT PDUs: the link-layer setup comes before it.
@@ -32,6 +38,12 @@ final class SimulatedConnection {
     private var termination: (from: SimulatedLink, localReason: DisconnectReason, remoteReason: DisconnectReason)?
     /// One end closed while the other could not hear it: that end can only time out.
     private var abandoned = false
+    /// The interval the central asked for, while its update is not done.
+    private var wantedInterval: Duration?
+    /// The update's LL PDU waits for the next event.
+    private var updateIndicationDue = false
+    /// The update's instant, once its PDU went.
+    private var updateTimer: Scheduled?
 
     init(id: LinkID, central: SimulatedController, peripheral: SimulatedController,
          parameters: ConnectionParameters, air: SimulatedAir) {
@@ -70,7 +82,7 @@ final class SimulatedConnection {
 
     func scheduleEventIfNeeded() {
         guard isOpen, !abandoned, eventTimer == nil else { return }
-        let due = termination != nil || (inRange && ends.contains { $0.queuedCount > 0 })
+        let due = termination != nil || (inRange && (updateIndicationDue || ends.contains { $0.queuedCount > 0 }))
         guard due else { return }
         let next = nextAnchor(after: loop.now)
         let at = termination != nil ? next : max(next, firstDataEvent)
@@ -81,10 +93,18 @@ final class SimulatedConnection {
     /// when a side has nothing), while either side has more, up to `packetsPerEvent`, and
     /// only while the exchange ends one T_IFS before the next anchor. The first exchange
     /// always happens.
-    private func carriedThisEvent(_ central: SimulatedLink, _ peripheral: SimulatedLink) -> (up: Int, down: Int) {
+    /// `control`: the central's first packet is an LL control PDU, not one of its ATT PDUs.
+    private func carriedThisEvent(_ central: SimulatedLink, _ peripheral: SimulatedLink,
+                                  control: Bool) -> (up: Int, down: Int) {
         var up = 0, down = 0, exchanges = 0
         var airtime = Duration.zero
         let budget = interval - LinkLayerTiming.interFrameSpace
+        if control {
+            let p = peripheral.queuedPDU(at: 0)
+            airtime = LinkLayerTiming.controlExchange(peripheral: p?.count)
+            exchanges = 1
+            if p != nil { down = 1 }
+        }
         while exchanges < packetsPerEvent, up < central.queuedCount || down < peripheral.queuedCount {
             let c = central.queuedPDU(at: up), p = peripheral.queuedPDU(at: down)
             let cost = LinkLayerTiming.exchange(central: c?.count, peripheral: p?.count)
@@ -106,7 +126,9 @@ final class SimulatedConnection {
         }
         guard inRange else { return }  // resumes from rangeDidChange
         let central = ends[0], peripheral = ends[1]
-        let carried = carriedThisEvent(central, peripheral)
+        let control = updateIndicationDue
+        if control { sendUpdateIndication() }
+        let carried = carriedThisEvent(central, peripheral, control: control)
         let up = central.dequeue(upTo: carried.up)
         let down = peripheral.dequeue(upTo: carried.down)
         if let sniffer = air.sniffer {
@@ -118,6 +140,43 @@ final class SimulatedConnection {
         for pdu in down { central.receive(pdu) }
         central.noteRoom()
         peripheral.noteRoom()
+        scheduleEventIfNeeded()
+    }
+
+    // MARK: Connection update
+
+    /// The central asks for `newInterval`. One procedure at a time: asked for during one, it
+    /// follows once that one's instant has passed.
+    func requestInterval(_ newInterval: Duration) {
+        guard isOpen, !abandoned else { return }
+        wantedInterval = newInterval
+        guard updateTimer == nil, !updateIndicationDue else { return }
+        guard newInterval != interval else { wantedInterval = nil; return }
+        updateIndicationDue = true
+        scheduleEventIfNeeded()
+    }
+
+    /// At an event: the LL_CONNECTION_UPDATE_IND goes, naming the instant.
+    private func sendUpdateIndication() {
+        updateIndicationDue = false
+        guard let wanted = wantedInterval else { return }
+        let instant = loop.now + interval * LinkLayerTiming.updateInstantEvents
+        updateTimer = loop.schedule(at: instant) { [weak self] in self?.applyUpdate(wanted, at: instant) }
+    }
+
+    private func applyUpdate(_ newInterval: Duration, at instant: Instant) {
+        updateTimer = nil
+        guard isOpen else { return }
+        anchor = instant
+        interval = newInterval
+        if wantedInterval == newInterval { wantedInterval = nil }
+        for end in ends where end.phase == .up { end.delegate?.linkDidUpdateConnectionInterval(end) }
+        // An event due on the old grid is due at the instant, the new grid's first anchor.
+        if eventTimer != nil && termination == nil {
+            eventTimer?.cancel()
+            eventTimer = loop.schedule(at: instant) { [weak self] in self?.connectionEvent() }
+        }
+        if let again = wantedInterval { wantedInterval = nil; requestInterval(again) }
         scheduleEventIfNeeded()
     }
 
@@ -197,8 +256,10 @@ final class SimulatedConnection {
         guard ends.allSatisfy({ $0.phase == .closed }) else { return }
         eventTimer?.cancel()
         supervisionTimer?.cancel()
+        updateTimer?.cancel()
         eventTimer = nil
         supervisionTimer = nil
+        updateTimer = nil
         ends = []
         air.connectionDidClose(self)
     }

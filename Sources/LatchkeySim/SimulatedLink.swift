@@ -51,11 +51,24 @@ public final class SimulatedLink: ATTLink {
     }
 
     public var isConnected: Bool { phase == .up }
-    /// The interval the central's controller chose when the link formed (the sim has no
-    /// connection parameter update).
+    /// The interval in force: the one the central chose when the link formed, or the last
+    /// connection update's from its instant on.
     public var connectionInterval: Duration? { connection.interval }
+
+    /// The central's LE Connection Update (`SimulatedConnection.requestInterval`). A
+    /// peripheral cannot order one (it could only ask, with an L2CAP request the sim does not
+    /// model), nor can anyone ask for an interval outside the Core's 7.5 ms–4 s or one the
+    /// supervision timeout would not survive (it must exceed two intervals, Vol 6 Part B 4.5.2).
+    public func requestConnectionInterval(_ interval: Duration) -> Bool {
+        guard role == .central, phase == .up, interval >= .microseconds(7_500), interval <= .seconds(4),
+              connection.supervisionTimeout > interval * 2 else { return false }
+        connection.requestInterval(interval)
+        return true
+    }
     /// PDUs queued and not yet carried.
     public var queuedCount: Int { transmitQueue.count }
+    /// Sends answered `.full` so far: how often the sender met back-pressure.
+    public private(set) var refusedSends = 0
 
     /// The simulated system keeps every link through its application's death (a detached
     /// device keeps its links), and what the application kept with it, as the kernel
@@ -77,6 +90,7 @@ public final class SimulatedLink: ATTLink {
                      "PDU of \(pdu.count) bytes exceeds the bearer MTU \(maximumTransmissionUnit)")
         guard transmitQueue.count < transmitCapacity else {
             owesWritable = true
+            refusedSends += 1
             return .full
         }
         transmitQueue.append(pdu)

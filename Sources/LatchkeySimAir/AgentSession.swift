@@ -88,6 +88,11 @@ final class AgentSession: BluetoothTransportDelegate, ATTLinkDelegate {
             try controller.setConnectionParameters(parameters) }
         case .linkSend(let id, let pdu): linkSend(id, pdu)
         case .linkDisconnect(let id): links[id]?.link.disconnect()
+        case .linkRequestInterval(let id, let interval):
+            guard let link = links[id]?.link else { return }  // gone: its linkDown is on the way
+            if !link.requestConnectionInterval(interval) {
+                send(.commandFailed(TransportError(.invalidParameters, "connection interval \(interval) refused on \(id)")))
+            }
         case .linkClaim(let id):
             links[id]?.claimed = true
             links[id]?.countdown?.cancel()
@@ -196,6 +201,11 @@ final class AgentSession: BluetoothTransportDelegate, ATTLinkDelegate {
     }
 
     func linkIsWritable(_ link: any ATTLink) { feed(link.id) }
+
+    func linkDidUpdateConnectionInterval(_ link: any ATTLink) {
+        guard links[link.id] != nil, let interval = link.connectionInterval else { return }
+        send(.linkInterval(link.id, interval))
+    }
 
     func link(_ link: any ATTLink, didDisconnect reason: DisconnectReason) {
         links.removeValue(forKey: link.id)?.countdown?.cancel()

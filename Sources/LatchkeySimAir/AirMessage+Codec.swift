@@ -6,10 +6,10 @@ extension AirMessage {
         case helloAgent = 0x01, helloControl = 0x02
         case startAdvertising = 0x10, stopAdvertising, startScanning, stopScanning
         case addPendingConnection, removePendingConnection, setConnectionParameters
-        case linkSend = 0x20, linkDisconnect, linkClaim, linkRelease
+        case linkSend = 0x20, linkDisconnect, linkClaim, linkRelease, linkRequestInterval
         case setPosition = 0x30, powerOff, powerOn, listDevices
         case welcome = 0x80, status, advertisementReport, linkUp, linkReceived, linkAccepted, linkDown
-        case commandFailed, rejected
+        case commandFailed, rejected, linkInterval
         case done = 0x90, failed, devices
     }
 
@@ -30,6 +30,8 @@ extension AirMessage {
         case .linkDisconnect(let id): w.u8(Kind.linkDisconnect.rawValue); w.linkID(id)
         case .linkClaim(let id): w.u8(Kind.linkClaim.rawValue); w.linkID(id)
         case .linkRelease(let id): w.u8(Kind.linkRelease.rawValue); w.linkID(id)
+        case .linkRequestInterval(let id, let d): w.u8(Kind.linkRequestInterval.rawValue); w.linkID(id); w.duration(d)
+        case .linkInterval(let id, let d): w.u8(Kind.linkInterval.rawValue); w.linkID(id); w.duration(d)
         case .welcome(let version, let status, let links):
             w.u8(Kind.welcome.rawValue); w.u8(version); w.status(status); w.list(links) { $0.linkDescription($1) }
         case .status(let s, let processed): w.u8(Kind.status.rawValue); w.status(s); w.u32(processed)
@@ -75,6 +77,8 @@ extension AirMessage {
         case .linkDisconnect: self = .linkDisconnect(try r.linkID())
         case .linkClaim: self = .linkClaim(try r.linkID())
         case .linkRelease: self = .linkRelease(try r.linkID())
+        case .linkRequestInterval: self = .linkRequestInterval(try r.linkID(), try r.duration())
+        case .linkInterval: self = .linkInterval(try r.linkID(), try r.duration())
         case .welcome:
             self = .welcome(version: try r.u8(), status: try r.status(),
                             links: try r.list { r throws(AirProtocolError) in try r.linkDescription() })

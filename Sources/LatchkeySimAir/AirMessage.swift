@@ -7,7 +7,7 @@ import LatchkeyTransport
 /// carrying `AirMessage.version`: `.helloAgent` attaches an application to the controller
 /// of its address, `.helloControl` opens the control channel.
 public enum AirMessage: Hashable, Sendable {
-    public static let version: UInt8 = 2  // 2: links carry their connection interval
+    public static let version: UInt8 = 3  // 2: links carry their connection interval; 3: and update it
 
     // MARK: Agent → air (the BluetoothTransport calls)
     /// `position` places the device when the air creates it; an existing device stays where it is.
@@ -22,6 +22,8 @@ public enum AirMessage: Hashable, Sendable {
     // The ATTLink calls. `linkClaim`/`linkRelease` follow the remote link's delegate.
     case linkSend(LinkID, [UInt8])
     case linkDisconnect(LinkID)
+    /// The central's LE Connection Update (`ATTLink.requestConnectionInterval`).
+    case linkRequestInterval(LinkID, Duration)
     case linkClaim(LinkID)
     case linkRelease(LinkID)
 
@@ -37,6 +39,8 @@ public enum AirMessage: Hashable, Sendable {
     /// `count` PDUs the air-side link accepted: credits back to the remote sender.
     case linkAccepted(LinkID, count: UInt16)
     case linkDown(LinkID, DisconnectReason)
+    /// A connection update took effect on the link: its interval from now on.
+    case linkInterval(LinkID, Duration)
     /// A transport call the air-side controller refused (the remote call had returned).
     case commandFailed(TransportError)
     /// The air refuses the connection's last message and closes it.

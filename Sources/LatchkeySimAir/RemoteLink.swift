@@ -16,8 +16,8 @@ public final class RemoteLink: ATTLink {
     public let maximumTransmissionUnit: Int
     /// PDUs that may be in flight to the air before `send` says `.full`.
     public let window: Int
-    /// The air-side link's, as the air described it.
-    public let connectionInterval: Duration?
+    /// The air-side link's, as the air described it, then as its updates took effect.
+    public private(set) var connectionInterval: Duration?
 
     /// Claiming the link (setting a delegate) tells the air to keep it; a link nobody
     /// claims is dropped after the kernel's idle-link timeout, as in-process.
@@ -61,6 +61,14 @@ public final class RemoteLink: ATTLink {
         return .sent
     }
 
+    /// Asks the air for the central's LE Connection Update; a refusal comes back as
+    /// `commandFailed`, the change as `linkInterval`.
+    public func requestConnectionInterval(_ interval: Duration) -> Bool {
+        guard role == .central, phase == .up, let transport else { return false }
+        transport.send(.linkRequestInterval(id, interval))
+        return true
+    }
+
     public func disconnect() {
         guard phase == .up else { return }
         phase = .closing
@@ -79,6 +87,12 @@ public final class RemoteLink: ATTLink {
     func received(_ pdu: [UInt8]) {
         guard phase == .up else { return }
         delegate?.link(self, didReceive: pdu)
+    }
+
+    func intervalChanged(_ interval: Duration) {
+        guard phase == .up else { return }
+        connectionInterval = interval
+        delegate?.linkDidUpdateConnectionInterval(self)
     }
 
     /// The link ended; `notify` is false when this process is going away and tells nobody.

@@ -147,6 +147,8 @@ public final class RemoteTransport: BluetoothTransport {
             link(id)?.received(pdu)
         case .linkAccepted(let id, let count):
             link(id)?.accepted(Int(count))
+        case .linkInterval(let id, let interval):
+            link(id)?.intervalChanged(interval)
         case .linkDown(let id, let reason):
             guard let link = link(id) else { return }
             links.removeAll { $0 === link }

@@ -10,7 +10,8 @@ import LatchkeyTransport
 /// choose (`doorInterval`), as a real central's is.
 ///
 /// `dropToPhone` stands for a relay that withholds an answer (the Write Response of the
-/// arrival command) and drops the link instead, hoping for a retry.
+/// arrival command) and drops the link instead, hoping for a retry; `withholdToDoor` for
+/// one that keeps a phone's PDU (a sealed write) back to deliver it later (`release`).
 public final class RelayAttacker: BluetoothTransportDelegate, ATTLinkDelegate {
     public let phoneSide: SimulatedController
     public let doorSide: SimulatedController
@@ -20,6 +21,10 @@ public final class RelayAttacker: BluetoothTransportDelegate, ATTLinkDelegate {
     /// Returns true for a PDU from the lock that must not reach the phone; the relay then
     /// drops both links, as an attacker who wants another try would.
     public var dropToPhone: (([UInt8]) -> Bool)?
+    /// Returns true for a PDU from the phone that the relay keeps instead of carrying;
+    /// kept PDUs wait in `withheld` until `release`.
+    public var withholdToDoor: (([UInt8]) -> Bool)?
+    public private(set) var withheld: [[UInt8]] = []
     /// PDUs carried each way so far.
     public private(set) var carriedToDoor = 0
     public private(set) var carriedToPhone = 0
@@ -84,8 +89,15 @@ public final class RelayAttacker: BluetoothTransportDelegate, ATTLinkDelegate {
         let fromPhone = link === phoneLink
         phoneSide.loop.schedule(after: latency) { [weak self] in
             guard let self else { return }
-            if fromPhone {
+            if fromPhone && withholdToDoor?(pdu) == true {
+                withheld.append(pdu)
+                return
+            } else if fromPhone {
                 toDoor.append(pdu)
+            } else if answersToKeep > 0, pdu.first == 0x13 || pdu.first == 0x01 {
+                answersToKeep -= 1
+                keptAnswers.append(pdu)
+                return
             } else if dropToPhone?(pdu) == true {
                 dropped += 1
                 dropBoth()
@@ -98,6 +110,20 @@ public final class RelayAttacker: BluetoothTransportDelegate, ATTLinkDelegate {
     }
 
     public func linkIsWritable(_ link: any ATTLink) { flush() }
+
+    /// Sends `pdu` to the lock on the door link now, as if the phone had just sent it: a kept
+    /// PDU delivered late, or a copy of one carried before (a replay). The lock's answer to it
+    /// stays with the relay, which asked: the phone asked nothing.
+    public func release(_ pdu: [UInt8]) {
+        answersToKeep += 1
+        toDoor.append(pdu)
+        flush()
+    }
+
+    /// Answers from the lock to released PDUs, not carried to the phone (a Write Response
+    /// 0x13 or an Error Response 0x01: the next ones from the lock).
+    public private(set) var keptAnswers: [[UInt8]] = []
+    private var answersToKeep = 0
 
     public func link(_ link: any ATTLink, didDisconnect reason: DisconnectReason) {
         if link === phoneLink { phoneLink = nil }

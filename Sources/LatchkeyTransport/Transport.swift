@@ -141,6 +141,11 @@ public protocol ATTLink: AnyObject {
     /// descriptor store beside the link's socket). False when this link does not outlive
     /// the process (nothing to keep it for); throws when it does and the state could not be kept.
     func keep(applicationState state: [UInt8]) throws(TransportError) -> Bool
+    /// Asks the controller to move the link to `interval` (the central's LE Connection
+    /// Update); it shows in `connectionInterval` once it takes effect, some connection events
+    /// later. False when this side or this transport cannot: the kernel has no socket or mgmt
+    /// call for it (docs/ARCHITECTURE.md, "Link to unlock").
+    func requestConnectionInterval(_ interval: Duration) -> Bool
     /// Queues one PDU. `.full` means nothing was queued: wait for `linkIsWritable`.
     func send(_ pdu: [UInt8]) -> SendResult
     /// Ends the link (HCI reason 0x16, local host terminated).
@@ -151,10 +156,19 @@ extension ATTLink {
     /// A link that ends with its process keeps nothing (the simulated air across processes).
     public var keptApplicationState: [UInt8]? { nil }
     public func keep(applicationState state: [UInt8]) throws(TransportError) -> Bool { false }
+    /// The kernel's links: no way to update a live link's parameters through them yet.
+    public func requestConnectionInterval(_ interval: Duration) -> Bool { false }
+}
+
+extension ATTLinkDelegate {
+    /// Most ends do not care: the interval is read when needed.
+    public func linkDidUpdateConnectionInterval(_ link: any ATTLink) {}
 }
 
 public protocol ATTLinkDelegate: AnyObject {
     func link(_ link: any ATTLink, didReceive pdu: [UInt8])
+    /// A connection update took effect: `link.connectionInterval` is the new interval.
+    func linkDidUpdateConnectionInterval(_ link: any ATTLink)
     /// The transmit queue has room again after a `.full`.
     func linkIsWritable(_ link: any ATTLink)
     func link(_ link: any ATTLink, didDisconnect reason: DisconnectReason)

@@ -32,11 +32,17 @@ extension Latchkey {
         @Option(name: .customLong("connection-interval-ms"),
                 help: "The phone's connection interval, 7.5...4000 ms (default: the phone's, 7.5).")
         var connectionInterval: Double?
+        @Option(name: .customLong("idle-interval-ms"),
+                help: "The phone's idle_connection_interval_ms, 7.5...4000 (default: none); adds a command on the slowed link.")
+        var idleInterval: Double?
 
         func validate() throws {
             guard (1...10_000).contains(probe) else { throw ValidationError("--probe must be 1...10000") }
             if let ms = connectionInterval, !(7.5...4000).contains(ms) {
                 throw ValidationError("--connection-interval-ms must be 7.5...4000")
+            }
+            if let ms = idleInterval, !(7.5...4000).contains(ms) {
+                throw ValidationError("--idle-interval-ms must be 7.5...4000")
             }
         }
 
@@ -47,7 +53,8 @@ extension Latchkey {
             }
             let report = mqtt ? MQTTDemo.run(json: json, verbose: verbose)
                               : LatchkeyRuntime.Demo.run(json: json, verbose: verbose, probeCount: probe,
-                                                                          connectionIntervalMs: connectionInterval)
+                                                                          connectionIntervalMs: connectionInterval,
+                                                                          idleIntervalMs: idleInterval)
             if json {
                 print(report.json)
             } else {

@@ -49,6 +49,8 @@ final class AgentWorld {
     var unauthenticatedLinkTimeout = LockAgentConfiguration.defaultUnauthenticatedLinkTimeout
     /// The lock's `maximumLinks`.
     let maximumLinks: Int
+    /// The phone's `idleConnectionInterval` (nil: it keeps its fast one while linked).
+    let phoneIdleInterval: Duration?
 
     static let lineNames = ["latch", "bolt", "door", "button"]
 
@@ -57,12 +59,14 @@ final class AgentWorld {
     /// accepts an arrival only after one it saw (`lockSawItLeave: false` skips that).
     init(autoRelock: Duration? = .seconds(30), grace: Duration = .seconds(5), phoneStartsAt position: Double = 100,
          lockSawItLeave: Bool = true, relayed: Bool = false, actuator: ActuatorKind = .hold, maximumLinks: Int = 4,
+         phoneIdleInterval: Duration? = nil,
          durables: ((InMemoryKeyStore, InMemoryDecisionJournal) -> any KeyStore & DecisionJournal)? = nil) throws {
         air = SimulatedAir(loop: loop, seed: 7)
         phoneAir = relayed ? SimulatedAir(loop: loop, seed: 8) : air
         chip = SimulatedGPIOChip(label: "sim-lock", lineNames: Self.lineNames, loop: loop)
         self.actuator = actuator
         self.maximumLinks = maximumLinks
+        self.phoneIdleInterval = phoneIdleInterval
         key = PhoneKey(id: 1, name: "alice", secret: CommandSealing.newSecret(), role: .admin,
                        mayRequestArrivalUnlock: true)
         keys = InMemoryKeyStore([key])
@@ -121,7 +125,8 @@ final class AgentWorld {
     func startPhone(grace: Duration) throws {
         phone = try PhoneAgent(transport: phoneAir.device(phoneAddress)!,
                                configuration: PhoneAgentConfiguration(lockAddress: lockAddress, keyID: key.id,
-                                                                      secret: key.secret, gracePeriod: grace),
+                                                                      secret: key.secret, gracePeriod: grace,
+                                                                      idleConnectionInterval: phoneIdleInterval),
                                store: phoneStore, events: phoneEvents, restoration: phoneRestoration)
     }
 

@@ -40,6 +40,8 @@ import Testing
         .linkDisconnect(LinkID(3)),
         .linkClaim(LinkID(4)),
         .linkRelease(LinkID(5)),
+        .linkRequestInterval(LinkID(6), .milliseconds(50)),
+        .linkInterval(LinkID(6), .microseconds(7_500)),
         .welcome(version: AirMessage.version, status: status, links: [link, LinkDescription(
             id: LinkID(8), peer: lock, role: .central, maximumTransmissionUnit: 23, window: 1)]),
         .welcome(version: AirMessage.version, status: ControllerStatus(state: .unknown, isAdvertising: false,
@@ -79,7 +81,7 @@ import Testing
         let kinds = Set(Self.samples.map { $0.encoded()[0] })
         let all: [AirMessage.Kind] = [.helloAgent, .helloControl, .startAdvertising, .stopAdvertising, .startScanning,
             .stopScanning, .addPendingConnection, .removePendingConnection, .setConnectionParameters, .linkSend,
-            .linkDisconnect, .linkClaim, .linkRelease, .setPosition, .powerOff, .powerOn, .listDevices, .welcome,
+            .linkDisconnect, .linkClaim, .linkRelease, .linkRequestInterval, .linkInterval, .setPosition, .powerOff, .powerOn, .listDevices, .welcome,
             .status, .advertisementReport, .linkUp, .linkReceived, .linkAccepted, .linkDown, .commandFailed,
             .rejected, .done, .failed, .devices]
         #expect(kinds == Set(all.map(\.rawValue)))

@@ -76,6 +76,23 @@ import Testing
         #expect(devices[H.lockAddress]?.attached == true)
     }
 
+    @Test func theCentralsConnectionUpdateReachesBothAgents() throws {
+        let h = try AirHarness()
+        let (lock, phone) = try h.linked()
+        #expect(lock.link?.requestConnectionInterval(.milliseconds(30)) == false, "the peripheral cannot order one")
+        #expect(phone.link?.requestConnectionInterval(.milliseconds(30)) == true)
+        try h.wait("both ends at 30 ms after the update's instant") {
+            phone.link?.connectionInterval == .milliseconds(30) && lock.link?.connectionInterval == .milliseconds(30)
+        }
+        // One the link would not survive (the harness's 100 ms supervision timeout): the air says so.
+        var failed: [TransportError] = []
+        phone.transport.onCommandFailed = { failed.append($0) }
+        #expect(phone.link?.requestConnectionInterval(.milliseconds(60)) == true)
+        try h.wait("the air's refusal") { !failed.isEmpty }
+        #expect(failed.first?.code == .invalidParameters)
+        #expect(phone.link?.connectionInterval == .milliseconds(30))
+    }
+
     @Test func backPressureFullThenWritableEndToEnd() throws {
         let h = try AirHarness()
         let (lock, phone) = try h.linked()

@@ -10,24 +10,27 @@ import LatchkeyTransport
 public enum Demo {
     /// `probeCount`: how many authenticated commands step 5 times (its p50/p99 figures).
     /// `connectionIntervalMs`: the phone's `connection_interval_ms` (nil: its default).
+    /// `idleIntervalMs`: the phone's `idle_connection_interval_ms` (nil: none); with it, a
+    /// step times a command on the slowed link.
     public static func run(json: Bool, verbose: Bool, probeCount: Int = 20,
-                           connectionIntervalMs: Double? = nil) -> DemoReport {
+                           connectionIntervalMs: Double? = nil, idleIntervalMs: Double? = nil) -> DemoReport {
         var report = DemoReport(live: !json)
         let world: AgentStage
         var tuning = AgentStage.Tuning.demo
         tuning.phoneConnectionIntervalMs = connectionIntervalMs
+        tuning.phoneIdleIntervalMs = idleIntervalMs
         do { world = try AgentStage(verbose: verbose, tuning: tuning) } catch {
             report.record("set up the stage", false, "\(error)")
             return report
         }
         defer { world.shutdown() }
-        do { try play(world, &report, probeCount: probeCount) } catch {
+        do { try play(world, &report, probeCount: probeCount, idleLink: idleIntervalMs != nil) } catch {
             report.record("story aborted", false, "\(error)")
         }
         return report
     }
 
-    static func play(_ w: AgentStage, _ r: inout DemoReport, probeCount: Int) throws(RuntimeError) {
+    static func play(_ w: AgentStage, _ r: inout DemoReport, probeCount: Int, idleLink: Bool) throws(RuntimeError) {
         let obs = w.observer!
         func since(_ t: Instant) -> Double { (w.loop.now - t).milliseconds }
         func locked(after t: Instant) -> Bool {
@@ -144,6 +147,7 @@ public enum Demo {
         }
         warmFigures(w, &r, since: t)
         w.wait(.seconds(3)) { !obs.isHigh("motor_unlock") && !obs.isHigh("motor_lock") }
+        if idleLink { try idleCommand(w, &r) }
 
         // 6. SIGKILL the lock in the middle of an unlock; restart; it returns to the decided state.
         t = w.loop.now

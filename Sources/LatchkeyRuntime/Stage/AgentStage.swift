@@ -20,6 +20,8 @@ final class AgentStage {
         var phoneStartsAt: Double
         /// The phone's `connection_interval_ms`; nil leaves the phone's default.
         var phoneConnectionIntervalMs: Double?
+        /// The phone's `idle_connection_interval_ms`; nil: none.
+        var phoneIdleIntervalMs: Double?
 
         /// The demo: short timers, so that the whole story fits in half a minute. The phone
         /// starts out of range, so that its first link ever is timed from the moment it
@@ -115,6 +117,7 @@ final class AgentStage {
             key_secret_file: \(keyFile)
             grace_seconds: \(tuning.phoneGraceSeconds)
             \(tuning.phoneConnectionIntervalMs.map { "connection_interval_ms: \($0)" } ?? "")
+            \(tuning.phoneIdleIntervalMs.map { "idle_connection_interval_ms: \($0)" } ?? "")
             """)
         observer = try LineObserver(chipDirectory: chipDirectory, lines: ["motor_unlock", "motor_lock"], loop: loop)
         // Only wakes the loop on SIGCHLD; without it the stage polls `isRunning` at its timeouts.

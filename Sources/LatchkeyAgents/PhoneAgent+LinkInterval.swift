@@ -1,0 +1,53 @@
+import LatchkeyTransport
+
+/// A fast connection interval while the link is set up or a command runs, a slow one while
+/// it idles (issue 22's lever; figures in docs/ARCHITECTURE.md, "Link to unlock"). At 7.5 ms
+/// both radios meet 133 times a second; an idle owner at home needs none of that. After
+/// `idleAfter` with nothing to do — by default the held challenge's life, so a command
+/// that finds a challenge held also finds the link fast — the phone asks for
+/// `idleConnectionInterval` (an LE Connection Update). A command on a slowed link goes at
+/// once, at the slow interval, and asks for the fast one beside it: waiting for the update
+/// would cost its instant, six slow events, before the command's first PDU.
+extension PhoneAgent {
+    /// The link has nothing to do: slow it down after `idleAfter`, unless work comes first.
+    func linkWentIdle() {
+        guard configuration.idleConnectionInterval != nil, ready, commandsIdle, prefetchSentAt == nil,
+              logFetch == nil else { return }
+        idleTimer?.cancel()
+        idleTimer = loop.schedule(after: configuration.idleAfter) { [weak self] in
+            guard let self else { return }
+            idleTimer = nil
+            guard let slow = configuration.idleConnectionInterval, ready, commandsIdle, prefetchSentAt == nil,
+                  logFetch == nil, lockPeripheral.state == .connected else { return }
+            askForInterval(slow, slowing: true)
+        }
+    }
+
+    /// Work for the link (a command, a log fetch): the fast interval again if it was slowed.
+    /// The work does not wait for it.
+    func linkBecameBusy() {
+        idleTimer?.cancel()
+        idleTimer = nil
+        guard linkSlowed else { return }
+        askForInterval(configuration.connectionInterval ?? ConnectionParameters.kernelDefault.connectionInterval,
+                       slowing: false)
+    }
+
+    /// A new link, or none: it runs at the interval the connection was made with.
+    func forgetLinkInterval() {
+        idleTimer?.cancel()
+        idleTimer = nil
+        linkSlowed = false
+    }
+
+    private func askForInterval(_ interval: Duration, slowing: Bool) {
+        if lockPeripheral.requestConnectionInterval(interval) {
+            linkSlowed = slowing
+            emit("phone.link_interval", ["ms": "\(interval.milliseconds)", "why": slowing ? "idle" : "busy"])
+        } else if !linkIntervalRefusalSaid {
+            // Once per agent: the kernel transport cannot update a live link (no mgmt command).
+            linkIntervalRefusalSaid = true
+            emit("phone.link_interval_unsupported", ["ms": "\(interval.milliseconds)"])
+        }
+    }
+}
