@@ -27,41 +27,46 @@ import Testing
         }
     }
 
-    /// The process runs out of descriptors (RLIMIT_NOFILE lowered in-process to the next free
-    /// descriptor, for the one accept call only: other tests of this process share the limit):
-    /// accept4 fails with EMFILE, the listener pauses instead of closing or spinning, and
-    /// accepts the waiting clients once descriptors are back.
-    @Test func outOfDescriptorsPausesTheListenerAndItAcceptsOnceTheyReturn() throws {
-        let dir = try RuntimeDirectory.makeTemporary()
-        defer { RuntimeDirectory.remove(dir) }
-        let loop = PosixEventLoop()
-        let server = try Server(path: dir + "/control.sock", loop: loop, first: .milliseconds(100))
-        let clients = try (0..<2).map { _ in try SeqPacketSocket.connect(to: dir + "/control.sock") }
+    /// The process runs out of descriptors: accept4 fails with EMFILE, the listener pauses
+    /// instead of closing or spinning, and accepts the waiting clients once descriptors are
+    /// back. RLIMIT_NOFILE is per process, so the whole check runs in a child process of its
+    /// own (an exit test): lowered in this one, it could fail a parallel test's open().
+    @Test func outOfDescriptorsPausesTheListenerAndItAcceptsOnceTheyReturn() async {
+        await #expect(processExitsWith: .success) {
+            // Each failed check exits with its own status (the child's issues stay in it).
+            func check(_ ok: Bool, _ status: Int32) { if !ok { exit(status) } }
+            guard let dir = try? RuntimeDirectory.makeTemporary() else { exit(10) }
+            defer { RuntimeDirectory.remove(dir) }
+            let loop = PosixEventLoop()
+            guard let server = try? Server(path: dir + "/control.sock", loop: loop, first: .milliseconds(100)),
+                  let clients = try? (0..<2).map({ _ in try SeqPacketSocket.connect(to: dir + "/control.sock") })
+            else { exit(11) }
 
-        var saved = rlimit()
-        #expect(getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &saved) == 0)
-        let next = dup(0)
-        #expect(next >= 0)
-        close(next)
-        var lowered = saved
-        lowered.rlim_cur = rlim_t(next)  // every new descriptor would be >= the limit: EMFILE
-        #expect(setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &lowered) == 0)
-        server.acceptor.acceptWaiting()
-        #expect(setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &saved) == 0)
+            var saved = rlimit()
+            check(getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &saved) == 0, 12)
+            let next = dup(0)
+            check(next >= 0, 13)
+            close(next)
+            var lowered = saved
+            lowered.rlim_cur = rlim_t(next)  // every new descriptor would be >= the limit: EMFILE
+            check(setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &lowered) == 0, 14)
+            server.acceptor.acceptWaiting()
+            check(setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &saved) == 0, 15)
 
-        #expect(server.accepted.isEmpty)
-        #expect(server.attempts == 1, "one failure pauses: no retry in a loop")
-        #expect(server.acceptor.isPaused)
-        #expect(server.pauses.count == 1)
-        #expect(server.pauses.first?.contains("errno 24") == true, "EMFILE: \(server.pauses)")
+            check(server.accepted.isEmpty, 16)
+            check(server.attempts == 1, 17)  // one failure pauses: no retry in a loop
+            check(server.acceptor.isPaused, 18)
+            check(server.pauses.count == 1, 19)
+            check(server.pauses.first?.contains("errno 24") == true, 20)  // EMFILE
 
-        // While paused the loop does not call accept, though two clients wait (no spin).
-        _ = try loop.run(until: { false }, timeout: .milliseconds(30))
-        #expect(server.attempts == 1)
-        // Then it accepts again, both clients.
-        #expect(try loop.run(until: { server.accepted.count == 2 }, timeout: .seconds(2)))
-        #expect(!server.acceptor.isPaused)
-        withExtendedLifetime(clients) {}
+            // While paused the loop does not call accept, though two clients wait (no spin).
+            _ = try? loop.run(until: { false }, timeout: .milliseconds(30))
+            check(server.attempts == 1, 21)
+            // Then it accepts again, both clients.
+            check((try? loop.run(until: { server.accepted.count == 2 }, timeout: .seconds(2))) == true, 22)
+            check(!server.acceptor.isPaused, 23)
+            withExtendedLifetime(clients) {}
+        }
     }
 
     /// An error of the connection itself (ECONNABORTED) drops that one and takes the next.
