@@ -48,6 +48,9 @@ struct LogTransferRateTests {
         let events = try #require(try? result?.get())
         #expect(events.map(\.sequence) == w.lockLog.entries.map(\.sequence))
         #expect(events.map(\.event) == w.lockLog.entries.map(\.event))
+        // The phone counted what crossed (`phone-ctl fetch-log` prints it; the HIL's scenario 61).
+        #expect(w.phone.lastLogTransfer?.notifications == crossings.count)
+        #expect(w.phone.lastLogTransfer?.octets == crossings.map(\.size).reduce(0, +))
         // The lock met back-pressure and waited for room instead of dropping chunks.
         #expect(lockLink.refusedSends > refusedBefore, "the transmit queue never refused a chunk")
 
