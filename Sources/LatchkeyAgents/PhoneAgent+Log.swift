@@ -37,10 +37,12 @@ extension PhoneAgent {
         guard var fetch = logFetch else { return }
         fetch.notifications += 1
         fetch.octets += chunk.count
+        if fetch.firstChunkAt == nil { fetch.firstChunkAt = loop.now }
         do {
             guard let whole = try fetch.assembler.receive(chunk) else { logFetch = fetch; return }
             logFetch = nil
             lastLogTransfer = LogTransferFigures(notifications: fetch.notifications, octets: fetch.octets,
+                                                 firstChunk: (fetch.firstChunkAt ?? loop.now) - fetch.startedAt,
                                                  elapsed: loop.now - fetch.startedAt)
             guard let opened = openReply(whole, as: .logTransfer) else {
                 fetch.completion(.failure(.notDelivered("log transfer not sealed to this link's session")))
@@ -87,11 +89,13 @@ extension PhoneAgent {
 
 /// What the last log fetch that reassembled a whole reply cost on the link, for
 /// `phone-ctl fetch-log` and the HIL's transfer benchmark: the notifications and their
-/// octets (chunk headers included: what crossed the link as ATT values), and the time from
-/// the request to the last chunk on the phone's loop clock.
+/// octets (chunk headers included: what crossed the link as ATT values), and on the phone's
+/// loop clock the time from the request to the first chunk (the request's way, the lock
+/// reading and sealing the log) and to the last.
 public struct LogTransferFigures: Equatable, Sendable {
     public var notifications: Int
     public var octets: Int
+    public var firstChunk: Duration
     public var elapsed: Duration
 }
 
@@ -99,6 +103,7 @@ struct LogFetch {
     var request: LogRequest
     var completion: (PhoneAgent.LogResult) -> Void
     var startedAt: Instant
+    var firstChunkAt: Instant?
     var notifications = 0
     var octets = 0
     /// Room for the largest sealed reply the lock sends: 64 KiB of payload with its header

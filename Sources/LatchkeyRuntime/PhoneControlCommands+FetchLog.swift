@@ -4,10 +4,11 @@ import LatchkeyAgents
 /// link it holds, timed on the phone's loop clock from the request to the last chunk. One
 /// answer line:
 ///
-///     ok fetch-log events=N first=S last=S consecutive=yes|no octets=O notifications=K elapsed_ms=T
+///     ok fetch-log events=N first=S last=S consecutive=yes|no octets=O notifications=K first_chunk_ms=F elapsed_ms=T
 ///
 /// `octets` are the notifications' values (chunk headers included) and `consecutive` says
-/// whether the sequences ran FROM, FROM+1, ... with none missing or out of order. With no
+/// whether the sequences ran FROM, FROM+1, ... with none missing or out of order;
+/// first_chunk_ms is the request to the first chunk, elapsed_ms to the last. With no
 /// link (or no session on it) the answer is `error ...`. The HIL's transfer benchmark
 /// (scenario 61) prints these beside the kernel's raw notification rate.
 extension PhoneControlCommands {
@@ -29,6 +30,7 @@ extension PhoneControlCommands {
                 reply("ok fetch-log events=\(events.count) first=\(sequences.first.map { "\($0)" } ?? "-") "
                       + "last=\(sequences.last.map { "\($0)" } ?? "-") consecutive=\(consecutive ? "yes" : "no") "
                       + "octets=\(figures?.octets ?? 0) notifications=\(figures?.notifications ?? 0) "
+                      + "first_chunk_ms=\(figures.map { tenths($0.firstChunk.milliseconds) } ?? "?") "
                       + "elapsed_ms=\(figures.map { tenths($0.elapsed.milliseconds) } ?? "?")")
             }
         }

@@ -61,6 +61,8 @@ struct LogTransferRateTests {
         let payload = crossings.map(\.size).reduce(0, +)
         #expect(payload >= 64 * 1024, "a 64 KiB transfer: \(payload) octets")
         let first = try #require(crossings.first?.time), last = try #require(crossings.last?.time)
+        // The phone's first and last chunk are the first and last notification that crossed.
+        #expect(w.phone.lastLogTransfer.map { ($0.elapsed - $0.firstChunk).nanoseconds } == (last - first).nanoseconds)
         // The events the transfer spanned, its first and its last counted.
         let spanned = Int((last - first).nanoseconds / interval.nanoseconds) + 1
         let linkRate = Double(perEvent * (mtu - 3)) / (interval.milliseconds / 1000)

@@ -114,10 +114,20 @@ func ask(_ dispatcher: ControlDispatcher, _ line: String) -> [String] {
         // Every chunk but the last fills a notification (MTU - 3 octets): the counts agree.
         #expect(octets > 0 && notifications == (octets + mtu - 4) / (mtu - 3), "\(whole) at MTU \(mtu)")
         let elapsed = try #require(field(whole, "elapsed_ms").flatMap(Double.init))
-        #expect(elapsed > 0, "the transfer takes connection events on the phone's clock")
+        let firstChunk = try #require(field(whole, "first_chunk_ms").flatMap(Double.init))
+        // The request takes connection events on the phone's clock; the last chunk is the
+        // first when one notification carried it all, else a later one.
+        #expect(firstChunk > 0 && (notifications == 1 ? elapsed == firstChunk : elapsed > firstChunk), "\(whole)")
 
         // A window of the log: from 2, at most 2.
         #expect(fetch("fetch-log 2 2")?.hasPrefix("ok fetch-log events=2 first=2 last=3 consecutive=yes ") == true)
+
+        // One at a time: a second fetch while one runs is refused, and the first still answers.
+        var first: [String] = []
+        control.handle(["fetch-log"]) { first.append($0) }
+        #expect(ask(control, "fetch-log") == ["error not delivered: a log fetch is running"])
+        h.advance(until: { !first.isEmpty }, limit: .seconds(5))
+        #expect(first.count == 1 && first[0].hasPrefix("ok fetch-log events=\(logged) first=1 "), "\(first)")
 
         // No link: an error, at once.
         h.air.setPosition(100, of: Household.phoneAddress)
