@@ -2,6 +2,7 @@ import LatchkeyGATT
 import LatchkeyLock
 import LatchkeyLockProtocol
 import LatchkeyManagers
+import LatchkeyTransport
 
 /// Reading the lock's audit log over the data-transfer characteristic (M9): subscribe,
 /// write a `LogRequest`, reassemble the chunked notifications, open them under the link's
@@ -14,7 +15,15 @@ extension PhoneAgent {
             completion(.failure(.notDelivered("not linked to the lock")))
             return
         }
-        logFetch = LogFetch(request: LogRequest(fromSequence: sequence, maximumCount: limit), completion: completion)
+        // One at a time: a second request would take the first one's place, and the first
+        // caller would never hear back.
+        guard logFetch == nil else {
+            completion(.failure(.notDelivered("a log fetch is running")))
+            return
+        }
+        logFetch = LogFetch(request: LogRequest(fromSequence: sequence, maximumCount: limit), completion: completion,
+                            startedAt: loop.now)
+        lastLogTransfer = nil
         linkBecameBusy()
         if transfer.isNotifying {
             lockPeripheral.writeValue(LogRequest(fromSequence: sequence, maximumCount: limit).bytes, for: transfer)
@@ -26,9 +35,15 @@ extension PhoneAgent {
     /// A chunk arrived on the data-transfer characteristic.
     func logChunk(_ chunk: [UInt8]) {
         guard var fetch = logFetch else { return }
+        fetch.notifications += 1
+        fetch.octets += chunk.count
+        if fetch.firstChunkAt == nil { fetch.firstChunkAt = loop.now }
         do {
             guard let whole = try fetch.assembler.receive(chunk) else { logFetch = fetch; return }
             logFetch = nil
+            lastLogTransfer = LogTransferFigures(notifications: fetch.notifications, octets: fetch.octets,
+                                                 firstChunk: (fetch.firstChunkAt ?? loop.now) - fetch.startedAt,
+                                                 elapsed: loop.now - fetch.startedAt)
             guard let opened = openReply(whole, as: .logTransfer) else {
                 fetch.completion(.failure(.notDelivered("log transfer not sealed to this link's session")))
                 return
@@ -72,9 +87,25 @@ extension PhoneAgent {
     }
 }
 
+/// What the last log fetch that reassembled a whole reply cost on the link, for
+/// `phone-ctl fetch-log` and the HIL's transfer benchmark: the notifications and their
+/// octets (chunk headers included: what crossed the link as ATT values), and on the phone's
+/// loop clock the time from the request to the first chunk (the request's way, the lock
+/// reading and sealing the log) and to the last.
+public struct LogTransferFigures: Equatable, Sendable {
+    public var notifications: Int
+    public var octets: Int
+    public var firstChunk: Duration
+    public var elapsed: Duration
+}
+
 struct LogFetch {
     var request: LogRequest
     var completion: (PhoneAgent.LogResult) -> Void
+    var startedAt: Instant
+    var firstChunkAt: Instant?
+    var notifications = 0
+    var octets = 0
     /// Room for the largest sealed reply the lock sends: 64 KiB of payload with its header
     /// and tag (the assembler's default, 64 KiB, refused a full transfer as too large).
     var assembler = ChunkAssembler(maximumSize: SealedReply.headerLength + SealedReply.maximumPayloadLength

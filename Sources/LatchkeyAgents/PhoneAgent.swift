@@ -103,6 +103,9 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
     var lockPeripheral: Peripheral { lock }
     var transferCharacteristic: RemoteCharacteristic?
     var logFetch: LogFetch?
+    /// The last log fetch's figures, set before its completion runs (nil while one runs, or
+    /// when its reply never reassembled).
+    public internal(set) var lastLogTransfer: LogTransferFigures?
     /// GATT handles, once discovered on the current link.
     var control: RemoteCharacteristic?
     var challenge: RemoteCharacteristic?

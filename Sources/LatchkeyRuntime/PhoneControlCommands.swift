@@ -8,8 +8,12 @@ import LatchkeyAgents
 ///     probe N                            N commands, alternating unlock and lock
 ///     arriving                           an arrival intent (a geofence, a hook): the next re-link
 ///                                        may ask for one arrival unlock within the intent window
+///     fetch-log [FROM [LIMIT]]           read the lock's audit log from sequence FROM (1), at most
+///                                        LIMIT events (100; as many as fit in one sealed reply,
+///                                        64 KiB): answered with the events and what the transfer
+///                                        cost (PhoneControlCommands+FetchLog.swift)
 enum PhoneControlCommands {
-    static let usage = "lock, unlock, mode normal|no-remote|passage, probe N, arriving"
+    static let usage = "lock, unlock, mode normal|no-remote|passage, probe N, arriving, fetch-log [FROM [LIMIT]]"
     /// What a restricted peer (the MQTT bridge's user) may send: presence and the arrival
     /// intent, never a command the phone would seal with its key.
     static let peerCommands = ["status", "arriving"]
@@ -93,6 +97,8 @@ enum PhoneControlCommands {
                 }
             }
             step(0)
+        case "fetch-log":
+            fetchLog(words, agent: agent, reply: reply)
         default:
             return false
         }

@@ -86,7 +86,7 @@ extension Latchkey {
         static let configuration = CommandConfiguration(
             commandName: "phone-ctl",
             abstract: "Send a command to a running phone agent: status, lock, unlock, mode normal|no-remote|passage, "
-                + "probe N, suspend, resume, or execution foreground|background.",
+                + "probe N, arriving, fetch-log [FROM [LIMIT]], suspend, resume, or execution foreground|background.",
             discussion: "Example: latchkey phone-ctl unlock")
         @Option(help: "The phone agent's state directory.") var stateDir: String = "/var/lib/latchkey/phone"
         @Argument(help: "The command and its arguments.") var words: [String]

@@ -48,6 +48,9 @@ struct LogTransferRateTests {
         let events = try #require(try? result?.get())
         #expect(events.map(\.sequence) == w.lockLog.entries.map(\.sequence))
         #expect(events.map(\.event) == w.lockLog.entries.map(\.event))
+        // The phone counted what crossed (`phone-ctl fetch-log` prints it; the HIL's scenario 61).
+        #expect(w.phone.lastLogTransfer?.notifications == crossings.count)
+        #expect(w.phone.lastLogTransfer?.octets == crossings.map(\.size).reduce(0, +))
         // The lock met back-pressure and waited for room instead of dropping chunks.
         #expect(lockLink.refusedSends > refusedBefore, "the transmit queue never refused a chunk")
 
@@ -58,6 +61,8 @@ struct LogTransferRateTests {
         let payload = crossings.map(\.size).reduce(0, +)
         #expect(payload >= 64 * 1024, "a 64 KiB transfer: \(payload) octets")
         let first = try #require(crossings.first?.time), last = try #require(crossings.last?.time)
+        // The phone's first and last chunk are the first and last notification that crossed.
+        #expect(w.phone.lastLogTransfer.map { ($0.elapsed - $0.firstChunk).nanoseconds } == (last - first).nanoseconds)
         // The events the transfer spanned, its first and its last counted.
         let spanned = Int((last - first).nanoseconds / interval.nanoseconds) + 1
         let linkRate = Double(perEvent * (mtu - 3)) / (interval.milliseconds / 1000)

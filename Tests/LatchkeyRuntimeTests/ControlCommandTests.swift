@@ -53,6 +53,11 @@ func ask(_ dispatcher: ControlDispatcher, _ line: String) -> [String] {
             ("mode sideways", "error usage: mode normal|no-remote|passage"),
             ("probe 0", "error usage: probe N (1...10000)"),
             ("arriving now", "error usage: arriving (no arguments)"),
+            ("fetch-log x", PhoneControlCommands.fetchLogUsage),
+            ("fetch-log 0", PhoneControlCommands.fetchLogUsage),
+            ("fetch-log 1 0", PhoneControlCommands.fetchLogUsage),
+            ("fetch-log 1 65536", PhoneControlCommands.fetchLogUsage),
+            ("fetch-log 1 2 3", PhoneControlCommands.fetchLogUsage),
         ]
         for (line, expected) in cases { #expect(ask(control, line) == [expected], "\(line)") }
         h.loop.advance(by: .seconds(5))
@@ -78,6 +83,56 @@ func ask(_ dispatcher: ControlDispatcher, _ line: String) -> [String] {
         #expect(event.field("attempt") == "2")
         #expect(event.field("reason") == "Add Device failed: Busy (0x0a)")
         #expect(ask(control, "status").first?.contains(" transport_refusals=1 ") == true)
+    }
+
+    /// `fetch-log` runs the phone's log fetch over the link and answers with the events and
+    /// what the transfer cost: the figures the HIL's transfer benchmark prints (scenario 61).
+    @Test func fetchLogReadsTheLocksLogOverTheLinkAndSaysWhatItCost() throws {
+        let h = try Household()
+        let (_, control) = try phone(h)
+        for op in [LockOperation.unlock, .lock, .unlock, .lock] {
+            guard case .success? = h.command(op) else { Issue.record("\(op) failed"); return }
+            #expect(h.advance(until: { h.lock!.controller.lockState == (op == .unlock ? .unlocked : .locked) }))
+        }
+        let logged = try h.log().count
+        #expect(logged >= 4, "the commands' operations are in the lock's log")
+
+        func fetch(_ line: String) -> String? {
+            var replies: [String] = []
+            control.handle(line.split(separator: " ").map(String.init)) { replies.append($0) }
+            h.advance(until: { !replies.isEmpty }, limit: .seconds(5))
+            return replies.count == 1 ? replies[0] : nil
+        }
+        func field(_ reply: String?, _ key: String) -> String? {
+            reply?.split(separator: " ").first { $0.hasPrefix(key + "=") }.map { String($0.dropFirst(key.count + 1)) }
+        }
+        let whole = try #require(fetch("fetch-log 1 1000"))
+        #expect(whole.hasPrefix("ok fetch-log events=\(logged) first=1 last=\(logged) consecutive=yes "), "\(whole)")
+        let octets = try #require(field(whole, "octets").flatMap(Int.init))
+        let notifications = try #require(field(whole, "notifications").flatMap(Int.init))
+        let mtu = h.phone!.central.retrievePeripherals(withIdentifiers: [Household.lockAddress])[0].mtu
+        // Every chunk but the last fills a notification (MTU - 3 octets): the counts agree.
+        #expect(octets > 0 && notifications == (octets + mtu - 4) / (mtu - 3), "\(whole) at MTU \(mtu)")
+        let elapsed = try #require(field(whole, "elapsed_ms").flatMap(Double.init))
+        let firstChunk = try #require(field(whole, "first_chunk_ms").flatMap(Double.init))
+        // The request takes connection events on the phone's clock; the last chunk is the
+        // first when one notification carried it all, else a later one.
+        #expect(firstChunk > 0 && (notifications == 1 ? elapsed == firstChunk : elapsed > firstChunk), "\(whole)")
+
+        // A window of the log: from 2, at most 2.
+        #expect(fetch("fetch-log 2 2")?.hasPrefix("ok fetch-log events=2 first=2 last=3 consecutive=yes ") == true)
+
+        // One at a time: a second fetch while one runs is refused, and the first still answers.
+        var first: [String] = []
+        control.handle(["fetch-log"]) { first.append($0) }
+        #expect(ask(control, "fetch-log") == ["error not delivered: a log fetch is running"])
+        h.advance(until: { !first.isEmpty }, limit: .seconds(5))
+        #expect(first.count == 1 && first[0].hasPrefix("ok fetch-log events=\(logged) first=1 "), "\(first)")
+
+        // No link: an error, at once.
+        h.air.setPosition(100, of: Household.phoneAddress)
+        #expect(h.advance(until: { h.phone?.isLinked == false }, limit: .seconds(10)))
+        #expect(ask(control, "fetch-log") == ["error not delivered: not linked to the lock"])
     }
 
     @Test func arrivingOpensTheIntentWindowOnlyForAnOwnerWhoWasAway() throws {

@@ -91,6 +91,7 @@ make_initramfs() {
     strip "$root/usr/bin/latchkey"
     gcc -O2 -static -o "$root/usr/bin/hil-clock" "$HIL_DIR/vm/tools/hil-clock.c"
     gcc -O2 -Wall -static -o "$root/usr/bin/hil-att-bench" "$HIL_DIR/vm/tools/hil-att-bench.c"
+    gcc -O2 -Wall -static -o "$root/usr/bin/hil-att-flood" "$HIL_DIR/vm/tools/hil-att-flood.c"
     # dbus-daemon looks up the groups of every connecting uid (getpwuid): root must exist.
     printf 'root:x:0:0:root:/root:/bin/sh\n' > "$root/etc/passwd"
     printf 'root:x:0:\n' > "$root/etc/group"

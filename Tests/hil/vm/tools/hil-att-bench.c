@@ -14,8 +14,8 @@
  *
  *   hil-att-bench LOCAL-ADDRESS SERVER-ADDRESS N [WARMUP]
  *
- * No libbluetooth: the few definitions it needs are below, so it builds static with gcc
- * alone (Tests/hil/host/initramfs.sh). */
+ * No libbluetooth: the few definitions it needs are in hil-att.h, so it builds static with
+ * gcc alone (Tests/hil/host/initramfs.sh). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdint.h>
@@ -27,32 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define AF_BLUETOOTH_ 31
-#define BTPROTO_L2CAP_ 0
-#define BDADDR_LE_PUBLIC_ 0x01
-#define ATT_CID 4
-#define MTU 247
-
-struct sockaddr_l2_ {
-    sa_family_t l2_family;
-    unsigned short l2_psm;
-    uint8_t l2_bdaddr[6];
-    unsigned short l2_cid;
-    uint8_t l2_bdaddr_type;
-} __attribute__((packed));
-
-static int parse_address(const char *text, uint8_t out[6]) {
-    unsigned b[6];
-    if (sscanf(text, "%x:%x:%x:%x:%x:%x", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5]) != 6) return -1;
-    for (int i = 0; i < 6; i++) out[i] = (uint8_t)b[5 - i];  /* bdaddr_t is little-endian */
-    return 0;
-}
-
-static double now_us(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
-}
+#include "hil-att.h"
 
 static int fd;
 static unsigned served;
@@ -88,9 +63,8 @@ static int compare(const void *a, const void *b) {
 
 int main(int argc, char **argv) {
     if (argc < 4) { fprintf(stderr, "usage: hil-att-bench LOCAL SERVER N [WARMUP]\n"); return 2; }
-    struct sockaddr_l2_ local = {AF_BLUETOOTH_, 0, {0}, ATT_CID, BDADDR_LE_PUBLIC_};
-    struct sockaddr_l2_ remote = local;
-    if (parse_address(argv[1], local.l2_bdaddr) || parse_address(argv[2], remote.l2_bdaddr)) {
+    struct sockaddr_l2_ local, remote;
+    if (att_address(argv[1], &local) || att_address(argv[2], &remote)) {
         fprintf(stderr, "bad address\n");
         return 2;
     }

@@ -1,0 +1,44 @@
+import LatchkeyAgents
+
+/// `phone-ctl fetch-log [FROM [LIMIT]]`: the phone's log fetch (`PhoneAgent.fetchLog`) on the
+/// link it holds, timed on the phone's loop clock from the request to the last chunk. One
+/// answer line:
+///
+///     ok fetch-log events=N first=S last=S consecutive=yes|no octets=O notifications=K first_chunk_ms=F elapsed_ms=T
+///
+/// `octets` are the notifications' values (chunk headers included) and `consecutive` says
+/// whether the sequences ran FROM, FROM+1, ... with none missing or out of order;
+/// first_chunk_ms is the request to the first chunk, elapsed_ms to the last. With no
+/// link (or no session on it) the answer is `error ...`. The HIL's transfer benchmark
+/// (scenario 61) prints these beside the kernel's raw notification rate.
+extension PhoneControlCommands {
+    static let fetchLogUsage = "error usage: fetch-log [FROM(1...) [LIMIT(1...65535)]]"
+
+    static func fetchLog(_ words: [String], agent: PhoneAgent, reply: @escaping (String) -> Void) {
+        guard words.count <= 3 else { reply(fetchLogUsage); return }
+        let from = words.count > 1 ? UInt32(words[1]) : 1
+        let limit = words.count > 2 ? UInt16(words[2]) : 100
+        guard let from, from >= 1, let limit, limit >= 1 else { reply(fetchLogUsage); return }
+        agent.fetchLog(from: from, limit: limit) { [weak agent] result in
+            switch result {
+            case .failure(let e):
+                reply("error \(e)")
+            case .success(let events):
+                let sequences = events.map(\.sequence)
+                let consecutive = sequences.enumerated().allSatisfy { UInt32($0.offset) &+ from == $0.element }
+                let figures = agent?.lastLogTransfer
+                reply("ok fetch-log events=\(events.count) first=\(sequences.first.map { "\($0)" } ?? "-") "
+                      + "last=\(sequences.last.map { "\($0)" } ?? "-") consecutive=\(consecutive ? "yes" : "no") "
+                      + "octets=\(figures?.octets ?? 0) notifications=\(figures?.notifications ?? 0) "
+                      + "first_chunk_ms=\(figures.map { tenths($0.firstChunk.milliseconds) } ?? "?") "
+                      + "elapsed_ms=\(figures.map { tenths($0.elapsed.milliseconds) } ?? "?")")
+            }
+        }
+    }
+
+    /// `ms` with one decimal (no Foundation here for String(format:)).
+    static func tenths(_ ms: Double) -> String {
+        let t = Int((ms * 10).rounded())
+        return "\(t / 10).\(t % 10)"
+    }
+}
