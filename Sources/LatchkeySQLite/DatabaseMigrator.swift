@@ -18,6 +18,17 @@ public struct DatabaseMigrator {
     /// The identifiers, in order.
     public var migrations: [String] { registered.map(\.identifier) }
 
+    /// The migrations up to and including `identifier`: a file as the release that shipped
+    /// it wrote it, for the tests of the migrations after it.
+    public func prefix(through identifier: String) -> DatabaseMigrator {
+        guard let last = registered.firstIndex(where: { $0.identifier == identifier }) else {
+            preconditionFailure("no migration '\(identifier)'")
+        }
+        var older = DatabaseMigrator()
+        older.registered = Array(registered[...last])
+        return older
+    }
+
     /// The identifiers recorded in `db`, known or not (empty for a new file).
     public func appliedIdentifiers(_ db: Database) throws -> Set<String> {
         let exists = try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?",

@@ -104,6 +104,42 @@ enum StoreSchema {
             // asks only inside an arrival-intent window: docs/SECURITY.md, "Arrival unlock").
             try db.execute(sql: "UPDATE phoneKey SET mayRequestArrivalUnlock = 0 WHERE role = 'user'")
         }
+        migrator.registerMigration("v5: a decision's id is its row id") { db in
+            // The commit in front of the motor (issue 22 item 6) wrote 7 WAL pages: the row, its
+            // AUTOINCREMENT counter in sqlite_sequence, the UNIQUE index on id, the open-
+            // decisions index, the highest id in meta, and the key's counter. Ids strictly
+            // increase (`StoredDecisionJournal`), so the id itself orders the rows: as the
+            // INTEGER PRIMARY KEY it needs neither a sequence nor an index of its own, and the
+            // highest id is the last row's (meta keeps it at completion, off that path). Left:
+            // the row, the open index and the key's counter, 3 pages.
+            try db.execute(sql: """
+                CREATE TABLE decisionByID (
+                  id INTEGER PRIMARY KEY NOT NULL,
+                  operation INTEGER NOT NULL,
+                  source INTEGER NOT NULL,
+                  who INTEGER,
+                  decidedAtNanos INTEGER NOT NULL,
+                  deadlineNanos INTEGER NOT NULL,
+                  relockAfterNanos INTEGER,
+                  recordedWallNanos INTEGER NOT NULL,
+                  decidedWallNanos INTEGER NOT NULL,
+                  deadlineWallNanos INTEGER NOT NULL,
+                  outcome INTEGER,
+                  completedWallNanos INTEGER
+                ) STRICT
+                """)
+            try db.execute(sql: """
+                INSERT INTO decisionByID (id, operation, source, who, decidedAtNanos, deadlineNanos, relockAfterNanos,
+                                          recordedWallNanos, decidedWallNanos, deadlineWallNanos, outcome, completedWallNanos)
+                SELECT id, operation, source, who, decidedAtNanos, deadlineNanos, relockAfterNanos,
+                       recordedWallNanos, decidedWallNanos, deadlineWallNanos, outcome, completedWallNanos
+                FROM decision ORDER BY seq
+                """)
+            // meta already holds the highest id: v1-v4 wrote it with every decision.
+            try db.execute(sql: "DROP TABLE decision")  // its indexes and sqlite_sequence row with it
+            try db.execute(sql: "ALTER TABLE decisionByID RENAME TO decision")
+            try db.execute(sql: "CREATE INDEX decisionOpen ON decision(id) WHERE outcome IS NULL")
+        }
         return migrator
     }
 }

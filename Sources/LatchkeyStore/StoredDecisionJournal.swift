@@ -12,7 +12,13 @@ import LatchkeyTransport
 ///   not move;
 /// - a decision is completed once.
 ///
-/// Completed decisions beyond the newest `retention` are deleted; open ones never are.
+/// Completed decisions more than `retention` ids below the newest are deleted; open ones never
+/// are.
+///
+/// What `record` writes is what stands between an accepted command and the motor, so it writes
+/// as little as it can: the row (keyed by its id, schema v5) and the open-decisions index. The
+/// highest id is the newest row's (retention never deletes it) or, once rows are gone, meta's,
+/// which `complete` keeps, after the motor moved.
 public final class StoredDecisionJournal: DecisionJournal {
     /// As many decisions as the event log keeps events (10,000: see `StoredEventLog`).
     public static let defaultRetention = 10_000
@@ -49,8 +55,6 @@ public final class StoredDecisionJournal: DecisionJournal {
                              decision.source.rawValue, decision.who.map { Int64($0.rawValue) },
                              decision.decidedAt.nanoseconds, decision.deadline.nanoseconds,
                              decision.relockAfter?.nanoseconds, wall.recorded, wall.decided, wall.deadline])
-        try db.execute(sql: "INSERT OR REPLACE INTO meta (name, value) VALUES (?, ?)",
-                       arguments: [Self.highestIDKey, Int64(bitPattern: decision.id.rawValue)])
     }
 
     public func complete(_ id: DecisionID, outcome: DecisionOutcome) throws(StoreError) {
@@ -66,9 +70,14 @@ public final class StoredDecisionJournal: DecisionJournal {
         guard db.changesCount == 1 else {
             throw StoreError.rejected(path: store.path, reason: "\(id) is not an open decision")
         }
+        // The highest id outlives the rows retention deletes: kept here, off the motor's path.
+        if let highest = try Self.highestID(db) {
+            try db.execute(sql: "INSERT OR REPLACE INTO meta (name, value) VALUES (?, ?)",
+                           arguments: [Self.highestIDKey, Int64(bitPattern: highest.rawValue)])
+        }
         try db.execute(sql: """
             DELETE FROM decision WHERE outcome IS NOT NULL
-              AND seq <= (SELECT max(seq) FROM decision) - ?
+              AND id <= (SELECT max(id) FROM decision) - ?
             """, arguments: [retention])
     }
 
@@ -80,7 +89,7 @@ public final class StoredDecisionJournal: DecisionJournal {
         let path = store.path
         let found: (LockDecision, DecisionDeadlineRule.WallTimes)? = try store.read { db in
             guard let row = try Row.fetchOne(db, sql: """
-                SELECT * FROM decision WHERE outcome IS NULL ORDER BY seq DESC LIMIT 1
+                SELECT * FROM decision WHERE outcome IS NULL ORDER BY id DESC LIMIT 1
                 """) else { return nil }
             return try Self.decode(row, path: path)
         }
@@ -125,9 +134,13 @@ public final class StoredDecisionJournal: DecisionJournal {
         try store.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM decision") ?? 0 }
     }
 
+    /// The newest row's id, or meta's when it is higher (the rows retention deleted, or a
+    /// store whose rows are all gone). Ids are stored as their Int64 bit pattern and ordered as
+    /// such: a lock counts its decisions from 1 and never reaches 2^63.
     private static func highestID(_ db: Database) throws -> DecisionID? {
-        try Int64.fetchOne(db, sql: "SELECT value FROM meta WHERE name = ?", arguments: [highestIDKey])
-            .map { DecisionID(UInt64(bitPattern: $0)) }
+        let kept = try Int64.fetchOne(db, sql: "SELECT value FROM meta WHERE name = ?", arguments: [highestIDKey])
+        let newest = try Int64.fetchOne(db, sql: "SELECT max(id) FROM decision")
+        return [kept, newest].compactMap { $0.map { UInt64(bitPattern: $0) } }.max().map { DecisionID($0) }
     }
 
     private static func decode(_ row: Row, path: String) throws -> (LockDecision, DecisionDeadlineRule.WallTimes) {
