@@ -24,12 +24,35 @@ extension PhoneAgent {
         logFetch = LogFetch(request: LogRequest(fromSequence: sequence, maximumCount: limit), completion: completion,
                             startedAt: loop.now)
         lastLogTransfer = nil
+        logFetchGeneration &+= 1
+        watchLogFetch()
         linkBecameBusy()
         if transfer.isNotifying {
             lockPeripheral.writeValue(LogRequest(fromSequence: sequence, maximumCount: limit).bytes, for: transfer)
         } else {
             lockPeripheral.setNotifyValue(true, for: transfer)
         }
+    }
+
+    /// How long a fetch may hear nothing (no subscription answer, no request answer, no chunk)
+    /// before it fails: a lock that stops mid-transfer (killed, its link kept; restarted and
+    /// adopting the link without the transfer, which lived in its memory) would otherwise hold
+    /// the phone's one fetch, and its caller, for as long as the link lasts. Far above two
+    /// connection events at the slowest interval the phone may ask for (4 s).
+    public static let logFetchSilence: Duration = .seconds(30)
+
+    /// (Re)arms the silence watch of the running fetch.
+    func watchLogFetch() {
+        logFetchTimer?.cancel()
+        let generation = logFetchGeneration
+        logFetchTimer = loop.schedule(after: Self.logFetchSilence) { [weak self] in self?.logFetchWentSilent(generation) }
+    }
+
+    private func logFetchWentSilent(_ generation: UInt64) {
+        guard let fetch = logFetch, generation == logFetchGeneration else { return }
+        logFetch = nil
+        emit("phone.log_fetch_timeout", ["received": "\(fetch.octets)"])
+        fetch.completion(.failure(.notDelivered("log transfer: nothing from the lock for \(Self.logFetchSilence)")))
     }
 
     /// A chunk arrived on the data-transfer characteristic.
@@ -39,7 +62,11 @@ extension PhoneAgent {
         fetch.octets += chunk.count
         if fetch.firstChunkAt == nil { fetch.firstChunkAt = loop.now }
         do {
-            guard let whole = try fetch.assembler.receive(chunk) else { logFetch = fetch; return }
+            guard let whole = try fetch.assembler.receive(chunk) else {
+                logFetch = fetch
+                watchLogFetch()
+                return
+            }
             logFetch = nil
             lastLogTransfer = LogTransferFigures(notifications: fetch.notifications, octets: fetch.octets,
                                                  firstChunk: (fetch.firstChunkAt ?? loop.now) - fetch.startedAt,
