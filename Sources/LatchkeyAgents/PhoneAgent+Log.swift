@@ -21,14 +21,13 @@ extension PhoneAgent {
             completion(.failure(.notDelivered("a log fetch is running")))
             return
         }
-        logFetch = LogFetch(request: LogRequest(fromSequence: sequence, maximumCount: limit), completion: completion,
-                            startedAt: loop.now)
+        let request = LogRequest(fromSequence: sequence, maximumCount: limit)
+        logFetch = LogFetch(request: request, completion: completion, startedAt: loop.now)
         lastLogTransfer = nil
-        logFetchGeneration &+= 1
         watchLogFetch()
         linkBecameBusy()
         if transfer.isNotifying {
-            lockPeripheral.writeValue(LogRequest(fromSequence: sequence, maximumCount: limit).bytes, for: transfer)
+            lockPeripheral.writeValue(request.bytes, for: transfer)
         } else {
             lockPeripheral.setNotifyValue(true, for: transfer)
         }
@@ -41,15 +40,15 @@ extension PhoneAgent {
     /// connection events at the slowest interval the phone may ask for (4 s).
     public static let logFetchSilence: Duration = .seconds(30)
 
-    /// (Re)arms the silence watch of the running fetch.
+    /// (Re)arms the silence watch of the running fetch: each arming cancels the last, so the
+    /// one timer that can fire is the running fetch's.
     func watchLogFetch() {
         logFetchTimer?.cancel()
-        let generation = logFetchGeneration
-        logFetchTimer = loop.schedule(after: Self.logFetchSilence) { [weak self] in self?.logFetchWentSilent(generation) }
+        logFetchTimer = loop.schedule(after: Self.logFetchSilence) { [weak self] in self?.logFetchWentSilent() }
     }
 
-    private func logFetchWentSilent(_ generation: UInt64) {
-        guard let fetch = logFetch, generation == logFetchGeneration else { return }
+    private func logFetchWentSilent() {
+        guard let fetch = logFetch else { return }
         logFetch = nil
         emit("phone.log_fetch_timeout", ["received": "\(fetch.octets)"])
         fetch.completion(.failure(.notDelivered("log transfer: nothing from the lock for \(Self.logFetchSilence)")))

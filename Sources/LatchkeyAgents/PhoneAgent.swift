@@ -103,9 +103,8 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
     var lockPeripheral: Peripheral { lock }
     var transferCharacteristic: RemoteCharacteristic?
     var logFetch: LogFetch?
-    /// The running fetch's silence watch, and which fetch it watches (`PhoneAgent+Log.swift`).
+    /// The running fetch's silence watch (`PhoneAgent+Log.swift`).
     var logFetchTimer: Scheduled?
-    var logFetchGeneration: UInt64 = 0
     /// The last log fetch's figures, set before its completion runs (nil while one runs, or
     /// when its reply never reassembled).
     public internal(set) var lastLogTransfer: LogTransferFigures?
