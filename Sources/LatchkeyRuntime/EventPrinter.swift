@@ -52,10 +52,14 @@ public final class EventPrinter: AgentEventSink {
 }
 
 /// Seconds with three decimals, without Foundation.
-func format3(_ x: Double) -> String {
-    let ms = Int64((x * 1000).rounded())
-    let whole = ms / 1000, frac = abs(ms % 1000)
-    return "\(whole)." + String(repeating: "0", count: 3 - String(frac).count) + String(frac)
+func format3(_ x: Double) -> String { formatFixed(x, decimals: 3) }
+
+/// `x` rounded to `decimals` (1...) decimals, without Foundation's String(format:).
+func formatFixed(_ x: Double, decimals: Int) -> String {
+    let scale = (0..<decimals).reduce(Int64(1)) { r, _ in r * 10 }
+    let scaled = Int64((x * Double(scale)).rounded())
+    let whole = scaled / scale, frac = String(abs(scaled % scale))
+    return "\(whole)." + String(repeating: "0", count: decimals - frac.count) + frac
 }
 
 /// Prints a line on standard output at once (a pipe to a supervisor would otherwise

@@ -30,15 +30,9 @@ extension PhoneControlCommands {
                 reply("ok fetch-log events=\(events.count) first=\(sequences.first.map { "\($0)" } ?? "-") "
                       + "last=\(sequences.last.map { "\($0)" } ?? "-") consecutive=\(consecutive ? "yes" : "no") "
                       + "octets=\(figures?.octets ?? 0) notifications=\(figures?.notifications ?? 0) "
-                      + "first_chunk_ms=\(figures.map { tenths($0.firstChunk.milliseconds) } ?? "?") "
-                      + "elapsed_ms=\(figures.map { tenths($0.elapsed.milliseconds) } ?? "?")")
+                      + "first_chunk_ms=\(figures.map { formatFixed($0.firstChunk.milliseconds, decimals: 1) } ?? "?") "
+                      + "elapsed_ms=\(figures.map { formatFixed($0.elapsed.milliseconds, decimals: 1) } ?? "?")")
             }
         }
-    }
-
-    /// `ms` with one decimal (no Foundation here for String(format:)).
-    static func tenths(_ ms: Double) -> String {
-        let t = Int((ms * 10).rounded())
-        return "\(t / 10).\(t % 10)"
     }
 }
