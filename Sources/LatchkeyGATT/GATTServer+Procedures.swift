@@ -64,6 +64,7 @@ extension GATTServer {
         let width = first.type.wireLength
         let room = (mtu - 2) / (2 + width)
         var entries: [(handle: UInt16, type: BluetoothUUID)] = []
+        entries.reserveCapacity(min(room, found.count))
         for a in found {
             guard a.type.wireLength == width, entries.count < room else { break }
             entries.append((a.handle, a.type))
@@ -91,16 +92,17 @@ extension GATTServer {
         if let e = rangeError(.readByTypeRequest, start, end) { return e }
         // 3.4.4.2: each value at most min(MTU − 4, 253) octets; all the same length.
         let maxValue = min(mtu - 4, 253)
-        var entries: [(handle: UInt16, value: [UInt8])] = []
+        // Values as slices of the attributes' own arrays: no copy per entry.
+        var entries: [(handle: UInt16, value: ATTBytes)] = []
         var used = 2
         scan: for a in database.attributes(in: start...end) where a.type == type {
             if let e = readPermissionError(a) {
                 if entries.isEmpty { return .errorResponse(request: .readByTypeRequest, handle: a.handle, error: e) }
                 break
             }
-            let v: [UInt8]
+            let v: ATTBytes
             switch value(of: a) {
-            case .success(let full): v = Array(full.prefix(maxValue))
+            case .success(let full): v = full.prefix(maxValue)
             case .failure(let e):
                 if entries.isEmpty { return .errorResponse(request: .readByTypeRequest, handle: a.handle, error: e) }
                 break scan
@@ -123,11 +125,11 @@ extension GATTServer {
             return .errorResponse(request: .readByGroupTypeRequest, handle: start, error: .unsupportedGroupType)
         }
         let maxValue = min(mtu - 6, 251)
-        var entries: [(handle: UInt16, groupEnd: UInt16, value: [UInt8])] = []
+        var entries: [(handle: UInt16, groupEnd: UInt16, value: ATTBytes)] = []
         var used = 2
         for a in database.attributes(in: start...end) where a.type == type {
             guard case .service(let groupEnd) = a.kind else { continue }
-            let v = Array(a.value.prefix(maxValue))
+            let v = a.value.prefix(maxValue)
             if let first = entries.first, first.value.count != v.count { break }
             guard used + 4 + v.count <= mtu else { break }
             entries.append((a.handle, groupEnd, v))
