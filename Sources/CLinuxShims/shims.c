@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -160,4 +161,18 @@ int latchkey_is_size_sealed(int fd) {
     int seals = fcntl(fd, F_GET_SEALS);
     if (seals < 0) return -1;
     return (seals & latchkey_size_seals) == latchkey_size_seals;
+}
+
+int latchkey_sched_fifo(int priority) {
+    struct sched_param param = { .sched_priority = priority };
+    return sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &param);
+}
+
+int latchkey_sched_current(int pid, int *priority) {
+    int policy = sched_getscheduler(pid);
+    if (policy < 0) return -1;
+    struct sched_param param;
+    if (sched_getparam(pid, &param) < 0) return -1;
+    *priority = param.sched_priority;
+    return policy & ~SCHED_RESET_ON_FORK;
 }

@@ -31,6 +31,7 @@ enum LockControlCommands {
             + "advertising_while_linked=\(advertisingWhileLinked.map { $0 ? "yes" : "no" } ?? "unknown")"
             + " pairing_writes=\(agent.pairingCounts.requests) pairing_refused=\(agent.pairingCounts.refused)"
             + " pairing_not_enrolled=\(agent.pairingCounts.notEnrolled)"
+            + " scheduling=\(RealtimePriority.statusField)"
     }
 
     /// Everything the lock daemon's control socket answers.

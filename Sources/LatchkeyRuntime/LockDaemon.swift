@@ -46,7 +46,11 @@ public struct LockStores {
 public enum LockDaemon {
     public static func run(_ settings: LockSettings, logger: Logger) throws(RuntimeError) {
         let loop = PosixEventLoop()
-        let lock = try start(settings, on: loop, printer: .forAgent(format: settings.eventFormat), logger: logger)
+        let printer = EventPrinter.forAgent(format: settings.eventFormat)
+        // Here, not in `start`: tests run several daemons in one process, whose threads must
+        // not become real-time. Before `start`, so any thread it starts inherits the policy.
+        RealtimePriority.enter(settings.realtimePriority, printer: printer, loop: loop, logger: logger)
+        let lock = try start(settings, on: loop, printer: printer, logger: logger)
         try runUntilSignalled(loop, stopping: lock.stopping)
         lock.close()
     }

@@ -1,6 +1,7 @@
 import LatchkeyAgents
 import LatchkeyConfig
 import LatchkeyLock
+import LatchkeyPosix
 import LatchkeySecurity
 import LatchkeySimAir
 import LatchkeyTransport
@@ -24,6 +25,11 @@ public struct LockSettings: Sendable {
     public var bridgeKeyID: UInt32?
     /// The board definition the wiring came from (`board:` or `--board`), if any.
     public var board: BoardDefinition?
+    /// `lock.realtime_priority`: the SCHED_FIFO priority `latchkey lock` asks for its event
+    /// loop at start (nil: `0`, stay under the normal policy). A command preempted by ordinary
+    /// work waits a scheduler tick or more (README, "Under load, and the table in one command").
+    public var realtimePriority: Int? = LockSettings.defaultRealtimePriority
+    public static let defaultRealtimePriority = 10
 
     /// `board` (the CLI's `--board`) wins over the file's `board:` field; either loads
     /// `board/<name>.yaml` from `boards`, whose `gpio:` fields the file's own override.
@@ -41,6 +47,7 @@ public struct LockSettings: Sendable {
             throw root.invalid("name", "at most 29 bytes fit in advertising data")
         }
         var behaviour = LockBehaviour()
+        var realtimePriority: Int? = defaultRealtimePriority
         if let jam = board?.jamTimeout { behaviour.jamTimeout = jam }
         if let lock = try root.table("lock") {
             if let s = try lock.seconds("auto_relock_seconds", in: 0...86_400) { behaviour.autoRelockTime = s == .zero ? nil : s }
@@ -71,6 +78,9 @@ public struct LockSettings: Sendable {
             if let s = try lock.seconds("unauthenticated_link_seconds", in: 0.5...60) { agent.unauthenticatedLinkTimeout = s }
             if let n = try lock.integer("unauthenticated_frames_per_link", in: 1...100) { agent.unauthenticatedFrameLimit = n }
             if let n = try lock.integer("maximum_links", in: 1...16) { agent.maximumLinks = n }
+            if let n = try lock.integer("realtime_priority", in: 0...CPUScheduling.fifoPriorities.upperBound) {
+                realtimePriority = n == 0 ? nil : n
+            }
             try lock.finish()
         }
         let own = try root.table("gpio")
@@ -94,6 +104,7 @@ public struct LockSettings: Sendable {
                                     execution: execution, board: board)
         settings.controlSocketAccess = access
         settings.bridgeKeyID = bridgeKey
+        settings.realtimePriority = realtimePriority
         return settings
     }
 

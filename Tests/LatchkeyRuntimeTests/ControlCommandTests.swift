@@ -220,7 +220,7 @@ func ask(_ dispatcher: ControlDispatcher, _ line: String) -> [String] {
         #expect(h.lockController.isAdvertising && advertisedName(h) == "Latchkey")
         #expect(ask(control, "status")
                 == ["ok lock=locked door=\(h.lock!.controller.doorState) operating_mode=normal "
-                    + "transport_refusals=0 store=ok advertising_while_linked=yes pairing_writes=0 pairing_refused=0 pairing_not_enrolled=0 "
+                    + "transport_refusals=0 store=ok advertising_while_linked=yes pairing_writes=0 pairing_refused=0 pairing_not_enrolled=0 scheduling=normal "
                     + "execution=foreground suspended=false queued=0"])
     }
 

@@ -50,6 +50,16 @@ int latchkey_seal_size(int fd);
 /// not a memfd, which alone supports seals).
 int latchkey_is_size_sealed(int fd);
 
+/// sched_setscheduler(2) of the calling thread to SCHED_FIFO at `priority`, with
+/// SCHED_RESET_ON_FORK (a GNU constant) so that children start under SCHED_OTHER.
+/// 0, or -1 with errno.
+int latchkey_sched_fifo(int priority);
+
+/// The policy of thread or process `pid` (0: the calling thread) — SCHED_OTHER 0, SCHED_FIFO 1,
+/// SCHED_RR 2, ...; the reset-on-fork flag cleared — and its static priority in `*priority`;
+/// -1 with errno.
+int latchkey_sched_current(int pid, int *priority);
+
 /// CLOCK_MONOTONIC in nanoseconds.
 int64_t latchkey_monotonic_ns(void);
 

@@ -40,6 +40,18 @@ enum Syscalls {
         return ready
     }
 
+    // MARK: CPU scheduling
+
+    static func enterFIFO(priority: CInt) throws(SystemError) {
+        _ = try blocking("sched_setscheduler") { Int(latchkey_sched_fifo(priority)) }
+    }
+
+    static func scheduling(of pid: CInt) throws(SystemError) -> (policy: CInt, priority: CInt) {
+        var priority: CInt = 0
+        let policy = try blocking("sched_getscheduler(\(pid))") { Int(latchkey_sched_current(pid, &priority)) }
+        return (CInt(policy), priority)
+    }
+
     // MARK: File descriptors
 
     static func pipe() throws(SystemError) -> (read: CInt, write: CInt) {

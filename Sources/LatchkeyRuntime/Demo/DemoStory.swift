@@ -133,7 +133,7 @@ public enum Demo {
         // pass/fail. The target (p99 under 5 ms on the lock's own path) is printed beside it.
         let figures = p99.map { "p50 \(format3(p50!)) ms, p99 \(format3($0)) ms (target < 5 ms)" } ?? "no samples"
         r.record("\(probeCount) authenticated commands each move the actuator", probe.status == 0 && samples.count == probeCount,
-                 latencyMs: since(t), "command received → actuator line: \(figures)")
+                 latencyMs: since(t), "command received → actuator line: \(figures); the lock's loop: \(w.lockScheduling)")
         if let p50, let p99 {
             r.figure("command_to_actuator_p50_ms", p50)
             r.figure("command_to_actuator_p99_ms", p99)

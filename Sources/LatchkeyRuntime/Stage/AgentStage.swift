@@ -196,6 +196,16 @@ final class AgentStage {
         lockEvents.filter { $0.1 >= since && $0.0.name == name }.map(\.0)
     }
 
+    /// The CPU policy the lock's loop said it got at its last start (`lock.realtime_priority`):
+    /// "fifo:10", "normal (SCHED_FIFO 10 refused: ...)", or "normal" when it asked for none.
+    var lockScheduling: String {
+        let names: Set = ["lock.realtime", "lock.realtime_refused"]
+        guard let e = lockEvents.last(where: { names.contains($0.0.name) })?.0 else { return "normal" }
+        let priority = e.field("priority") ?? "?"
+        if e.name == "lock.realtime" { return "fifo:\(priority)" }
+        return "normal (SCHED_FIFO \(priority) refused: \(e.field("error") ?? "?"))"
+    }
+
     // MARK: The air's control channel
 
     func connectControl() -> Bool {

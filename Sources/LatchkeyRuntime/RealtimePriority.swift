@@ -1,0 +1,31 @@
+import LatchkeyAgents
+import LatchkeyPosix
+import Logging
+
+/// `lock.realtime_priority`: `latchkey lock` asks for SCHED_FIFO before its loop runs, so a
+/// command's path is not preempted by ordinary work; under two busy loops and a syncing writer
+/// a preempted command waited a scheduler tick or more (README, "Under load, and the table in
+/// one command"). What it got is an event and the `status` field `scheduling=`.
+enum RealtimePriority {
+    /// `lock.realtime policy=fifo priority=N`, or `lock.realtime_refused` (a warning: the lock
+    /// works on under the normal policy) naming the error and what would allow it.
+    static func enter(_ priority: Int?, printer: EventPrinter, loop: PosixEventLoop, logger: Logger) {
+        guard let priority else { return }  // configured off (0)
+        do {
+            try CPUScheduling.enterFIFO(priority: priority)
+            printer.emit(AgentEvent("lock.realtime", time: loop.now, [("policy", "fifo"), ("priority", "\(priority)")]))
+        } catch {
+            let hint = error.errno == .operationNotPermitted
+                ? "needs CAP_SYS_NICE or LimitRTPRIO=\(priority) (the shipped unit sets LimitRTPRIO)" : "\(error)"
+            printer.emit(AgentEvent("lock.realtime_refused", time: loop.now,
+                                    [("priority", "\(priority)"), ("error", "\(error)"), ("hint", hint)]))
+            logger.warning("SCHED_FIFO refused; the lock runs under the normal policy",
+                           metadata: ["priority": "\(priority)", "error": "\(error)", "hint": "\(hint)"])
+        }
+    }
+
+    /// The `status` field's value: what the calling thread (the loop's) runs under.
+    static var statusField: String {
+        do { return try CPUScheduling.current().description } catch { return "unknown(\(error))" }
+    }
+}
