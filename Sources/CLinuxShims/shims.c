@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
+#include <sys/resource.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -175,4 +176,9 @@ int latchkey_sched_current(int pid, int *priority) {
     if (sched_getparam(pid, &param) < 0) return -1;
     *priority = param.sched_priority;
     return policy & ~SCHED_RESET_ON_FORK;
+}
+
+int latchkey_forbid_realtime(void) {
+    struct rlimit none = { .rlim_cur = 0, .rlim_max = 0 };
+    return setrlimit(RLIMIT_RTPRIO, &none);
 }

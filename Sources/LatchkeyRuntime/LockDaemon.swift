@@ -48,7 +48,7 @@ public enum LockDaemon {
         let loop = PosixEventLoop()
         let printer = EventPrinter.forAgent(format: settings.eventFormat)
         // Here, not in `start`: tests run several daemons in one process, whose threads must
-        // not become real-time. Before `start`, so any thread it starts inherits the policy.
+        // not become real-time. Only this thread (the loop's) is: RealtimePriority.
         RealtimePriority.enter(settings.realtimePriority, printer: printer, loop: loop, logger: logger)
         let lock = try start(settings, on: loop, printer: printer, logger: logger)
         try runUntilSignalled(loop, stopping: lock.stopping)

@@ -13,15 +13,26 @@ enum RealtimePriority {
         guard let priority else { return }  // configured off (0)
         do {
             try CPUScheduling.enterFIFO(priority: priority)
-            printer.emit(AgentEvent("lock.realtime", time: loop.now, [("policy", "fifo"), ("priority", "\(priority)")]))
         } catch {
             let hint = error.errno == .operationNotPermitted
-                ? "needs CAP_SYS_NICE or LimitRTPRIO=\(priority) (the shipped unit sets LimitRTPRIO)" : "\(error)"
+                ? "needs CAP_SYS_NICE or LimitRTPRIO=\(priority) (the shipped unit sets it), no seccomp filter "
+                  + "refusing it (RestrictRealtime=yes), and on a kernel with CONFIG_RT_GROUP_SCHED a real-time "
+                  + "budget for the service's cgroup" : "\(error)"
             printer.emit(AgentEvent("lock.realtime_refused", time: loop.now,
                                     [("priority", "\(priority)"), ("error", "\(error)"), ("hint", hint)]))
             logger.warning("SCHED_FIFO refused; the lock runs under the normal policy",
                            metadata: ["priority": "\(priority)", "error": "\(error)", "hint": "\(hint)"])
+            return
         }
+        // Only this thread real-time: no thread or child of the agent may follow it.
+        var limit = "0"
+        do { try CPUScheduling.forbidFurtherRealtime() } catch {
+            limit = "unchanged"
+            printer.emit(AgentEvent("lock.realtime_limit_failed", time: loop.now, [("error", "\(error)")]))
+            logger.error("could not drop RLIMIT_RTPRIO after SCHED_FIFO", metadata: ["error": "\(error)"])
+        }
+        printer.emit(AgentEvent("lock.realtime", time: loop.now,
+                                [("policy", "fifo"), ("priority", "\(priority)"), ("rtprio_limit", limit)]))
     }
 
     /// The `status` field's value: what the calling thread (the loop's) runs under.

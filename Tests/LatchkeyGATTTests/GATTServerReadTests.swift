@@ -148,6 +148,33 @@ struct GATTServerReadTests {
             .in([0x0E, 0x2E, 0x00, 0x03, 0x00]), .out(errorRsp(0x0E, 0x002E, 0x0F)))
     }
 
+    @Test("read multiple keeps what fits in ATT_MTU − 1, yet still fails on a later unreadable handle")
+    func readMultipleFullThenError() throws {
+        let three = Array((Self.name + Self.name + Self.name).prefix(ATTLimits.minimumMTU - 1))
+        #expect(Self.name.count * 3 > ATTLimits.minimumMTU - 1, "the three names overflow the answer")
+        try ServerScript(.large()).exchange(
+            .in([0x0E, 0x03, 0x00, 0x03, 0x00, 0x03, 0x00]), .out([0x0F] + three),
+            .in([0x0E, 0x03, 0x00, 0x03, 0x00, 0x03, 0x00, 0x2C, 0x00]), .out(errorRsp(0x0E, 0x002C, 0x02)))
+    }
+
+    @Test("an answer written into a reused buffer is the answer handle(_:) returns, long, short or none")
+    func reusedAnswerBuffer() {
+        let reusing = GATTServer(database: Fixture.large().database)
+        let fresh = GATTServer(database: Fixture.large().database)
+        var buffer: [UInt8] = []
+        let pdus: [[UInt8]] = [[0x02, 0x05, 0x02],                             // Exchange MTU: 517
+                               [0x04, 0x01, 0x00, 0xFF, 0xFF],                 // a long answer
+                               [0x0A, 0x03, 0x00],                             // a shorter one
+                               [0x52, 0x22, 0x00, 0x01],                       // a command: none
+                               [0x0A, 0x00, 0x00]]                             // an error
+        for pdu in pdus {
+            let answered = reusing.handle(pdu[...], into: &buffer)
+            let expected = fresh.handle(pdu[...])
+            #expect(answered == (expected != nil))
+            #expect(answered ? buffer == expected : buffer.isEmpty, "answer to \(pdu)")
+        }
+    }
+
     @Test("a CCCD reads as the client's own configuration, little-endian")
     func readCCCD() throws {
         try ServerScript(.small()).exchange(

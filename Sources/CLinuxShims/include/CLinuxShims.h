@@ -55,6 +55,11 @@ int latchkey_is_size_sealed(int fd);
 /// 0, or -1 with errno.
 int latchkey_sched_fifo(int priority);
 
+/// setrlimit(2) RLIMIT_RTPRIO to 0, soft and hard: from now on neither this process's other
+/// threads nor its children may ask for a real-time policy (without CAP_SYS_NICE).
+/// 0, or -1 with errno.
+int latchkey_forbid_realtime(void);
+
 /// The policy of thread or process `pid` (0: the calling thread) — SCHED_OTHER 0, SCHED_FIFO 1,
 /// SCHED_RR 2, ...; the reset-on-fork flag cleared — and its static priority in `*priority`;
 /// -1 with errno.

@@ -46,6 +46,10 @@ enum Syscalls {
         _ = try blocking("sched_setscheduler") { Int(latchkey_sched_fifo(priority)) }
     }
 
+    static func forbidRealtime() throws(SystemError) {
+        _ = try blocking("setrlimit(RLIMIT_RTPRIO, 0)") { Int(latchkey_forbid_realtime()) }
+    }
+
     static func scheduling(of pid: CInt) throws(SystemError) -> (policy: CInt, priority: CInt) {
         var priority: CInt = 0
         let policy = try blocking("sched_getscheduler(\(pid))") { Int(latchkey_sched_current(pid, &priority)) }
