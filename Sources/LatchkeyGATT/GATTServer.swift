@@ -184,7 +184,7 @@ public final class GATTServer {
                 case .failure(let e): return .errorResponse(request: .readMultipleRequest, handle: h, error: e)
                 }
             }
-            return .readMultipleResponse(values: out.prefix(mtu - 1))
+            return .readMultipleResponse(values: out[...])
         case .writeRequest(let handle, let value):
             if let e = write(value, at: handle, withResponse: true) {
                 return .errorResponse(request: .writeRequest, handle: handle, error: e)

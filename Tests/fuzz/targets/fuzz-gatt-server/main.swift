@@ -34,7 +34,7 @@ func serve(_ input: [UInt8]) {
     // One answer buffer for the whole input (`handle(_:into:)` keeps its capacity): an
     // allocation per answered PDU was two thirds of the target's allocations.
     var answer: [UInt8] = []
-    answer.reserveCapacity(517)
+    answer.reserveCapacity(server.preferredMTU)
     var i = 0
     while i < input.count {
         let n = Int(input[i])
