@@ -1,6 +1,7 @@
 import LatchkeyAgents
 import LatchkeyLockProtocol
 import LatchkeySecurity
+import LatchkeyStore
 
 /// The lock agent's local control socket (`<state_directory>/control.sock`, reachable only
 /// by the service user and root through the 0700 state directory): the "secure side" that
@@ -23,8 +24,9 @@ enum LockControlCommands {
 
     /// The lock's part of `status`. `advertisingWhileLinked`: whether the controller
     /// advertises beside a linked central (docs/SECURITY.md, "Strangers"), nil while no
-    /// central has linked yet to tell; `latchkey doctor` reads it.
-    static func status(_ agent: LockAgent, advertisingWhileLinked: Bool? = true) -> String {
+    /// central has linked yet to tell; `latchkey doctor` reads it. `store`: the SQLite store
+    /// behind the agent, whose WAL says `wal=` (`AgentStore.walStatus`).
+    static func status(_ agent: LockAgent, advertisingWhileLinked: Bool? = true, store: AgentStore? = nil) -> String {
         "lock=\(agent.controller.lockState) door=\(agent.controller.doorState) "
             + "operating_mode=\(agent.controller.operatingMode) transport_refusals=\(agent.transportRefusals) "
             + "store=\(agent.storeFaults.isEmpty ? "ok" : agent.storeFaults.joined(separator: ",")) "
@@ -32,13 +34,15 @@ enum LockControlCommands {
             + " pairing_writes=\(agent.pairingCounts.requests) pairing_refused=\(agent.pairingCounts.refused)"
             + " pairing_not_enrolled=\(agent.pairingCounts.notEnrolled)"
             + " scheduling=\(RealtimePriority.statusField)"
+            + (store.map { " wal=\($0.walStatus)" } ?? "")
     }
 
     /// Everything the lock daemon's control socket answers.
     static func dispatcher(_ agent: LockAgent, application: ApplicationControl,
-                           advertisingWhileLinked: @escaping () -> Bool? = { true }) -> ControlDispatcher {
+                           advertisingWhileLinked: @escaping () -> Bool? = { true },
+                           store: AgentStore? = nil) -> ControlDispatcher {
         ControlDispatcher(application: application,
-                          agentStatus: { status(agent, advertisingWhileLinked: advertisingWhileLinked()) },
+                          agentStatus: { status(agent, advertisingWhileLinked: advertisingWhileLinked(), store: store) },
                           agentCommands: { handle($0, agent: agent, reply: $1) }, agentUsage: usage)
     }
 

@@ -68,7 +68,10 @@ public enum LockDaemon {
         let service = ServiceReadiness(notifier: SystemdNotifier(environment: ProcessEnvironment.current),
                                        readyEvent: "lock.advertising", loop: loop, logger: logger)
         service.observe(printer)
-        let stores = try StateStores.openLock(settings.stateDirectory, loop: loop) { message in
+        let stores = try StateStores.openLock(settings.stateDirectory, loop: loop, warn: { why in
+            printer.emit(AgentEvent("lock.store_wal_unprepared", time: loop.now, [("why", why)]))
+            logger.warning("the store's WAL file is not laid out: commits grow it", metadata: ["why": "\(why)"])
+        }) { message in
             printer.emit(AgentEvent("lock.store_recovered", time: loop.now, [("detail", message)]))
         }
         let transport = try openTransport(settings.transport, loop: loop, role: "lock", logger: logger,
@@ -151,7 +154,7 @@ public enum LockDaemon {
         // first links; the simulated radios always do.
         let lockCommands = LockControlCommands.dispatcher(agent, application: gates.control, advertisingWhileLinked: {
             (transport as? KernelTransport).map(\.advertisesWhileLinked) ?? true
-        })
+        }, store: stores.store)
         // What `latchkey mqtt` asks for (BridgeControlCommands): the audit log by cursor, commands as its key.
         let bridge = BridgeControlCommands(agent: agent, bridgeKey: settings.bridgeKeyID, read: { from, limit in
             guard let log = (stores.log as? StoredLockRecords)?.log else {

@@ -49,7 +49,10 @@ public enum PhoneDaemon {
         let service = ServiceReadiness(notifier: SystemdNotifier(environment: ProcessEnvironment.current),
                                        readyEvent: "phone.connect_pending", loop: loop, logger: logger)
         service.observe(printer)
-        let (store, restoration) = try StateStores.openPhone(settings.stateDirectory) { message in
+        let (store, restoration) = try StateStores.openPhone(settings.stateDirectory, warn: { why in
+            printer.emit(AgentEvent("phone.store_wal_unprepared", time: loop.now, [("why", why)]))
+            logger.warning("the store's WAL file is not laid out: commits grow it", metadata: ["why": "\(why)"])
+        }) { message in
             printer.emit(AgentEvent("phone.store_recovered", time: loop.now, [("detail", message)]))
         }
         logger.info("relaunch", metadata: [

@@ -21,12 +21,17 @@ public enum StateStores {
     /// On a read-only file system (an SD card gone read-only) an existing store is opened
     /// read-only (`LockStores.store`'s `isReadOnly`): the lock runs degraded on it. With no
     /// store there, it cannot run at all: exit status 73 (`exCantCreate`).
+    ///
+    /// `warn`: a store that works but not as well as it should, said once (its WAL file not
+    /// laid out: `AgentStore.walNotPrepared`).
     public static func openLock(_ directory: String, loop: any EventLoop, wallClock: WallClock = .system,
                                 fileSystem: StoreFileSystem = .system,
+                                warn: (String) -> Void = { _ in },
                                 report: (String) -> Void = { _ in }) throws(RuntimeError) -> LockStores {
         var reset = false
         let store = try open(directory, lockFile, wallClock: wallClock, fileSystem: fileSystem, degrade: true,
                              report: { reset = true; report($0) })
+        if let why = store.walNotPrepared { warn(why) }
         do {
             let records = try store.lockRecords(loop: loop)
             let keys = store.keyStore()
@@ -43,11 +48,14 @@ public enum StateStores {
     }
 
     /// The phone's state and its central manager's restoration entries, in one store.
+    /// `warn` and `report` as for `openLock`.
     public static func openPhone(_ directory: String, wallClock: WallClock = .system,
+                                 warn: (String) -> Void = { _ in },
                                  report: (String) -> Void = { _ in }) throws(RuntimeError)
         -> (state: any PhoneStateStore, restoration: any RestorationStorage)
     {
         let store = try open(directory, phoneFile, wallClock: wallClock, report: report)
+        if let why = store.walNotPrepared { warn(why) }
         return (store.phoneStateStore(), store.restorationStorage())
     }
 

@@ -15,6 +15,9 @@ public final class Database {
     let handle: OpaquePointer
     private var statements: [String: Statement] = [:]
     private var isOpen = true
+    /// Frames in the WAL after this connection's last commit, once `takeOverCheckpoints` has
+    /// installed the hook that counts them (0 before).
+    public internal(set) var walFrames = 0
     /// Far above the store's ~20 distinct statements; a bound in case SQL is ever built
     /// from values.
     private static let statementCacheLimit = 64

@@ -1,4 +1,4 @@
-import CSQLite  // sqlite3_file_control, for the persistent WAL
+import CSQLite  // SQLITE_ERROR
 import LatchkeySQLite
 import LatchkeyTransport
 
@@ -64,6 +64,7 @@ public final class AgentStore {
         try storeOperation(path: path) { try Self.configure(connection) }
         try checkIntegrity()
         try migrate()
+        prepareWAL()
     }
 
     /// The agents' open: read-write — or, when the state directory's file system is
@@ -96,6 +97,7 @@ public final class AgentStore {
             try storeOperation(path: path) { try Self.configure(connection) }
             try migrate()
             isReadOnly = false
+            prepareWAL()
         } catch {
             // Reading again, as before; when even that fails, every use of the store throws.
             if let reading = try? Self.connect(path, access: .readOnly) { connection = reading }
@@ -110,6 +112,12 @@ public final class AgentStore {
         try storeOperation(path: path) { try Database(path: path, busyTimeout: .seconds(1), access: access) }
     }
 
+    /// The WAL file's working size: SQLite checkpoints once the WAL holds 1,000 pages
+    /// (4,120,032 octets at 4 KiB pages) and then writes the next frames over the old ones,
+    /// so a WAL this long is overwritten in place for good. Also its `journal_size_limit`:
+    /// SQLite cuts a WAL that grew past it (a checkpoint held back by a reader) back to it.
+    public static let walWorkingSize: Int64 = 4_194_304
+
     /// WAL with synchronous=FULL, the WAL kept across closes. A file that is not a database
     /// fails here, at its first read (SQLITE_NOTADB).
     private static func configure(_ db: Database) throws {
@@ -118,18 +126,52 @@ public final class AgentStore {
             throw DatabaseError(extendedResultCode: SQLITE_ERROR, message: "could not enable WAL (journal_mode is \(mode ?? "?"))")
         }
         try db.execute(sql: "PRAGMA synchronous=FULL")
-        // Keep the WAL file across closes, cut to 4 MiB (SQLite's 1,000-page checkpoint
-        // interval at 4 KiB pages): commits then overwrite WAL blocks in place instead of
-        // growing the file, so the sync need not also commit a new file size. On the
-        // development VM under I/O load, growing commits took 4 ms (median) and in-place
-        // ones 0.45 ms in the same run; unloaded, both ~0.3 ms (`latchkey-bench`).
-        var persist: CInt = 1
-        let code = withUnsafeMutablePointer(to: &persist) {
-            sqlite3_file_control(db.sqliteConnection, nil, SQLITE_FCNTL_PERSIST_WAL, $0)
-        }
-        guard code == SQLITE_OK else { throw DatabaseError(extendedResultCode: code, message: "SQLITE_FCNTL_PERSIST_WAL failed") }
-        try db.execute(sql: "PRAGMA journal_size_limit=4194304")
+        // Keep the WAL file across closes, cut to its working size: commits then overwrite
+        // WAL blocks in place instead of growing the file, so the sync need not also commit a
+        // new file size. On the development VM under I/O load, growing commits took 4 ms
+        // (median) and in-place ones 0.45 ms in the same run; unloaded, both ~0.3 ms
+        // (`latchkey-bench`). A clean close still empties the file (SQLite truncates a
+        // persistent WAL to zero when journal_size_limit is set): `prepareWAL` lays it out again.
+        try db.keepWALFileAcrossCloses()
+        try db.execute(sql: "PRAGMA journal_size_limit=\(walWorkingSize)")
+        // Checkpoints after the writes the motor does not wait for only (`write`).
+        db.takeOverCheckpoints()
     }
+
+    /// Gives the WAL file its working size before any decision is written (`walWorkingSize`,
+    /// `Database.extendWALFile`): without it, every commit of a lock's first ~1,000 pages
+    /// after each start — a new store, and every clean restart, since close empties the WAL
+    /// — grew the file, and under a writer syncing beside it the decision's commit in front
+    /// of the motor had a p99 of 7.4 ms against 0.45 ms at its median (README, "Under load").
+    ///
+    /// Not fatal, and never the card's last space: the file is laid out only while at least
+    /// `walWorkingSize` more stays free on its file system. A store that is not laid out (a
+    /// nearly full card, a failed write) works as before, its commits growing the file, and
+    /// says why in `walNotPrepared`, which the agents report as a warning. What a failed
+    /// write wrote before it failed stays: those blocks are the WAL's.
+    private func prepareWAL() {
+        do {
+            walNotPrepared = try storeOperation(path: path) {
+                try connection.inTransaction(.immediate) { db -> String? in
+                    let missing = Self.walWorkingSize - (try db.walFileSize())
+                    guard missing > 0 else { return nil }
+                    let free = fileSystem.freeBytes(directory)
+                    if let free, free < missing + Self.walWorkingSize {
+                        return "\(free) bytes free in \(directory): laying out the WAL file takes \(missing) "
+                            + "and would leave less than \(Self.walWorkingSize); its commits grow it instead"
+                    }
+                    try db.extendWALFile(toBytes: Self.walWorkingSize)
+                    return nil
+                }
+            }
+        } catch {
+            walNotPrepared = "laying out the WAL file failed (\(error)); its commits grow it instead"
+        }
+    }
+
+    /// Why the WAL file was not given its working size at the last read-write open
+    /// (`prepareWAL`), or nil. The store works without it; the agents report it as a warning.
+    public private(set) var walNotPrepared: String?
 
     /// `PRAGMA integrity_check` over the whole file: ~ms for a lock's store (10,000 log
     /// rows), so it runs at every open. Throws `.corrupt` with SQLite's first findings.
@@ -199,11 +241,48 @@ public final class AgentStore {
     // MARK: Access for the views
 
     /// `body` in an immediate transaction: committed (and fsync'ed) when it returns.
-    func write<T>(_ body: (Database) throws -> T) throws(StoreError) -> T {
+    ///
+    /// `motorWaits`: the write stands between an accepted command and the motor (a
+    /// decision's record), so no checkpoint follows it even when one is due; the next write
+    /// that is not one runs it (`checkpointIfDue`).
+    func write<T>(motorWaits: Bool = false, _ body: (Database) throws -> T) throws(StoreError) -> T {
         guard !isClosed else { throw .database(path: path, message: "the store is closed") }
         if let fault = injectedWriteFault?() { throw fault }
-        return try storeOperation(path: path) { try connection.inTransaction(.immediate, body) }
+        let result = try storeOperation(path: path) { try connection.inTransaction(.immediate, body) }
+        if !motorWaits { checkpointIfDue() }
+        return result
     }
+
+    /// SQLite's own threshold: a checkpoint once the WAL holds this many frames.
+    public static let checkpointFrames = 1_000
+
+    /// The checkpoint SQLite would have run inside the commit that crossed `checkpointFrames`
+    /// (the connection counts frames instead: `Database.takeOverCheckpoints`), run after a
+    /// write the motor does not wait for. It copies the WAL's pages into the database file
+    /// and syncs that file: on the development VM under I/O load, up to 7 ms in front of a
+    /// motor that waited for it.
+    ///
+    /// A failed or partial one (another process reading, a full card that cannot take the
+    /// database's new pages) is tried again after the next write, as SQLite's own would be:
+    /// the frames stay in the WAL, durable, and a WAL that can never be emptied grows until
+    /// a commit fails and the store reports that. Counted in `checkpointsFailed`, which
+    /// `status` shows (`walStatus`).
+    private func checkpointIfDue() {
+        guard connection.walFrames >= Self.checkpointFrames else { return }
+        // A partial one (frames a reader still needs) is SQLite's ordinary case: not counted.
+        do { try connection.checkpoint() } catch { checkpointsFailed += 1 }
+    }
+
+    /// The `status` field `wal=`: `laid_out` (commits overwrite it in place), `grows` (not
+    /// laid out at the last open: `walNotPrepared`), `read_only`; then
+    /// `,checkpoints_failed:N` once any failed.
+    public var walStatus: String {
+        let layout = isReadOnly ? "read_only" : walNotPrepared == nil ? "laid_out" : "grows"
+        return checkpointsFailed == 0 ? layout : "\(layout),checkpoints_failed:\(checkpointsFailed)"
+    }
+
+    /// Checkpoints that failed since the store opened (each retried after the next write).
+    public private(set) var checkpointsFailed = 0
 
     /// `body` in a deferred transaction: its reads see one state of the file.
     func read<T>(_ body: (Database) throws -> T) throws(StoreError) -> T {

@@ -22,12 +22,11 @@ public enum StoreBenchmark {
     /// `count` times, in a fresh store, after `warmUp` decisions that are not timed.
     /// Completing each decision is not timed.
     ///
-    /// Cold (no warm-up) every commit makes the new WAL file longer, and the sync must also
-    /// commit the new size, which costs more under I/O load. Once the WAL has reached its
-    /// working size (SQLite checkpoints at 1,000 pages and writes the next frames over the
-    /// old ones) a commit overwrites blocks in place: the steady state of a lock that has
-    /// been running. The store keeps its WAL across closes (`AgentStore`), so a restarted
-    /// lock is in that state too.
+    /// Cold (no warm-up) and warm alike, a commit overwrites WAL blocks in place: the store
+    /// lays its WAL file out to its working size when it opens (`AgentStore.prepareWAL`).
+    /// Before it did, each of a new store's first ~1,000 pages made the file longer, and the
+    /// sync also had to commit the new size, which costs more under I/O load; so did every
+    /// clean restart, since a clean close empties the WAL file.
     public static func durableDecisions(count: Int, warmUp: Int = 0, directory: String = "/var/tmp") throws -> Figures {
         precondition(count > 0, "measure at least one decision")
         return try withScratchStore(in: directory) { store in

@@ -3,11 +3,21 @@ import Glibc
 #endif
 
 /// What the store does to the file system before SQLite opens its file read-write: the
-/// state directory and the database file made, or checked, with their modes (`StoreFiles`).
-/// A seam: the tests' file system answers as a card gone read-only does (EROFS), which a
-/// test cannot otherwise make (root ignores file modes, and mounting needs the HIL's VM).
+/// state directory and the database file made, or checked, with their modes (`StoreFiles`);
+/// and what it asks of it: the space left (before it lays out its WAL file).
+/// A seam: the tests' file system answers as a card gone read-only does (EROFS), or as a
+/// nearly full one, which a test cannot otherwise make (root ignores file modes, and
+/// mounting needs the HIL's VM).
 public struct StoreFileSystem {
     let prepare: (_ directory: String, _ file: String) throws(StoreError) -> Void
+    /// Bytes free for the store's writes in `directory`, or nil when unknown.
+    let freeBytes: (_ directory: String) -> Int64?
+
+    init(prepare: @escaping (_ directory: String, _ file: String) throws(StoreError) -> Void,
+         freeBytes: @escaping (_ directory: String) -> Int64? = StoreFiles.freeBytes(at:)) {
+        self.prepare = prepare
+        self.freeBytes = freeBytes
+    }
 
     /// The real calls.
     public static var system: StoreFileSystem {
@@ -15,6 +25,11 @@ public struct StoreFileSystem {
             try StoreFiles.prepareDirectory(directory)
             try StoreFiles.prepareFile(file)
         }
+    }
+
+    /// The real calls, except that the file system says it has only `bytes` free.
+    public static func nearlyFull(_ bytes: Int64) -> StoreFileSystem {
+        StoreFileSystem(prepare: system.prepare, freeBytes: { _ in bytes })
     }
 
     /// The real calls, except that while `readOnly()` is true the file cannot be opened for

@@ -75,6 +75,14 @@ enum StoreFiles {
         return info.st_mode & 0o7777
     }
 
+    /// Bytes an unprivileged writer may still use on the file system holding `path`
+    /// (statvfs: f_bavail blocks of f_frsize), or nil when it cannot be asked.
+    static func freeBytes(at path: String) -> Int64? {
+        var info = statvfs()
+        guard statvfs(path, &info) == 0 else { return nil }
+        return Int64(info.f_bavail) * Int64(info.f_frsize)
+    }
+
     static func rename(_ source: String, to target: String) throws(StoreError) {
         guard Glibc.rename(source, target) == 0 else {
             throw .fileSystem(path: source, call: "rename", errno: errno)

@@ -11,15 +11,15 @@ func storeRows() {
     row("measure", "figure", "target", nil)
     row(String(repeating: "-", count: 42), String(repeating: "-", count: 12), String(repeating: "-", count: 12), nil)
     do {
-        // Steady state: after 3,000 decisions the WAL has grown to its working size.
+        // Steady state: after 3,000 decisions, SQLite has checkpointed and started the WAL over.
         let warm = try StoreBenchmark.durableDecisions(count: 1_000, warmUp: 3_000)
         let median = warm.median.milliseconds
         row("durable decision, median ms (\(warm.samples))", figure(median, decimals: 2), "< 2", median < 2)
         row("durable decision, p99 ms", figure(warm.p99.milliseconds, decimals: 2), "", nil)
-        // Cold: the first commits of a new WAL make the file longer each time.
+        // Cold: the first commits of a new store, into the WAL file it laid out when it opened.
         let cold = try StoreBenchmark.durableDecisions(count: 300)
-        row("  first 300 of a new WAL, median ms", figure(cold.median.milliseconds, decimals: 2), "", nil)
-        row("  first 300 of a new WAL, p99 ms", figure(cold.p99.milliseconds, decimals: 2), "", nil)
+        row("  first 300 of a new store, median ms", figure(cold.median.milliseconds, decimals: 2), "", nil)
+        row("  first 300 of a new store, p99 ms", figure(cold.p99.milliseconds, decimals: 2), "", nil)
         let floor = try StoreBenchmark.syncFloor(count: 500)
         row("  the floor: 4 KiB write + fdatasync, median ms", figure(floor.median.milliseconds, decimals: 2), "", nil)
         row("  the floor, p99 ms", figure(floor.p99.milliseconds, decimals: 2), "", nil)

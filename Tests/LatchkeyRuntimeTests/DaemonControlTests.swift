@@ -81,7 +81,7 @@ import Testing
         #expect(rig.wait(until: { rig.lockController.isAdvertising && rig.lock?.agent.controller.lockState == .locked }))
         #expect(try rig.send("status", to: rig.lock)
                 == ["ok lock=locked door=closed operating_mode=normal transport_refusals=0 store=ok advertising_while_linked=yes "
-                    + "pairing_writes=0 pairing_refused=0 pairing_not_enrolled=0 scheduling=normal execution=foreground suspended=false queued=0"])
+                    + "pairing_writes=0 pairing_refused=0 pairing_not_enrolled=0 scheduling=normal wal=laid_out execution=foreground suspended=false queued=0"])
 
         #expect(try rig.send("suspend", to: rig.lock) == ["ok suspended mode=foreground"])
         #expect(rig.wait(until: { !rig.lockController.isAdvertising }), "a suspended foreground lock is off the air")

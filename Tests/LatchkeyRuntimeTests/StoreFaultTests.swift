@@ -2,6 +2,7 @@ import LatchkeyAgents
 import LatchkeyLock
 import LatchkeyLockProtocol
 import LatchkeyStore
+import LatchkeyTransport
 @testable import LatchkeyRuntime
 import Testing
 
@@ -166,6 +167,28 @@ import Testing
             #expect(error.exitStatus == StateStores.exCantCreate)
             #expect(error.description.contains("read-only"))
         }
+    }
+
+    /// A card too full to lay the WAL file out: the lock runs, the start says why once, and
+    /// `status` shows `wal=grows` (`AgentStore.prepareWAL`); with room again, `wal=laid_out`.
+    @Test func aWALThatCannotBeLaidOutIsAWarningAndAStatusField() throws {
+        let h = try Household()
+        let directory = h.directory + "/nearly-full"
+        var warnings: [String] = []
+        let stores = try StateStores.openLock(directory, loop: h.loop, fileSystem: .nearlyFull(2 << 20),
+                                              warn: { warnings.append($0) })
+        #expect(warnings.count == 1)
+        #expect(warnings.first?.contains("2097152 bytes free") == true, "\(warnings)")
+        #expect(stores.store?.walStatus == "grows")
+        try stores.journal.record(LockDecision(id: DecisionID(1), operation: .unlock, source: .remote, who: nil,
+                                               decidedAt: .zero, deadline: Instant(nanoseconds: 5_000_000_000)))
+        try stores.store?.close()
+
+        warnings = []
+        let roomy = try StateStores.openLock(directory, loop: h.loop, warn: { warnings.append($0) })
+        #expect(warnings.isEmpty)
+        #expect(roomy.store?.walStatus == "laid_out")
+        #expect(roomy.interrupted?.id == DecisionID(1))
     }
 
     /// Bindings that cannot be read were treated as empty and saved over; now they are left

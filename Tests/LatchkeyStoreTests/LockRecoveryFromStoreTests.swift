@@ -15,6 +15,7 @@ import Testing
     final class LockProcess {
         let loop = ManualEventLoop()
         let chip: SimulatedGPIOChip
+        let store: AgentStore
         let journal: StoredDecisionJournal
         let controller: LockController
 
@@ -23,7 +24,8 @@ import Testing
             let wiring = LockWiring(chipLabel: "sim-lock", actuator: .motor(runTime: .seconds(2)),
                                     unlockOutput: .init("UNLOCK"), lockOutput: .init("LOCK"))
             let hardware = try LockHardware.open(wiring, chips: GPIOChipSet([chip]), loop: loop)
-            journal = try fixture.open().decisionJournal(monotonicNow: { [loop] in loop.now })
+            store = try fixture.open()
+            journal = store.decisionJournal(monotonicNow: { [loop] in loop.now })
             let next = DecisionID((try journal.lastDecisionID()?.rawValue ?? 0) + 1)
             controller = try LockController(loop: loop, hardware: hardware, journal: journal, firstDecisionID: next)
             controller.start(recovered: try journal.interrupted())

@@ -16,18 +16,20 @@ import Testing
     typealias LockProcess = LockRecoveryFromStoreTests.LockProcess
 
     /// The first process: locked (decision 1), then an unlock (decision 2) recorded and the
-    /// motor running — and the power fails. Returns the WAL's size before and after the
-    /// unlock's commit, with the process (never closed, like one that lost power).
+    /// motor running — and the power fails. Returns where the WAL's frames ended before and
+    /// after the unlock's commit (`AgentStore.walEnd`: the file is longer, laid out in
+    /// advance), with the process (never closed, like one that lost power).
     static func powerFailsMidUnlock(_ fixture: StoreFixture) throws -> (LockProcess, before: Int, after: Int) {
         let first = try LockProcess(fixture)
         first.loop.advance(by: .seconds(2))
         #expect(first.controller.lockState == .locked)
-        let before = try walSize(fixture.path)
+        let before = first.store.walEnd
         first.controller.submit(LockCommand(.unlock, source: .remote, who: KeyID(7)))
         first.loop.run()
         #expect(first.driving.unlock, "decided, recorded, the motor runs")
-        let after = try walSize(fixture.path)
+        let after = first.store.walEnd
         #expect(after > before, "the unlock's commit is the WAL's tail")
+        #expect(try walSize(fixture.path) >= after)
         return (first, before, after)
     }
 

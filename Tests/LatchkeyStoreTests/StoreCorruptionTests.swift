@@ -102,9 +102,9 @@ import Testing
             try FileManager.default.copyItem(atPath: fixture.path + suffix, toPath: copyState + "/lock.db" + suffix)
         }
         let wal = copyState + "/lock.db-wal"
-        let walSize = try #require(FileManager.default.attributesOfItem(atPath: wal)[.size] as? Int)
+        // The last frame's end, not the file's: the store lays its WAL out in advance.
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: wal))
-        try handle.truncate(atOffset: UInt64(walSize - 100))
+        try handle.truncate(atOffset: UInt64(live.walEnd - 100))
         try handle.close()
 
         let recovered = try AgentStore(directory: copyState, fileName: "lock.db", wallClock: fixture.clocks.wall)

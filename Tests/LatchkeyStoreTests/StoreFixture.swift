@@ -1,6 +1,6 @@
 import Foundation
 import LatchkeyLock
-import LatchkeyStore
+@testable import LatchkeyStore
 import LatchkeyTransport
 
 /// A private scratch directory (mkdtemp), removed when the fixture goes away.
@@ -64,4 +64,11 @@ extension FileManager {
     func permissions(_ path: String) -> Int? {
         (try? attributesOfItem(atPath: path)[.posixPermissions] as? NSNumber)?.intValue
     }
+}
+
+extension AgentStore {
+    /// Where the WAL's last committed frame ends (its header, then frames of a 4 KiB page
+    /// and a 24-octet header each). The file is longer: the store lays it out to
+    /// `walWorkingSize` up front, so a test that damages "the tail" of the WAL aims here.
+    var walEnd: Int { 32 + connection.walFrames * (4096 + 24) }
 }
