@@ -74,6 +74,10 @@ public enum LockDaemon {
         }) { message in
             printer.emit(AgentEvent("lock.store_recovered", time: loop.now, [("detail", message)]))
         }
+        stores.store?.onCheckpointFailure = { error in
+            printer.emit(AgentEvent("lock.store_checkpoint_failed", time: loop.now, [("error", error)]))
+            logger.warning("a WAL checkpoint failed; retried after the next write", metadata: ["error": "\(error)"])
+        }
         let transport = try openTransport(settings.transport, loop: loop, role: "lock", logger: logger,
                                           keepsLinks: true)
 

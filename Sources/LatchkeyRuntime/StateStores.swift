@@ -32,6 +32,8 @@ public enum StateStores {
         let store = try open(directory, lockFile, wallClock: wallClock, fileSystem: fileSystem, degrade: true,
                              report: { reset = true; report($0) })
         if let why = store.walNotPrepared { warn(why) }
+        // Checkpoints on the loop's next turn: never between a command's record and its drive.
+        store.checkpointScheduler = { loop.execute($0) }
         do {
             let records = try store.lockRecords(loop: loop)
             let keys = store.keyStore()

@@ -97,7 +97,10 @@ public final class AgentStore {
             try storeOperation(path: path) { try Self.configure(connection) }
             try migrate()
             isReadOnly = false
-            prepareWAL()
+            // Not laid out here: this runs on the agent's loop while it serves (`StoreReopener`),
+            // and 4 MiB written and synced on a card that just came back could hold a command.
+            walNotPrepared = "reopened for writing while running (the store started read-only): "
+                + "its commits grow the WAL until the agent's next start lays it out"
         } catch {
             // Reading again, as before; when even that fails, every use of the store throws.
             if let reading = try? Self.connect(path, access: .readOnly) { connection = reading }
@@ -134,7 +137,7 @@ public final class AgentStore {
         // persistent WAL to zero when journal_size_limit is set): `prepareWAL` lays it out again.
         try db.keepWALFileAcrossCloses()
         try db.execute(sql: "PRAGMA journal_size_limit=\(walWorkingSize)")
-        // Checkpoints after the writes the motor does not wait for only (`write`).
+        // Checkpoints where the store says (`checkpointScheduler`), not inside a commit.
         db.takeOverCheckpoints()
     }
 
@@ -240,38 +243,67 @@ public final class AgentStore {
 
     // MARK: Access for the views
 
-    /// `body` in an immediate transaction: committed (and fsync'ed) when it returns.
-    ///
-    /// `motorWaits`: the write stands between an accepted command and the motor (a
-    /// decision's record), so no checkpoint follows it even when one is due; the next write
-    /// that is not one runs it (`checkpointIfDue`).
-    func write<T>(motorWaits: Bool = false, _ body: (Database) throws -> T) throws(StoreError) -> T {
+    /// `body` in an immediate transaction: committed (and fsync'ed) when it returns. A
+    /// checkpoint it makes due runs where `checkpointScheduler` says.
+    func write<T>(_ body: (Database) throws -> T) throws(StoreError) -> T {
         guard !isClosed else { throw .database(path: path, message: "the store is closed") }
         if let fault = injectedWriteFault?() { throw fault }
         let result = try storeOperation(path: path) { try connection.inTransaction(.immediate, body) }
-        if !motorWaits { checkpointIfDue() }
+        scheduleCheckpointIfDue()
         return result
     }
 
     /// SQLite's own threshold: a checkpoint once the WAL holds this many frames.
     public static let checkpointFrames = 1_000
 
-    /// The checkpoint SQLite would have run inside the commit that crossed `checkpointFrames`
-    /// (the connection counts frames instead: `Database.takeOverCheckpoints`), run after a
-    /// write the motor does not wait for. It copies the WAL's pages into the database file
-    /// and syncs that file: on the development VM under I/O load, up to 7 ms in front of a
-    /// motor that waited for it.
+    /// Where a due checkpoint runs: nil, right after the write that made it due; the lock's
+    /// store hands it to its event loop's next turn (`StateStores.openLock`), so that no
+    /// write on a command's way to the motor (the decision's record, the backlog written
+    /// before it, a lockout count the verifier saves) is followed by one before the line
+    /// has changed: the record and the drive happen in one turn (`LockController`).
     ///
-    /// A failed or partial one (another process reading, a full card that cannot take the
-    /// database's new pages) is tried again after the next write, as SQLite's own would be:
-    /// the frames stay in the WAL, durable, and a WAL that can never be emptied grows until
-    /// a commit fails and the store reports that. Counted in `checkpointsFailed`, which
-    /// `status` shows (`walStatus`).
-    private func checkpointIfDue() {
+    /// SQLite's own checkpoint ran inside the commit that crossed `checkpointFrames`, before
+    /// that commit's call returned; the connection counts frames instead
+    /// (`Database.takeOverCheckpoints`). A checkpoint copies the WAL's pages into the
+    /// database file and syncs that file.
+    public var checkpointScheduler: ((@escaping () -> Void) -> Void)?
+    private var checkpointScheduled = false
+
+    private func scheduleCheckpointIfDue() {
         guard connection.walFrames >= Self.checkpointFrames else { return }
-        // A partial one (frames a reader still needs) is SQLite's ordinary case: not counted.
-        do { try connection.checkpoint() } catch { checkpointsFailed += 1 }
+        guard let scheduler = checkpointScheduler else { return checkpoint() }
+        guard !checkpointScheduled else { return }
+        checkpointScheduled = true
+        scheduler { [weak self] in
+            guard let self else { return }
+            checkpointScheduled = false
+            guard !isClosed, connection.walFrames >= Self.checkpointFrames else { return }
+            checkpoint()
+        }
     }
+
+    /// A passive checkpoint. One left partial (frames a reader still needs) is SQLite's
+    /// ordinary case and is tried again after the next write. A failed one (an I/O error, a
+    /// full card that cannot take the database's new pages) is too, as SQLite's own would
+    /// be: the frames stay in the WAL, durable, and a WAL that can never be emptied grows
+    /// until a commit fails and the store reports that. Each failure is counted
+    /// (`checkpointsFailed`, in `status`) and told to `onCheckpointFailure` when its error
+    /// differs from the last one told, so a card that keeps failing is said once, not at
+    /// every write.
+    private func checkpoint() {
+        do {
+            try connection.checkpoint()
+        } catch {
+            checkpointsFailed += 1
+            let message = "\(error)"
+            if message != lastCheckpointFailure { onCheckpointFailure?(message) }
+            lastCheckpointFailure = message
+        }
+    }
+
+    /// Told a failed checkpoint's error (`checkpoint`): the agents make it a warning.
+    public var onCheckpointFailure: ((String) -> Void)?
+    private var lastCheckpointFailure: String?
 
     /// The `status` field `wal=`: `laid_out` (commits overwrite it in place), `grows` (not
     /// laid out at the last open: `walNotPrepared`), `read_only`; then

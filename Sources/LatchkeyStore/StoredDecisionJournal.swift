@@ -35,9 +35,8 @@ public final class StoredDecisionJournal: DecisionJournal {
         self.retention = retention
     }
 
-    /// The motor waits for this write: no checkpoint follows it (`AgentStore.write`).
     public func record(_ decision: LockDecision) throws(StoreError) {
-        try store.write(motorWaits: true) { db in try record(decision, in: db) }
+        try store.write { db in try record(decision, in: db) }
     }
 
     /// The record inside a transaction of the caller's (`StoredLockRecords` puts the counter
@@ -59,12 +58,7 @@ public final class StoredDecisionJournal: DecisionJournal {
     }
 
     public func complete(_ id: DecisionID, outcome: DecisionOutcome) throws(StoreError) {
-        try complete(id, outcome: outcome, motorWaits: false)
-    }
-
-    /// `motorWaits`: committed on the way to a new decision's record (`StoredLockRecords`).
-    func complete(_ id: DecisionID, outcome: DecisionOutcome, motorWaits: Bool) throws(StoreError) {
-        try store.write(motorWaits: motorWaits) { db in try complete(id, outcome: outcome, in: db) }
+        try store.write { db in try complete(id, outcome: outcome, in: db) }
     }
 
     /// The completion inside a transaction of the caller's (`StoredLockRecords` puts the

@@ -15,12 +15,11 @@ extension StoredLockRecords {
     /// One transaction: the counters held in memory and the staged one, if any, then `body`.
     /// They are cleared only once committed; a failed write leaves them where they were
     /// (the staged one for `commitStagedCounter`).
-    /// `motorWaits` as for `AgentStore.write`.
-    func writeCarryingCounter<T>(motorWaits: Bool = false, _ body: (Database) throws -> T) throws -> T {
+    func writeCarryingCounter<T>(_ body: (Database) throws -> T) throws -> T {
         let staged = stagedCounter, held = heldCounters
-        guard staged != nil || !held.isEmpty else { return try store.write(motorWaits: motorWaits, body) }
+        guard staged != nil || !held.isEmpty else { return try store.write(body) }
         let keys = keys
-        let result = try store.write(motorWaits: motorWaits) { db in
+        let result = try store.write { db in
             for (keyID, counter) in held { try keys.raiseCounter(to: counter, keyID: keyID, in: db) }
             if let staged { try keys.recordCounter(staged.counter, keyID: staged.keyID, in: db) }
             return try body(db)

@@ -53,12 +53,10 @@ public final class StoredLockRecords: DecisionJournal, LockEventLog {
 
     // MARK: DecisionJournal
 
-    /// The write the motor waits for: no checkpoint runs after it (`AgentStore.write`), nor
-    /// after the earlier completion it may commit first.
     public func record(_ decision: LockDecision) throws {
-        try commitNoted(motorWaits: true)
+        try commitNoted()
         let journal = journal
-        try writeCarryingCounter(motorWaits: true) { db in try journal.record(decision, in: db) }
+        try writeCarryingCounter { db in try journal.record(decision, in: db) }
     }
 
     public func complete(_ id: DecisionID, outcome: DecisionOutcome) throws {
@@ -97,10 +95,10 @@ public final class StoredLockRecords: DecisionJournal, LockEventLog {
 
     public var lastSequence: UInt32 { last }
 
-    private func commitNoted(motorWaits: Bool = false) throws {
+    private func commitNoted() throws {
         guard let completion = noted else { return }
         noted = nil
-        try journal.complete(completion.id, outcome: completion.outcome, motorWaits: motorWaits)
+        try journal.complete(completion.id, outcome: completion.outcome)
     }
 }
 

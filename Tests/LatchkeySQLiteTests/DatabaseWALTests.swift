@@ -1,4 +1,5 @@
 import CSQLite
+import Foundation
 import Glibc
 import LatchkeySQLite
 import Testing
@@ -36,8 +37,15 @@ struct DatabaseWALTests {
         try db.execute(sql: "INSERT INTO t VALUES (8)")
         #expect(size(scratch.path + "-wal") == 1 << 20, "the next commit wrote over the zeros")
 
-        // Another connection recovers the WAL from the file: both frames, nothing from the zeros.
-        let other = try scratch.open()
+        // The files as a crash leaves them (no shared-memory index): a new connection must
+        // recover the WAL from the file itself: both frames, nothing from the zeros.
+        let crashed = ScratchDatabase()
+        for suffix in ["", "-wal"] {
+            let bytes = try #require(FileManager.default.contents(atPath: scratch.path + suffix))
+            #expect(FileManager.default.createFile(atPath: crashed.path + suffix, contents: bytes))
+        }
+        try db.close()
+        let other = try crashed.open()
         #expect(try Int64.fetchAll(other, sql: "SELECT v FROM t ORDER BY v") == [7, 8])
         #expect(try Row.fetchOne(other, sql: "PRAGMA integrity_check")?.values.first?.text == "ok")
     }

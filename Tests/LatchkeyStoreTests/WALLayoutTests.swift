@@ -1,5 +1,6 @@
 import Foundation
 import LatchkeyLock
+import LatchkeySim
 import LatchkeySQLite
 @testable import LatchkeyStore
 import LatchkeyTransport
@@ -123,20 +124,22 @@ import Testing
 }
 
 /// Issue 22 item 6: SQLite checkpoints the WAL inside the commit that crosses 1,000 frames.
-/// The store runs that checkpoint after a write the motor does not wait for instead, never
-/// after a decision's record.
+/// The lock's store hands that checkpoint to its loop's next turn instead
+/// (`AgentStore.checkpointScheduler`), so none runs between a decision's record and the drive.
 @Suite struct CheckpointPlacementTests {
     static func databaseSize(_ fixture: StoreFixture) throws -> Int64 {
         try WALLayoutTests.facts(fixture.path).size
     }
 
-    @Test func aRecordThatCrossesTheThresholdIsNotCheckpointedTheNextWriteIs() throws {
+    @Test func aRecordThatCrossesTheThresholdIsCheckpointedOnTheLoopsNextTurnNotBefore() throws {
         let fixture = StoreFixture()
         let store = try fixture.open()
+        let loop = ManualEventLoop()
+        store.checkpointScheduler = { loop.execute($0) }
         let log = store.eventLog()
         let journal = fixture.journal(store)
-        // Fill the WAL to just under the threshold with writes the motor does not wait for
-        // (events: new rows, so a checkpoint makes the database file longer).
+        // Fill the WAL to just under the threshold (events: new rows, so a checkpoint makes
+        // the database file longer).
         var sequence = 0
         while store.connection.walFrames < AgentStore.checkpointFrames - 8 {
             sequence += 1
@@ -150,16 +153,33 @@ import Testing
             id += 1
             try #require(id < 100, "the store counts no WAL frames")
             try journal.record(fixture.decision(id, .unlock))
-            #expect(try Self.databaseSize(fixture) == before, "record \(id) ran a checkpoint in front of the motor")
+            #expect(try Self.databaseSize(fixture) == before, "record \(id) ran a checkpoint before the drive")
         }
-        #expect(store.connection.walFrames >= AgentStore.checkpointFrames)
-        // The completion, after the motor moved: the checkpoint runs behind it.
+        // More writes in the same turn (a completion, an event) leave it for the turn too.
         try journal.complete(DecisionID(id), outcome: .succeeded)
-        #expect(try Self.databaseSize(fixture) > before, "the completion's write ran the checkpoint")
+        #expect(try Self.databaseSize(fixture) == before)
+        loop.run()
+        #expect(try Self.databaseSize(fixture) > before, "the next turn ran the checkpoint")
         // and the next commit starts the WAL from its beginning, over the laid-out blocks.
         try journal.record(fixture.decision(id + 1, .lock))
         #expect(store.connection.walFrames < 10)
         #expect(try WALLayoutTests.facts(fixture.path + "-wal").size == AgentStore.walWorkingSize)
         #expect(store.walStatus == "laid_out")
+    }
+
+    @Test func withoutASchedulerTheWriteThatMadeItDueCheckpoints() throws {
+        let fixture = StoreFixture()
+        let store = try fixture.open()
+        let log = store.eventLog()
+        let before = try Self.databaseSize(fixture)  // only a checkpoint writes the database file
+        var sequence = 0
+        while store.connection.walFrames < AgentStore.checkpointFrames {
+            sequence += 1
+            try #require(sequence < 2 * AgentStore.checkpointFrames, "the store counts no WAL frames")
+            #expect(try Self.databaseSize(fixture) == before)
+            try log.append(LockEvent(kind: .doorStateChange(.open), time: Instant(nanoseconds: Int64(sequence)),
+                                     lockStateBefore: .locked, lockStateAfter: .locked, doorState: .open))
+        }
+        #expect(try Self.databaseSize(fixture) > before, "the write that crossed it ran it")
     }
 }
