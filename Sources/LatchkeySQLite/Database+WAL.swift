@@ -31,13 +31,12 @@ extension Database {
     /// second descriptor is opened or closed beside SQLite's.
     @discardableResult
     public func extendWALFile(toBytes bytes: Int64) throws(DatabaseError) -> Int64 {
+        let size = try walFileSize()
+        guard size < bytes else { return 0 }
         let (file, methods) = try walFile()
-        guard let fileSize = methods.xFileSize, let write = methods.xWrite, let sync = methods.xSync else {
+        guard let write = methods.xWrite, let sync = methods.xSync else {
             throw DatabaseError(extendedResultCode: SQLITE_MISUSE, message: "the WAL file's methods are missing")
         }
-        var size: sqlite3_int64 = 0
-        try check(fileSize(file, &size), "the WAL file's size")
-        guard size < bytes else { return 0 }
         // 64 KiB at a time: a few calls for the 4 MiB the store asks for, little memory.
         let chunk = [UInt8](repeating: 0, count: 64 * 1024)
         var offset = size
@@ -67,14 +66,10 @@ extension Database {
 
     /// A passive checkpoint of the main database (sqlite3_wal_checkpoint_v2): copies what no
     /// reader still needs from the WAL into the database file and syncs it, waiting for no
-    /// lock. Returns the frames in the WAL and how many of them are now in the database file;
-    /// when they are equal the next commit starts the WAL from its beginning.
-    @discardableResult
-    public func checkpoint() throws(DatabaseError) -> (frames: Int, checkpointed: Int) {
-        var frames: CInt = 0, checkpointed: CInt = 0
-        let code = sqlite3_wal_checkpoint_v2(handle, "main", SQLITE_CHECKPOINT_PASSIVE, &frames, &checkpointed)
+    /// lock. Once every frame is copied, the next commit starts the WAL from its beginning.
+    public func checkpoint() throws(DatabaseError) {
+        let code = sqlite3_wal_checkpoint_v2(handle, "main", SQLITE_CHECKPOINT_PASSIVE, nil, nil)
         guard code == SQLITE_OK else { throw DatabaseError.last(code, on: handle, sql: "sqlite3_wal_checkpoint_v2") }
-        return (Int(frames), Int(checkpointed))
     }
 
     /// The WAL file's length in octets (SQLite's own handle of it; see `extendWALFile`).

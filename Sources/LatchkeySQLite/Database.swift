@@ -60,9 +60,6 @@ public final class Database {
         sqlite3_close_v2(handle)
     }
 
-    /// The C handle, for the calls this type does not wrap (`sqlite3_file_control`).
-    public var sqliteConnection: OpaquePointer { handle }
-
     /// Finalizes the cached statements and closes the connection (the last connection to a
     /// WAL database checkpoints it). Closing twice does nothing.
     public func close() throws(DatabaseError) {
