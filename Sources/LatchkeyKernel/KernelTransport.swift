@@ -222,7 +222,7 @@ public final class KernelTransport: BluetoothTransport {
         guard state == .poweredOn else { throw TransportError(.poweredOff, "cannot advertise while \(state)") }
         let set = AdvertisingSet(advertisement: advertisement,
                                  instance: try AdvertisingInstance(instance: Self.advertisingInstance, advertisement),
-                                 timing: try SystemConfiguration.advertising(interval: advertisement.interval))
+                                 timing: try SystemConfiguration.peripheral(advertisingInterval: advertisement.interval))
         do { try openListener() } catch { throw TransportError(.failed, error.description) }
         openConnectionTimingWatch()
         if advertising != set {

@@ -74,6 +74,9 @@ import Testing
         #expect(error?.errno == .addressFamilyNotSupported)
     }
 
+    /// The timing first: the advertising interval, and the whole connection interval range as
+    /// the one the lock accepts (0x0006–0x0C80), so its kernel never asks a central for another
+    /// (SystemConfiguration.peripheral); then the instance.
     @Test func advertisingIsIntervalThenInstance() throws {
         let world = try TransportWorld(address: TransportWorld.lock)
         try world.settle()
@@ -84,7 +87,7 @@ import Testing
         #expect(world.sockets.listened == [TransportWorld.lock], "the lock listens on its ATT channel")
         try world.settle()
         #expect(world.kernel.received.dropFirst(start).map { $0.encoded() } == [
-            bytes("4c 00 00 00 0a 00 0a 00 02 a0 00 0b 00 02 a0 00"),
+            bytes("4c 00 00 00 14 00 0a 00 02 a0 00 0b 00 02 a0 00 17 00 02 06 00 18 00 02 80 0c"),
             bytes("3e 00 00 00 11 00 01 03 00 00 00 00 00 00 00 06 00 05 09 44 6f 6f 72"),
         ])
         world.transport.stopAdvertising()

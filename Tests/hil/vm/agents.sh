@@ -100,9 +100,30 @@ stop() {
 }
 wait_gone() { # PID SIGNAL-it-was-sent
     alive "$1" || return 0
-    wait_for 10 sh -c "! kill -0 $1 2>/dev/null" || note "process $1 did not exit on SIG$2"
+    if ! wait_for 10 sh -c "! kill -0 $1 2>/dev/null"; then
+        # A process that ignores its signal is a finding: where each of its threads waits is
+        # the evidence (a futex: a deadlock of its own; a kernel function: a stuck kernel),
+        # and it must not stop the scenario's end, so no bare `wait` on it.
+        note "process $1 did not exit on SIG$2 in 10 s"
+        stuck_report "$1"
+        kill -KILL "$1" 2>/dev/null
+        if ! wait_for 5 sh -c "! kill -0 $1 2>/dev/null"; then
+            note "process $1 did not exit on SIGKILL in 5 s: it is stuck in the kernel; the blocked tasks follow"
+            echo w > /proc/sysrq-trigger 2>/dev/null && dmesg | tail -n 80
+            return 0
+        fi
+    fi
     wait "$1" 2>/dev/null
     return 0
+}
+# stuck_report PID: its state and, per thread, the system call it is in and the kernel's stack.
+stuck_report() {
+    local t
+    echo "---- process $1: $(tr '\0' ' ' < /proc/$1/cmdline 2>/dev/null); $(grep -E '^State' /proc/$1/status 2>/dev/null)"
+    for t in /proc/$1/task/*; do
+        echo "thread ${t##*/} $(cat $t/comm 2>/dev/null): $(grep -E '^State' $t/status 2>/dev/null | tr -s ' \t' ' '); wchan $(cat $t/wchan 2>/dev/null); syscall $(cut -d' ' -f1-3 $t/syscall 2>/dev/null)"
+        sed 's/^/    /' $t/stack 2>/dev/null | head -n 12
+    done
 }
 phone_ctl() { timeout 30 latchkey phone-ctl --state-dir $W/phone-state "$@" 2>&1; }
 # The phone agent's voluntary context switches, all threads: how often it went to sleep.

@@ -10,6 +10,16 @@ now_ms() { hil-clock now; }
 now_int() { hil-clock now | cut -d. -f1; }
 
 pass() { echo "PASS $1${2:+ - $2}"; }
+
+# btmgmt, bounded: it waits for the kernel's answer, and a kernel whose Bluetooth core is stuck
+# never gives one (a scenario would then hang to its time limit with nothing said). 10 s is
+# far beyond any answer seen (milliseconds); a call that ran out says so on stderr.
+btmgmt() {
+    local rc=0
+    timeout 10 btmgmt "$@" || rc=$?   # timeout runs the program, not this function
+    [ $rc = 124 ] || [ $rc = 143 ] && echo "NOTE btmgmt $* gave no answer in 10 s" >&2
+    return $rc
+}
 fail() { echo "FAIL $1${2:+ - $2}"; HIL_FAILED=1; }
 note() { echo "NOTE $*"; }
 figure() { echo "FIGURE $*"; }
