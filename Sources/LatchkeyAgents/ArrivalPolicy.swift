@@ -18,8 +18,10 @@ public struct ArrivalPolicy: Sendable {
     /// ceiling are 150 ms, so an honest phone always fits and a relay has nothing to spare).
     public var challengeToCommandLimit: Duration = .milliseconds(150)
     /// The longest connection interval on which an arrival is accepted. 50 ms: the kernel's
-    /// longest default (its connections use 30–50 ms), which the phone keeps; a longer one
-    /// would let a relay hide its latency inside the limit above.
+    /// longest default (a Linux central that sets nothing asks for 30–50 ms); our phone asks
+    /// for 7.5 ms. A longer one would let a relay hide its latency inside the limit above.
+    /// The lock accepts any interval as a link (`SystemConfiguration.peripheral`): this
+    /// ceiling, read from the link's own HCI events, is its only limit on it.
     public var connectionIntervalCeiling: Duration = .milliseconds(50)
     /// After an arrival unlock, the lock locks again if the door has not been opened by
     /// then (nil: never). 30 s: the walk from the gate to the handle, with a margin.

@@ -35,7 +35,9 @@ extension LockAgent {
     }
 
     /// How long a link to be dropped is kept so that the answer to the frame that caused it
-    /// crosses first: four connection intervals at the kernel's longest default (50 ms).
+    /// crosses first: four connection intervals at the kernel's longest default (50 ms). A
+    /// central on a slower interval (the lock accepts any) may lose that answer; the drop
+    /// happens all the same.
     static let dropDelay: Duration = .milliseconds(200)
 
     /// Ends the link through the transport (mgmt Disconnect on the kernel), after `dropDelay`.

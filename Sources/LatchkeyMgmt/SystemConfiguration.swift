@@ -63,7 +63,8 @@ public enum SystemConfiguration {
     /// Linux central answering one while its ATT socket connects can deadlock its Bluetooth
     /// core (6.12: the request's handler holds the link's lock and wants the adapter's, the
     /// connect holds them the other way round). The central owns the interval: our phone
-    /// asks for 7.5 ms while it works and a slower one when idle (docs/ARCHITECTURE.md).
+    /// asks for 7.5 ms (and a slower one when idle, where its transport can update a live
+    /// link: docs/ARCHITECTURE.md).
     public static func peripheral(advertisingInterval: Duration) throws(TransportError) -> [SystemParameter] {
         try advertising(interval: advertisingInterval) + [
             SystemParameter(.minConnectionInterval, 0x0006), SystemParameter(.maxConnectionInterval, 0x0C80),

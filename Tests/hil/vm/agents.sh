@@ -109,7 +109,8 @@ wait_gone() { # PID SIGNAL-it-was-sent
         kill -KILL "$1" 2>/dev/null
         if ! wait_for 5 sh -c "! kill -0 $1 2>/dev/null"; then
             note "process $1 did not exit on SIGKILL in 5 s: it is stuck in the kernel; the blocked tasks follow"
-            echo w > /proc/sysrq-trigger 2>/dev/null && dmesg | tail -n 80
+            # From the dump's first line: the deadlocked pair comes first.
+            echo w 2>/dev/null > /proc/sysrq-trigger && dmesg | sed -n '/Show Blocked State/,$p' | tail -n 150
             return 0
         fi
     fi
