@@ -10,7 +10,7 @@ extension LockEvent {
     private var what: String {
         switch kind {
         case .lockOperation(let r):
-            var text = (r.operation == .lock ? "locked" : "unlocked") + " by " + Self.words(r.source) + Self.by(r.who)
+            var text = (r.operation == .lock ? "locked" : "unlocked") + Self.how(r.source, r.who)
             if r.recovered { text += " (resumed after a restart)" }
             return text
         case .lockOperationError(let r, let error):
@@ -19,8 +19,7 @@ extension LockEvent {
                 return "rejected: \(Self.words(error))" + (r.who.map { " (key \($0.rawValue))" } ?? "")
                     + "; operation unknown"
             }
-            var text = "\(operation == .lock ? "lock" : "unlock") by \(Self.words(r.source))\(Self.by(r.who)) "
-                + "refused: \(Self.words(error))"
+            var text = "\(operation == .lock ? "lock" : "unlock")\(Self.how(r.source, r.who)) refused: \(Self.words(error))"
             if r.recovered { text += " (after a restart)" }
             return text
         case .doorLockAlarm(let code):
@@ -31,8 +30,8 @@ extension LockEvent {
             let verb = switch change.change { case .add: "added"; case .clear: "revoked"; case .modify: "changed" }
             return "key \(change.key.rawValue) \(verb) (\(Self.words(change.source)))"
         case .operatingModeChange(let change):
-            var text = "operating mode \(Self.words(change.previous)) -> \(Self.words(change.mode)) by "
-                + Self.words(change.source) + Self.by(change.who)
+            var text = "operating mode \(Self.words(change.previous)) -> \(Self.words(change.mode))"
+                + Self.how(change.source, change.who)
             if change.source == .auto && change.previous == .passage { text += " (passage is not restored at start)" }
             return text
         case .suspectedRelay(let r):
@@ -42,17 +41,32 @@ extension LockEvent {
             case .intervalUnknown: "connection interval unknown"
             }
             let interval = r.intervalMicroseconds.map { "\(Double($0) / 1000) ms" } ?? "unknown"
-            return "arrival unlock by phone key \(r.who.rawValue) refused as a suspected relay: \(why) "
+            return "arrival unlock over Bluetooth by key \(r.who.rawValue) refused as a suspected relay: \(why) "
                 + "(challenge→command \(Double(r.elapsedMicroseconds) / 1000) ms, interval \(interval))"
         }
     }
 
-    private static func by(_ who: KeyID?) -> String { who.map { " key \($0.rawValue)" } ?? "" }
+    /// Which way the command came in, and the key it came as: "over Bluetooth by key 3",
+    /// "through the MQTT bridge by key 9", "by the inside button", "by the lock itself for key 3"
+    /// (an auto-lock after that key's phone left). A reader must never mistake the bridge for a phone.
+    private static func how(_ source: OperationSource, _ who: KeyID?) -> String {
+        let key = who.map { " key \($0.rawValue)" } ?? ""
+        switch source {
+        case .remote, .aliro: return " over Bluetooth" + (who == nil ? "" : " by" + key)
+        case .proprietaryRemote: return " through the MQTT bridge" + (who == nil ? "" : " by" + key)
+        case .manual: return " by hand" + (who == nil ? "" : " for" + key)
+        case .button: return " by the inside button" + (who == nil ? "" : " for" + key)
+        case .auto: return " by the lock itself" + (who == nil ? "" : " for" + key)
+        case .unspecified: return " by a local command" + (who == nil ? "" : " for" + key)
+        case .keypad, .schedule, .rfid, .biometric: return " by \(source)" + (who == nil ? "" : " by" + key)
+        }
+    }
 
     private static func words(_ source: OperationSource) -> String {
         switch source {
-        case .remote, .proprietaryRemote, .aliro: "phone"
-        case .manual: "hand"
+        case .remote, .aliro: "over Bluetooth"
+        case .proprietaryRemote: "through the MQTT bridge"
+        case .manual: "by hand"
         case .button: "inside button"
         case .auto: "the lock itself"
         case .unspecified: "local command"

@@ -1,4 +1,5 @@
 import LatchkeyAgents
+import LatchkeyConfig
 import Logging
 import LatchkeyKernel
 import LatchkeyLock
@@ -78,6 +79,7 @@ public enum LockDaemon {
             printer.emit(AgentEvent("lock.store_checkpoint_failed", time: loop.now, [("error", error)]))
             logger.warning("a WAL checkpoint failed; retried after the next write", metadata: ["error": "\(error)"])
         }
+        try checkBridgeKey(settings, keys: stores.keys)
         let transport = try openTransport(settings.transport, loop: loop, role: "lock", logger: logger,
                                           keepsLinks: true)
 
@@ -185,6 +187,18 @@ public enum LockDaemon {
             // lock must not stay connectable (docs/HIL.md, scenario d).
             (transport as? KernelTransport)?.close()
         })
+    }
+}
+
+extension LockDaemon {
+    /// A `bridge_key_id` that names a key unfit for the bridge stops the start (exit 78, at the
+    /// field's file and line): the bridge would otherwise run refused at every command, or act
+    /// with more than a household member's rights.
+    static func checkBridgeKey(_ settings: LockSettings, keys: any KeyStore) throws(RuntimeError) {
+        guard let id = settings.bridgeKeyID, let problem = BridgeKeyRule.problem(keys.key(id: id)) else { return }
+        var error = settings.bridgeKeySite ?? ConfigError(file: "lock.yaml", line: nil, field: "bridge_key_id", message: "")
+        error.message = "key \(id) \(problem)"
+        throw RuntimeError.configuration("\(error)")
     }
 }
 

@@ -23,6 +23,9 @@ public struct LockSettings: Sendable {
     public var controlSocketAccess = ControlSocketAccess.owner
     /// `bridge_key_id`: the key the MQTT bridge's `bridge lock|unlock` acts as (nil: none).
     public var bridgeKeyID: UInt32?
+    /// Where `bridge_key_id` was given (file, line, field), for the error when the key it
+    /// names cannot act for the bridge (`BridgeKeyRule`, checked against the store at start).
+    public var bridgeKeySite: ConfigError?
     /// The board definition the wiring came from (`board:` or `--board`), if any.
     public var board: BoardDefinition?
     /// `lock.realtime_priority`: the SCHED_FIFO priority `latchkey lock` asks for its event
@@ -104,6 +107,7 @@ public struct LockSettings: Sendable {
                                     execution: execution, board: board)
         settings.controlSocketAccess = access
         settings.bridgeKeyID = bridgeKey
+        settings.bridgeKeySite = bridgeKey.map { root.invalid("bridge_key_id", "key \($0)") }
         settings.realtimePriority = realtimePriority
         return settings
     }

@@ -128,12 +128,20 @@ import Testing
     /// What `latchkey log` prints for them.
     @Test func summariesSayWhatHappenedInWords() {
         #expect(Self.samples[7].summary == "rejected: revoked key (key 3); operation unknown  [lock locked, door closed]")
-        #expect(Self.samples[3].summary.hasPrefix("unlock by phone key 1 refused: not permitted"))
-        #expect(Self.samples[8].summary.hasPrefix("operating mode normal -> passage by phone key 2"))
+        #expect(Self.samples[3].summary.hasPrefix("unlock over Bluetooth by key 1 refused: not permitted"))
+        #expect(Self.samples[8].summary.hasPrefix("operating mode normal -> passage over Bluetooth by key 2"))
         #expect(Self.samples[9].summary.hasPrefix("operating mode passage -> normal by the lock itself (passage is not restored"))
-        #expect(Self.samples[0].summary == "unlocked by phone key 16909060  [lock unlocked, door closed]")
-        #expect(Self.samples[10].summary.hasPrefix("arrival unlock by phone key 4 refused as a suspected relay: command "
+        #expect(Self.samples[0].summary == "unlocked over Bluetooth by key 16909060  [lock unlocked, door closed]")
+        #expect(Self.samples[10].summary.hasPrefix("arrival unlock over Bluetooth by key 4 refused as a suspected relay: command "
                                                    + "too late after its challenge (challenge→command 212.5 ms, interval 7.5 ms)"))
+        // The way in is named, so a bridge's command never reads as a phone's.
+        let bridged = LockEvent(kind: .lockOperation(LockOperationRecord(operation: .unlock, source: .proprietaryRemote,
+                                                                         who: KeyID(9))),
+                                time: Instant(nanoseconds: 0), lockStateBefore: .locked, lockStateAfter: .unlocked, doorState: .closed)
+        #expect(bridged.summary == "unlocked through the MQTT bridge by key 9  [lock unlocked, door closed]")
+        let button = LockEvent(kind: .lockOperation(LockOperationRecord(operation: .unlock, source: .button)),
+                               time: Instant(nanoseconds: 0), lockStateBefore: .locked, lockStateAfter: .unlocked, doorState: .closed)
+        #expect(button.summary == "unlocked by the inside button  [lock unlocked, door closed]")
         #expect(Self.samples[11].summary.contains("connection interval unknown (challenge→command 60.0 ms, interval unknown)"))
     }
 

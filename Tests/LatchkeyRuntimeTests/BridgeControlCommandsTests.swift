@@ -1,3 +1,4 @@
+import LatchkeyAgents
 import LatchkeyLock
 @testable import LatchkeyRuntime
 import LatchkeySecurity
@@ -25,11 +26,73 @@ import Testing
         #expect(rig.wait { self.rig.lock!.agent.controller.lockState == .locked })
     }
 
-    @Test func aKeyTheLockDoesNotHaveMovesNothing() throws {
-        try start(bridgeKey: 42)
-        #expect(try rig.send("bridge unlock", to: rig.lock) == ["error key 42 is not a key of this lock (revoked or never added)"])
-        #expect(rig.lock!.agent.controller.lockState == .locked)
-        #expect(rig.lockEvents("lock.command_accepted").isEmpty)
+    /// The unlock line as the lock's GPIO chip shows it from outside.
+    func unlockLineIsHigh() throws -> Bool {
+        try FileGPIOSimulator(directory: rig.directory + "/gpio/rig-lock").isHigh("motor_unlock")
+    }
+
+    /// The start refused: exit 78 with the file and line of `bridge_key_id` and why.
+    func startIsRefused(bridgeKey: UInt32, because why: String) throws {
+        try rig.addToLockConfig("bridge_key_id: \(bridgeKey)")
+        let lines = try readTextFile(rig.directory + "/lock.yaml").split(separator: "\n", omittingEmptySubsequences: false)
+        let line = 1 + (lines.firstIndex { $0.hasPrefix("bridge_key_id:") } ?? -2)
+        do {
+            try rig.startLock()
+            Issue.record("the lock started with bridge_key_id naming key \(bridgeKey)")
+        } catch let error as RuntimeError {
+            #expect(error.exitStatus == RuntimeError.exConfig)
+            #expect(error.description == "\(rig.directory)/lock.yaml:\(line): field 'bridge_key_id': key \(bridgeKey) \(why)")
+        }
+        #expect(rig.lock == nil)
+    }
+
+    @Test func aKeyTheLockDoesNotHaveStopsTheStart() throws {
+        try startIsRefused(bridgeKey: 42, because: BridgeKeyRule.Problem.absent.description)
+    }
+
+    @Test func aKeyRevokedBeforeTheStartStopsTheStart() throws {
+        try StateStores.openKeys(rig.lockState).revoke(id: 9)
+        try startIsRefused(bridgeKey: 9, because: "is revoked")
+    }
+
+    @Test func anAdminKeyNamedForTheBridgeStopsTheStart() throws {
+        try StateStores.openKeys(rig.lockState).add(PhoneKey(id: 10, name: "owner", secret: CommandSealing.newSecret(),
+                                                             role: .admin))
+        try startIsRefused(bridgeKey: 10, because: BridgeKeyRule.Problem.admin.description)
+    }
+
+    @Test func anArrivalKeyNamedForTheBridgeStopsTheStart() throws {
+        try StateStores.openKeys(rig.lockState).add(PhoneKey(id: 11, name: "owner-arrival", secret: CommandSealing.newSecret(),
+                                                             role: .admin, mayRequestArrivalUnlock: true))
+        try startIsRefused(bridgeKey: 11, because: BridgeKeyRule.Problem.admin.description)
+        // The store refuses the flag on a user key; one an older version stored is refused all the same.
+        let older = PhoneKey(id: 12, name: "old-user", secret: CommandSealing.newSecret(), role: .user, mayRequestArrivalUnlock: true)
+        #expect(BridgeKeyRule.problem(older) == .arrivalUnlock)
+    }
+
+    @Test func aKeyRevokedWhileTheLockRunsIsRefusedAndAuditedAtItsNextCommand() throws {
+        try start()
+        // The bridge works...
+        #expect(try rig.send("bridge unlock", to: rig.lock).first?.hasPrefix("ok accepted decision=") == true)
+        #expect(rig.wait { self.rig.lock!.agent.controller.lockState == .unlocked })
+        #expect(try rig.send("bridge lock", to: rig.lock).first?.hasPrefix("ok accepted decision=") == true)
+        #expect(rig.wait { self.rig.lock!.agent.controller.lockState == .locked && !self.rig.lock!.agent.controller.machine.isMoving })
+        // ...until the owner revokes its key from another process (`latchkey keys revoke 9`).
+        try StateStores.openKeys(rig.lockState).revoke(id: 9)
+        let decided = rig.lock!.agent.controller.lastRecordedDecision
+        let before = rig.lock!.agent.statusFrame.lastEventSequence
+        #expect(try rig.send("bridge unlock", to: rig.lock) == ["error the bridge's key 9 is revoked"])
+        // An accepted command is decided and moving before its answer: nothing of the kind.
+        #expect(rig.lock!.agent.controller.lockState == .locked && !rig.lock!.agent.controller.machine.isMoving)
+        #expect(rig.lock!.agent.controller.lastRecordedDecision == decided)
+        #expect(try !unlockLineIsHigh())
+        // Audited under the key, as a revoked phone's frame: DisabledUserDenied.
+        let lines = try rig.send("events \(before + 1)", to: rig.lock)
+        #expect(lines.count == 2)
+        #expect(lines.first?.contains("\"kind\":\"lock_operation_error\",\"operation\":\"unlock\",\"source\":\"proprietaryRemote\",\"who\":9,\"error\":\"disabledUserDenied\"") == true, "\(lines)")
+        #expect(lines.first?.contains("unlock through the MQTT bridge by key 9 refused: revoked key") == true, "\(lines)")
+        // A lock is refused too: a revoked key is nobody's.
+        #expect(try rig.send("bridge lock", to: rig.lock) == ["error the bridge's key 9 is revoked"])
     }
 
     @Test func aLockThatNamesNoBridgeKeyRefusesBridgeCommands() throws {

@@ -68,7 +68,7 @@ import Testing
         let text = try Self.run(["log", "--state-dir", dir])
         #expect(text.status == 0)
         #expect(text.lines.map { $0.prefix(3) } == ["#3 ", "#2 ", "#1 "], "\(text.lines)")
-        #expect(text.lines[1].contains("unlocked by phone key 3 (alice, phone)"), "\(text.lines)")
+        #expect(text.lines[1].contains("unlocked over Bluetooth by key 3 (alice, phone)"), "\(text.lines)")
 
         let json = try Self.run(["log", "--state-dir", dir, "--json", "--limit", "2"])
         #expect(json.lines.count == 2)

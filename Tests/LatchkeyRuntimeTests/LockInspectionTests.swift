@@ -59,14 +59,14 @@ import Testing
         let entries = try inspection.newest(limit: 10)
         #expect(entries.map(\.sequence) == [3, 2, 1])
         let text = AuditLogFormat.text.line(entries[1], names: names)
-        #expect(text.hasPrefix("#2  ") && text.contains("unlocked by phone key 3 (alice, phone)"), "\(text)")
+        #expect(text.hasPrefix("#2  ") && text.contains("unlocked over Bluetooth by key 3 (alice, phone)"), "\(text)")
         #expect(AuditLogFormat.text.line(entries[0], names: names).contains("alarm: lock jammed"))
         // A name beside an id already in parentheses, and an id that only starts the same.
         let named = KeyNames([3: "alice", 31: "bob"])
         #expect(named.naming("rejected: revoked key (key 3); operation unknown", key: KeyID(3))
                     == "rejected: revoked key (key 3, alice); operation unknown")
-        #expect(named.naming("unlocked by phone key 31  [lock unlocked, door closed]", key: KeyID(3))
-                    == "unlocked by phone key 31  [lock unlocked, door closed]")
+        #expect(named.naming("unlocked over Bluetooth by key 31  [lock unlocked, door closed]", key: KeyID(3))
+                    == "unlocked over Bluetooth by key 31  [lock unlocked, door closed]")
     }
 
     @Test func csvAndJSONCarryTheKeyBesideItsName() throws {

@@ -127,5 +127,19 @@ public enum MQTTDemo {
         r.record("broker restarted: every audit event delivered once, in order", back && caughtUp && last > 0
                     && seqs == Array(1...max(1, last)), latencyMs: since(t),
                  "events 1...\(last); the observer got \(seqs.count) (\(seqs.first.map(String.init) ?? "-")...\(seqs.last.map(String.init) ?? "-"))")
+
+        // 6. The owner revokes the bridge's key while everything runs: the next unlock from MQTT is
+        // refused, the result topic says why, and the unlock line never rises.
+        w.wait(.seconds(3)) { !obs.isHigh("motor_unlock") && !obs.isHigh("motor_lock") }
+        let revoke = try w.runTool(["keys", "revoke", "--state-dir", w.lockState, "\(MQTTStage.bridgeKey)"])
+        t = w.loop.now
+        _ = try s.command("unlock", id: "demo-revoked")
+        let refused = w.wait(.seconds(10)) { s.result("demo-revoked") != nil }
+        w.wait(.milliseconds(500)) { false }  // a line that moved late would show now
+        let answer = s.result("demo-revoked") ?? "no answer"
+        r.record("the bridge's key revoked (latchkey keys revoke): an unlock from MQTT is refused, the line never rises",
+                 revoke.status == 0 && refused && answer.contains("\"ok\":false") && answer.contains("revoked")
+                    && obs.rise(of: "motor_unlock", since: t) == nil,
+                 "result: \(answer)")
     }
 }

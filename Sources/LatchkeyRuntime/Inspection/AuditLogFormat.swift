@@ -22,7 +22,7 @@ public enum AuditLogFormat: String, CaseIterable, Sendable {
         }
     }
 
-    /// `#12  2026-11-24 12:00:05  unlocked by phone key 3 (alice-phone)  [lock unlocked, door closed]`:
+    /// `#12  2026-11-24 12:00:05  unlocked over Bluetooth by key 3 (alice-phone)  [lock unlocked, door closed]`:
     /// sequence, local wall time (the event's own time is on the lock's monotonic clock,
     /// which a reader cannot place), the event in words.
     static func textLine(_ entry: LoggedEvent, names: KeyNames) -> String {
