@@ -102,7 +102,8 @@ let package = Package(
             name: "LatchkeyManagers",
             dependencies: ["LatchkeyTransport", "LatchkeyGATT", "LatchkeyATT"],
             swiftSettings: strictness),
-        .target(name: "LatchkeyLock", dependencies: ["LatchkeyTransport"], swiftSettings: strictness),
+        // The lock's domain moves the bolt for a key only with what LatchkeySecurity's LockAuthority allowed.
+        .target(name: "LatchkeyLock", dependencies: ["LatchkeyTransport", "LatchkeySecurity"], swiftSettings: strictness),
         .target(name: "LatchkeyPhone", swiftSettings: strictness),
         // libyaml 0.2 (apt: libyaml-dev), the parser Yams wraps, taken directly: Yams imports Foundation.
         .systemLibrary(name: "CYAML", pkgConfig: "yaml-0.1", providers: [.apt(["libyaml-dev"])]),

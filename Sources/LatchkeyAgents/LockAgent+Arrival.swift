@@ -41,7 +41,7 @@ extension LockAgent {
             arrivalRelockTimer = nil
             guard controller.lockState != .locked, !controller.doorState.isOpen else { return }
             emit("lock.arrival_relock", ["key": "\(key)", "seconds": "\(wait.components.seconds)"])
-            controller.submit(LockCommand(.lock, source: .auto, who: KeyID(key)))
+            controller.lockAutomatically(for: KeyID(key))
         }
     }
 

@@ -41,6 +41,19 @@ extension LockAgent {
         }
     }
 
+    /// A revoked key's addresses are no one's any more: its stored bindings go.
+    func forgetBindings(of key: UInt32) {
+        guard let storage = bindingStorage, var bindings = loadBindings(storage),
+              bindings.keys.values.contains(key) else { return }
+        bindings.keys = bindings.keys.filter { $0.value != key }
+        do {
+            try storage.save(bindings, identifier: LockBindings.identifier)
+        } catch {
+            bindingsFault = "\(error)"
+            emit("lock.restoration_failed", ["error": "bindings of revoked key \(key) not removed: \(error)"])
+        }
+    }
+
     /// The stored bindings (empty when there are none); nil when they cannot be read.
     private func loadBindings(_ storage: any RestorationStorage) -> LockBindings? {
         do {
@@ -54,12 +67,19 @@ extension LockAgent {
         }
     }
 
-    /// After a restart: the restored links of phones that had authenticated are theirs again,
-    /// so their loss starts the departure grace as before.
+    /// After a restart: a restored link whose phone's session was kept with it, under the key
+    /// its address was bound to, is that phone's again, so its loss starts the departure grace
+    /// as before. An address alone proves nothing (anyone can send with a bound phone's): a
+    /// link without its kept session is bound by its phone's next command, or not at all.
     func restoreBindings(for centrals: [Central]) {
         guard let storage = bindingStorage, let bindings = loadBindings(storage) else { return }
         for central in centrals {
             guard let key = bindings.keys[central.identifier.description] else { continue }
+            guard sessions[central.linkID]?.keyID == key else {
+                emit("lock.binding_not_restored", ["key": "\(key)", "central": "\(central.identifier)",
+                                                   "reason": "no kept session of that key on the link"])
+                continue
+            }
             rebind(central, to: key)
             emit("lock.binding_restored", ["key": "\(key)", "central": "\(central.identifier)"])
         }

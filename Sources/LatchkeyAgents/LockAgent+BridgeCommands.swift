@@ -18,76 +18,39 @@ public enum BridgeCommandRefusal: Error, Equatable, Sendable, CustomStringConver
     }
 }
 
-/// What the key the bridge acts as must be (docs/SECURITY.md, "The MQTT bridge"): a current
-/// key of role `user` that may not ask for arrival unlocks. The broker's side of the house
-/// network is less trusted than a phone in the owner's hand, so it never gets more than a
-/// household member's rights. Checked when the lock starts and again at every command, on
-/// the key as the store holds it then: a key revoked or changed while the lock runs stops
-/// the bridge at its next command.
-public enum BridgeKeyRule {
-    public enum Problem: Equatable, Sendable, CustomStringConvertible {
-        case absent, revoked, admin, arrivalUnlock
-
-        public var description: String {
-            switch self {
-            case .absent: "is not a key of this lock (never added): add a user key with `latchkey keys add --role user`"
-            case .revoked: "is revoked"
-            case .admin: "is an admin key; the bridge acts as a household member: give it a key of role user"
-            case .arrivalUnlock: "may ask for arrival unlocks; the bridge's key must not"
-            }
-        }
-
-        /// How the audit log files a command refused for it: a revoked key as a revoked
-        /// phone's frame is filed, the others as a credential this lock does not take.
-        var operationError: OperationError {
-            switch self {
-            case .revoked: .disabledUserDenied
-            case .absent: .invalidCredential
-            case .admin, .arrivalUnlock: .restricted
-            }
-        }
-    }
-
-    /// Nil when `key` may act for the bridge.
-    public static func problem(_ key: PhoneKey?) -> Problem? {
-        guard let key else { return .absent }
-        if key.revoked { return .revoked }
-        if key.role != .user { return .admin }
-        if key.mayRequestArrivalUnlock { return .arrivalUnlock }
-        return nil
-    }
-}
-
 extension LockAgent {
     /// A lock or unlock from a local bridge (`latchkey mqtt`) acting as its own key `keyID`,
     /// reached through the control socket, whose permissions are the authentication (the
-    /// bridge holds no secret). The key is read from the store now and must pass
-    /// `BridgeKeyRule`; an unlock also must not be locked out (a lock never is: locking is
-    /// always safe). Then the lock's rules decide (operating mode — the bridge is a remote
-    /// source, so No Remote Lock/Unlock refuses it —, door, busy bolt); the decision is
-    /// journalled before the actuator moves and the audit log names the key, with source
-    /// ProprietaryRemote ("through the MQTT bridge"). Every refusal of the key is in the
-    /// audit log under that key, as a refused phone frame is.
+    /// bridge holds no secret). `LockAuthority` decides on the key as the store holds it now
+    /// (`BridgeKeyRule`: present, not revoked, role user without arrival unlock; an unlock not
+    /// locked out), then the lock's rules (operating mode — the bridge is a remote source, so
+    /// No Remote Lock/Unlock refuses it —, door, busy bolt); the decision is journalled before
+    /// the actuator moves and the audit log names the key, with source ProprietaryRemote
+    /// ("through the MQTT bridge"). A refusal of the key is in the audit log under it, as a
+    /// refused phone frame is.
     public func bridgeCommand(_ operation: LockOperationType, keyID: UInt32) -> Result<DecisionID?, BridgeCommandRefusal> {
-        if let problem = BridgeKeyRule.problem(verifier.keys.key(id: keyID)) {
-            emit("lock.command_refused", ["key": "\(keyID)", "op": "\(operation)", "source": "bridge",
-                                          "error": "\(problem.operationError)", "reason": "\(problem)"])
-            let record = LockOperationRecord(operation: operation, source: .proprietaryRemote, who: KeyID(keyID))
-            lockEvent(securityEvent(.lockOperationError(record, problem.operationError)))
-            return .failure(.keyNotAllowed(keyID, problem))
-        }
-        if operation == .unlock, verifier.lockout.lockedOut(keyID: keyID) != nil { return .failure(.lockedOut(keyID)) }
-        let decidedBefore = controller.lastRecordedDecision
-        capture = []
-        controller.submit(LockCommand(operation == .lock ? .lock : .unlock, source: .proprietaryRemote, who: KeyID(keyID)))
-        let emitted = capture ?? []
-        capture = nil
-        for e in emitted {
-            if case .lockOperationError(_, let error) = e.kind {
-                emit("lock.command_refused", ["key": "\(keyID)", "op": "\(operation)", "source": "bridge", "error": "\(error)"])
-                return .failure(.refused(error))
+        let authorization: Authorization
+        switch verifier.authority.authorize(operation == .lock ? .lock : .unlock, keyID: keyID, via: .bridge) {
+        case .failure(let denial):
+            let refusal: BridgeCommandRefusal
+            switch denial.reason {
+            case .lockedOut: refusal = .lockedOut(keyID)
+            case .unknownKey: refusal = .keyNotAllowed(keyID, .absent)
+            case .revoked: refusal = .keyNotAllowed(keyID, .revoked)
+            case .notPermitted, .malformed: refusal = .keyNotAllowed(keyID, BridgeKeyRule.problem(verifier.keys.key(id: keyID)) ?? .admin)
             }
+            emit("lock.command_refused", ["key": "\(keyID)", "op": "\(operation)", "source": "bridge", "reason": "\(refusal)"])
+            audit(denial)
+            return .failure(refusal)
+        case .success(let allowed):
+            authorization = allowed
         }
+        let decidedBefore = controller.lastRecordedDecision
+        if let error = controller.submit(authorization) {
+            emit("lock.command_refused", ["key": "\(keyID)", "op": "\(operation)", "source": "bridge", "error": "\(error)"])
+            return .failure(.refused(error))
+        }
+        verifier.authority.succeeded(authorization)
         if controller.machine.isMoving { backgroundTasks.begin(Self.commandTask) }
         let decided = controller.lastRecordedDecision.flatMap { $0 != decidedBefore ? $0 : nil }
         emit("lock.command_accepted", ["key": "\(keyID)", "op": "\(operation)", "source": "bridge",

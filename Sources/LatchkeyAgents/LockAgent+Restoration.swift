@@ -14,14 +14,13 @@ extension LockAgent {
             stateCharacteristic = service?.characteristic(LockServiceUUID.lockState)
             transferCharacteristic = service?.characteristic(LockServiceUUID.dataTransfer)
         }
-        restoreBindings(for: state.centrals)
         restoreSessions(for: state.centrals)
-        // A restored link no phone had bound, and with no session kept, is a stranger's until
-        // it proves a key. A bound one keeps its phone; without its kept session it has none
-        // until that phone's next command.
-        for central in state.centrals where keyOfLink[central.linkID] == nil && sessions[central.linkID] == nil {
+        restoreBindings(for: state.centrals)
+        // A restored link with no session kept is a stranger's until it proves a key.
+        for central in state.centrals where sessions[central.linkID] == nil {
             armUnauthenticatedTimer(for: central)
         }
+        if !keysInUse.isEmpty { keyWatch.linkBound() }
         emit("lock.restored", [
             "services": "\(state.services.count)",
             "centrals": "\(state.centrals.count)",

@@ -17,13 +17,53 @@ extension LockAgent {
         // A stranger's frames are logged once per link, when they get it dropped (the
         // caller sees to "once"): a flood of them would push the owner's history out.
         guard failure.counted || failure.revoked || failure.dropLink else { return }
+        // A revoked key's phone re-links for ever, and strangers come back: neither counts
+        // for a key, so their entries are paced rather than pushing the household's out.
+        if !failure.counted {
+            guard pace(failure.revoked ? .revokedKey(failure.keyID ?? 0) : .strangers) else { return }
+        }
         // A frame refused before it was opened (a revoked key, a forged tag...) has no known
         // operation, and a refused mode change is no lock operation: both are logged
         // without one, never as an unlock nobody asked for.
-        let record = LockOperationRecord(operation: failure.operation.flatMap(Self.lockOperation), source: .remote,
-                                         who: failure.keyID.map { KeyID($0) })
-        lockEvent(securityEvent(.lockOperationError(record, Self.operationError(for: failure))))
-        for e in failure.engaged {
+        auditRefusal(failure.operation, source: .remote, key: failure.keyID, error: Self.operationError(for: failure),
+                     engaged: failure.engaged)
+    }
+
+    /// A refusal by `LockAuthority` of a request that did not come over Bluetooth, filed as
+    /// a phone's would be. A refusal during a lockout is not logged (the lockout was).
+    func audit(_ denial: Denial) {
+        let error: OperationError
+        switch denial.reason {
+        case .lockedOut: return
+        case .revoked:
+            guard pace(.revokedKey(denial.keyID)) else { return }
+            error = .disabledUserDenied
+        case .notPermitted: error = .restricted
+        case .unknownKey, .malformed: error = .invalidCredential
+        }
+        auditRefusal(denial.operation, source: denial.entry == .bluetooth ? .remote : .proprietaryRemote,
+                     key: denial.keyID, error: error, engaged: denial.engaged)
+    }
+
+    /// Whether a refusal of `source` goes into the audit log now (`RefusalAuditPacer`); what
+    /// is left out is said as a `lock.audit_paced` event, with the count since the last entry.
+    private func pace(_ source: RefusalAuditPacer.Source) -> Bool {
+        let (admitted, leftOut) = auditPacer.admit(source, at: loop.now)
+        if !admitted || leftOut > 0 {
+            let who = if case .revokedKey(let k) = source { "revoked key \(k)" } else { "strangers" }
+            emit("lock.audit_paced", ["source": who, "left_out": "\(leftOut)", "logged": "\(admitted)"])
+        }
+        return admitted
+    }
+
+    /// One refused request in the audit log (LockOperationError with the key and the way it
+    /// came in), and a DoorLockAlarm for each lockout it engaged.
+    private func auditRefusal(_ operation: LockOperation?, source: OperationSource, key: UInt32?, error: OperationError,
+                              engaged: [LockoutEngagement]) {
+        let record = LockOperationRecord(operation: operation.flatMap(Self.lockOperation), source: source,
+                                         who: key.map { KeyID($0) })
+        lockEvent(securityEvent(.lockOperationError(record, error)))
+        for e in engaged {
             var fields = [("principal", "\(e.principal)"), ("level", "\(e.level)"), ("seconds", "\(e.duration.components.seconds)")]
             // A key's own lockout names the key: journald's KEY_ID= (`AgentEvent.journaldEntry`).
             if case .key(let id) = e.principal { fields.append(("key", "\(id)")) }
@@ -56,14 +96,15 @@ extension LockAgent {
 
     /// `setOperatingMode`, which the verifier let through only for an admin key. The new
     /// mode is durable before it applies (`LockAgent+OperatingMode.swift`).
-    func setOperatingMode(_ raw: UInt8?, key: UInt32) -> CommandRejection? {
+    func setOperatingMode(_ raw: UInt8?, authorized: Authorization) -> CommandRejection? {
+        let key = authorized.keyID
         guard let raw, let mode = OperatingMode(rawValue: raw) else { return .malformed }
         guard controller.machine.acceptsOperatingMode(mode) else {
             emit("lock.command_refused", ["key": "\(key)", "op": "set-operating-mode", "mode": "\(mode)"])
             return .refusedByPolicy
         }
         if mode != controller.operatingMode, let failed = persistOperatingMode(mode) { return failed }
-        controller.setOperatingMode(mode, source: .remote, who: KeyID(key))
+        controller.setOperatingMode(mode, authorized: authorized)
         emit("lock.operating_mode", ["key": "\(key)", "mode": "\(mode)"])
         publishStatus()
         return nil
@@ -108,6 +149,11 @@ extension LockAgent {
             emit("lock.key_paired", ["key": "\(key.id)", "name": PairingName.escaped(key.name), "role": key.role.rawValue,
                                      "arrival": "\(key.mayRequestArrivalUnlock)", "code": code])
         case .notEnrolled(let pending, let reason):
+            // The link that asked holds no key after all: a stranger's again, timed like one.
+            for (link, key) in pairingLinks where key == pending.key.id {
+                pairingLinks[link] = nil
+                if let central = peripheral.centrals.first(where: { $0.linkID == link }) { armUnauthenticatedTimer(for: central) }
+            }
             // The key never existed for the verifier; the attempt is in the audit log all the same.
             let record = LockOperationRecord(operation: nil, source: .remote, who: KeyID(pending.key.id))
             lockEvent(securityEvent(.lockOperationError(record, .pairingNotConfirmed)))
@@ -163,8 +209,11 @@ extension LockAgent {
             emit("lock.pairing_refused", ["central": "\(central.identifier)", "reason": "\(why)",
                                           "refused_total": "\(pairing.counts.refused)"])
             return why
-        case .success:
-            linkAuthenticated(central)  // it holds a key now; its phone opens a session next
+        case .success(let pending):
+            // Its key waits for the owner's word: the link may stay that long, and the phone
+            // opens a session once its key is enrolled; if it is not, it is timed as a stranger's.
+            pairingLinks[central.linkID] = pending.key.id
+            armUnauthenticatedTimer(for: central, within: PairingResponder.confirmationTimeout + configuration.unauthenticatedLinkTimeout)
             return nil
         }
     }

@@ -11,14 +11,16 @@ import LatchkeyTransport
 extension LockAgent {
     // MARK: Unauthenticated links
 
-    /// A new (or restored, never bound) link: it has until the timeout to prove a key.
-    func armUnauthenticatedTimer(for central: Central) {
+    /// A new (or restored, never bound) link: it has until the timeout to prove a key
+    /// (`within`: longer for a link whose pairing waits for the owner's confirmation).
+    func armUnauthenticatedTimer(for central: Central, within: Duration? = nil) {
+        let limit = within ?? configuration.unauthenticatedLinkTimeout
         unauthenticatedTimers[central.linkID]?.cancel()
-        unauthenticatedTimers[central.linkID] = loop.schedule(after: configuration.unauthenticatedLinkTimeout) {
+        unauthenticatedTimers[central.linkID] = loop.schedule(after: limit) {
             [weak self, weak central] in
             guard let self, let central else { return }
             self.unauthenticatedTimers[central.linkID] = nil
-            self.drop(central, because: "unauthenticated for \(self.configuration.unauthenticatedLinkTimeout)")
+            self.drop(central, because: "unauthenticated for \(limit)")
         }
     }
 
@@ -57,7 +59,11 @@ extension LockAgent {
         sessions[central.linkID] = session
         _ = keep(session, sealingThrough: session.sequence, on: central)
         linkAuthenticated(central)
-        if fresh { emit("lock.session_opened", ["central": "\(central.identifier)", "key": "\(session.keyID)"]) }
+        keyWatch.linkBound()
+        if fresh {
+            emit("lock.session_opened", ["central": "\(central.identifier)", "key": "\(session.keyID)"])
+            endOlderLinks(of: session.keyID, keeping: central)
+        }
         // A phone that subscribed before it proved its key hears where the lock stands now.
         if let c = stateCharacteristic, c.subscribedCentrals.contains(where: { $0 === central }) {
             if !sendStatus(to: central, on: c) { statusDirty = true }
@@ -80,6 +86,18 @@ extension LockAgent {
                                   didSubscribeTo characteristic: LocalCharacteristic) {
         guard characteristic === stateCharacteristic, sessions[central.linkID] != nil else { return }
         if !sendStatus(to: central, on: characteristic) { statusDirty = true }
+    }
+
+    /// At most one link per key: a key's newer link replaces its older one (a phone that
+    /// re-linked before the lock saw its old link fail), so one key's holder cannot take every
+    /// link slot with several radios. The older link's loss is no departure: the key is here.
+    private func endOlderLinks(of key: UInt32, keeping central: Central) {
+        for other in peripheral.centrals where other !== central
+            && (sessions[other.linkID]?.keyID == key || keyOfLink[other.linkID] == key) {
+            sessions[other.linkID] = nil
+            keyOfLink[other.linkID] = nil
+            drop(other, because: "key \(key) linked again on another link")
+        }
     }
 
     // MARK: Advertising while linked

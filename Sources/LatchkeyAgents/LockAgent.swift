@@ -89,13 +89,20 @@ public final class LockAgent: PeripheralManagerDelegate {
     /// The store is open read-only (LockAgent+StoreFaults.swift).
     public internal(set) var storeOpenReadOnly = false
     var statusDirty = false
-    private var transfers: [LinkID: ChunkedSender] = [:]
+    var transfers: [LinkID: ChunkedSender] = [:]
     /// Each link's session, once its phone proved its key on it (LockAgent+Sessions.swift).
     var sessions: [LinkID: LinkSession] = [:]
     /// Links that have not proven a key yet, and when they will be dropped.
     var unauthenticatedTimers: [LinkID: Scheduled] = [:]
     /// Links being dropped (LockAgent+Sessions.swift).
     var droppingLinks: Set<LinkID> = []
+
+    /// Ends what a key holds once it is no longer current (LockAgent+Revocation.swift).
+    var keyWatch: KeyWatch!
+    /// Paces audit entries that count for no key (LockAgent+Security.swift).
+    var auditPacer = RefusalAuditPacer()
+    /// Links whose pairing write was accepted, and the key each waits to have enrolled.
+    var pairingLinks: [LinkID: UInt32] = [:]
 
     // Arrival and departure bookkeeping.
     var keyOfLink: [LinkID: UInt32] = [:]
@@ -111,8 +118,6 @@ public final class LockAgent: PeripheralManagerDelegate {
     var arrivalRelockTimer: Scheduled?
     var lastManualUnlock: Instant?
     var lastArrival: (key: UInt32, at: Instant)?
-    /// Events the controller emitted during the current `submit`, to learn a refusal at once.
-    var capture: [LockEvent]?
 
     /// Software-path latencies (command received → actuator line changed), in ms.
     public private(set) var commandLatencies: [Double] = []
@@ -149,6 +154,9 @@ public final class LockAgent: PeripheralManagerDelegate {
                                                               loop: transport.loop),
                                         unauthenticatedFrameLimit: configuration.unauthenticatedFrameLimit)
         peripheral.delegate = self
+        keyWatch = KeyWatch(loop: transport.loop, keysInUse: { [weak self] in self?.keysInUse ?? [] },
+                            isCurrent: { [weak self] in self?.verifier.authority.isCurrent(keyID: $0) ?? true },
+                            ended: { [weak self] in self?.keyNoLongerCurrent($0) })
         controller.onEvent = { [weak self] event in self?.lockEvent(event) }
         controller.onFault = { [weak self] fault in self?.emit("lock.fault", ["fault": "\(fault)"]) }
         controller.onJournalCaughtUp = { [weak self] in self?.emit("lock.journal_caught_up") }
@@ -191,7 +199,6 @@ public final class LockAgent: PeripheralManagerDelegate {
     // MARK: Lock events
 
     func lockEvent(_ event: LockEvent) {
-        capture?.append(event)
         doorMovedAfterArrival(event)
         do { try log.append(event) } catch { emit("lock.log_failed", ["error": "\(error)"]) }
         onLogged?(event)
@@ -248,6 +255,7 @@ public final class LockAgent: PeripheralManagerDelegate {
         linkEnded(central)
         advertiseWhileLinksAreFree()
         challengeReadAt[central.linkID] = nil
+        pairingLinks[central.linkID] = nil
         pairing?.forget(central.linkID)
         transfers[central.linkID] = nil
         guard let key = keyOfLink.removeValue(forKey: central.linkID) else { return }
@@ -263,7 +271,7 @@ public final class LockAgent: PeripheralManagerDelegate {
         departuresSeen.insert(key)
         emit("lock.departure", ["key": "\(key)"])
         guard controller.lockState != .locked else { return }
-        controller.submit(LockCommand(.lock, source: .auto, who: KeyID(key)))
+        controller.lockAutomatically(for: KeyID(key))
     }
 
     public func peripheralManager(_ pm: PeripheralManager, didReceiveRead request: ReadRequest) -> Result<[UInt8], ATTErrorCode> {
@@ -354,11 +362,9 @@ public final class LockAgent: PeripheralManagerDelegate {
             emit("lock.arrival_refused", ["key": "\(key)", "reason": refusal.rawValue])
             return .refusedByPolicy
         }
-        let operation: LockCommand.Operation
+        let relockAfter = Duration.seconds(Int(verified.body.timeoutSeconds ?? 1))
         switch op {
-        case .lock: operation = .lock
-        case .unlock, .arrivalUnlock: operation = .unlock
-        case .unlockWithTimeout: operation = .unlockWithTimeout(.seconds(Int(verified.body.timeoutSeconds ?? 1)))
+        case .lock, .unlock, .arrivalUnlock, .unlockWithTimeout: break
         case .present:
             // Authenticates the link for the departure rule; never moves the lock.
             if let failed = commitCounter(key: key) { return failed }
@@ -367,22 +373,16 @@ public final class LockAgent: PeripheralManagerDelegate {
             return nil
         case .setOperatingMode:
             if let failed = commitCounter(key: key) { return failed }
-            return setOperatingMode(verified.body.operatingMode, key: key)
+            return setOperatingMode(verified.body.operatingMode, authorized: verified.authorization)
         }
         let changesBefore = outputClock?.changeCount ?? 0
         let decidedBefore = controller.lastRecordedDecision
-        capture = []
-        controller.submit(LockCommand(operation, source: .remote, who: KeyID(key),
-                                      validUntil: received + configuration.challengeLifetime))
-        let emitted = capture ?? []
-        capture = nil
-        for e in emitted {
-            if case .lockOperationError(_, let error) = e.kind {
-                emit("lock.command_refused", ["key": "\(key)", "op": "\(op)", "error": "\(error)"])
-                // A moving bolt decided nothing: the phone asks once more after it, on the same departure.
-                if op == .arrivalUnlock && error == .busy { departuresSeen.insert(key) }
-                return rejection(for: error)
-            }
+        if let error = controller.submit(verified.authorization, validUntil: received + configuration.challengeLifetime,
+                                         relockAfter: relockAfter) {
+            emit("lock.command_refused", ["key": "\(key)", "op": "\(op)", "error": "\(error)"])
+            // A moving bolt decided nothing: the phone asks once more after it, on the same departure.
+            if op == .arrivalUnlock && error == .busy { departuresSeen.insert(key) }
+            return rejection(for: error)
         }
         // Accepted. Remember who is here (for departure) and measure our own path.
         if op == .lock { commitLockCounter(key: key) }  // the bolt moves whatever the store says
@@ -416,6 +416,7 @@ public final class LockAgent: PeripheralManagerDelegate {
     func rebind(_ central: Central, to key: UInt32) {
         keyOfLink[central.linkID] = key
         addressOfKey[key] = central.identifier
+        keyWatch.linkBound()
         if let t = departureTimers.removeValue(forKey: key) {
             t.cancel()
             emit("lock.departure_cancelled", ["key": "\(key)"])
@@ -437,16 +438,22 @@ public final class LockAgent: PeripheralManagerDelegate {
 
     private func startTransfer(_ bytes: [UInt8], to central: Central) -> ATTErrorCode? {
         // A malformed request is answered with its ATT error.
-        guard sessions[central.linkID] != nil else {
+        guard let session = sessions[central.linkID] else {
             emit("lock.log_refused", ["central": "\(central.identifier)", "reason": "no session"])
             return CommandRejection.noSession.attError
+        }
+        // What the key may read is the authority's to say, on the key as it is now.
+        guard let scope = verifier.authority.logScope(keyID: session.keyID) else {
+            emit("lock.log_refused", ["central": "\(central.identifier)", "key": "\(session.keyID)", "reason": "key revoked"])
+            return CommandRejection.unknownKey.attError
         }
         guard let request = try? LogRequest(decoding: bytes) else { return .invalidAttributeValueLength }
         guard let c = transferCharacteristic, c.subscribedCentrals.contains(where: { $0 === central }) else {
             return .cccdImproperlyConfigured
         }
         let rows: [(sequence: UInt32, bytes: [UInt8])]
-        do { rows = try log.events(from: request.fromSequence, limit: Int(request.maximumCount)) } catch {
+        do { rows = try readableEvents(from: request.fromSequence, limit: Int(request.maximumCount), scope: scope,
+                                       key: session.keyID) } catch {
             return .unlikelyError
         }
         var payload: [UInt8] = []
@@ -460,6 +467,27 @@ public final class LockAgent: PeripheralManagerDelegate {
         emit("lock.log_transfer", ["central": "\(central.identifier)", "events": "\(rows.count)"])
         loop.execute { [weak self] in self?.pumpTransfers() }
         return nil
+    }
+
+    /// Up to `limit` events from `fromSequence` that `scope` lets the key read: the whole
+    /// household's for an admin key, only those naming the key for anyone else (a guest learns
+    /// nothing of who else comes and goes). The sequence numbers stay, so a phone pages on from
+    /// the last one it got; the scan stops at the log's end.
+    private func readableEvents(from fromSequence: UInt32, limit: Int, scope: LogScope,
+                                key: UInt32) throws -> [(sequence: UInt32, bytes: [UInt8])] {
+        guard scope == .ownEvents else { return try log.events(from: fromSequence, limit: limit) }
+        var found: [(sequence: UInt32, bytes: [UInt8])] = []
+        var next = fromSequence
+        while found.count < limit {
+            let page = try log.events(from: next, limit: 200)
+            guard let last = page.last else { break }
+            for row in page where (try? LockEvent(decoding: row.bytes))?.keyID == KeyID(key) {
+                found.append(row)
+                if found.count == limit { break }
+            }
+            next = last.sequence + 1
+        }
+        return found
     }
 
     private func pumpTransfers() {

@@ -1,3 +1,4 @@
+import LatchkeySecurity
 import LatchkeyTransport
 
 /// The lock's inputs, already debounced. Logical values: active means open / pressed /
@@ -145,19 +146,83 @@ public final class LockController {
                     recovered: recovered))
     }
 
-    /// Asks the lock to lock or unlock. The outcome arrives as events: LockOperation when
-    /// the bolt arrives, LockOperationError when refused or failed.
-    public func submit(_ command: LockCommand) {
+    /// A key's lock or unlock, as `LockAuthority` allowed it: the only way a request from a
+    /// key reaches the bolt. The lock's own rules still decide (operating mode, door, a
+    /// moving bolt). Returns the refusal, or nil when the command was decided (journalled; the
+    /// bolt is moving or already there). The movement's outcome arrives later as events:
+    /// LockOperation when the bolt arrives, LockOperationError when it failed.
+    /// `relockAfter` is an unlock-with-timeout's time; `validUntil` the command's deadline.
+    @discardableResult
+    public func submit(_ authorization: Authorization, validUntil: Instant? = nil,
+                       relockAfter: Duration = .seconds(1)) -> OperationError? {
+        let operation: LockCommand.Operation
+        switch authorization.operation {
+        case .lock: operation = .lock
+        case .unlock, .arrivalUnlock: operation = .unlock
+        case .unlockWithTimeout: operation = .unlockWithTimeout(relockAfter)
+        case .present, .setOperatingMode: return .unspecified  // they move no bolt
+        }
+        let source: OperationSource = authorization.entry == .bluetooth ? .remote : .proprietaryRemote
+        return decide(LockCommand(operation, source: source, who: KeyID(authorization.keyID), validUntil: validUntil))
+    }
+
+    /// The lock locks by itself (a phone's departure, a relock after an arrival the door did
+    /// not follow), in `key`'s name when it is that key's leaving. Only ever a lock: nothing
+    /// unlocks on its own.
+    @discardableResult
+    public func lockAutomatically(for key: KeyID?) -> OperationError? {
+        decide(LockCommand(.lock, source: .auto, who: key))
+    }
+
+    /// Submits `command` and returns its refusal, read from the events its decision emitted.
+    private func decide(_ command: LockCommand) -> OperationError? {
+        let outer = refusal
+        refusal = .some(nil)
+        defer { refusal = outer }
+        submit(command)
+        return refusal ?? nil
+    }
+
+    /// What `decide` collects while its command is fed: the first LockOperationError.
+    private var refusal: OperationError??
+
+    /// Feeds a command whatever its source: the button's path inside the lock, and tests.
+    /// Everything from a key goes through `submit(_ authorization:)`.
+    func submit(_ command: LockCommand) {
         feed(.command(command))
     }
 
-    /// Changes the operating mode; false when refused (an operation is under way, or
-    /// Passage with an actuator that cannot hold the door unlocked).
-    /// A change is an OperatingModeChange event (with `who`, the admin key that asked).
+    /// A key's change of the operating mode, as `LockAuthority` allowed it (an admin key's
+    /// `setOperatingMode`); false when refused (an operation is under way, or Passage with an
+    /// actuator that cannot hold the door unlocked). Logged as an OperatingModeChange with the key.
     @discardableResult
-    public func setOperatingMode(_ mode: OperatingMode, source: OperationSource, who: KeyID? = nil) -> Bool {
+    public func setOperatingMode(_ mode: OperatingMode, authorized: Authorization) -> Bool {
+        guard authorized.operation == .setOperatingMode else { return false }
+        let source: OperationSource = authorized.entry == .bluetooth ? .remote : .proprietaryRemote
+        feed(.setOperatingMode(mode, source: source, who: KeyID(authorized.keyID)))
+        return machine.operatingMode == mode
+    }
+
+    /// The operating mode changed on the lock itself: restored at start (`auto`) or set at the
+    /// door (`manual`); never a remote source, which needs `setOperatingMode(_:authorized:)`.
+    @discardableResult
+    public func setOperatingMode(_ mode: OperatingMode, source: LocalSource) -> Bool {
+        feed(.setOperatingMode(mode, source: source.operationSource, who: nil))
+        return machine.operatingMode == mode
+    }
+
+    /// Any source, `who` as given: for the lock's own tests of the mode rules.
+    @discardableResult
+    func changeOperatingMode(_ mode: OperatingMode, source: OperationSource, who: KeyID? = nil) -> Bool {
         feed(.setOperatingMode(mode, source: source, who: who))
         return machine.operatingMode == mode
+    }
+
+    /// Who changes the operating mode on the lock itself.
+    public enum LocalSource: Sendable {
+        case auto, manual
+
+        var operationSource: OperationSource { self == .auto ? .auto : .manual }
     }
 
     // MARK: The loop
@@ -220,6 +285,7 @@ public final class LockController {
             timers[timer]?.cancel()
             timers[timer] = nil
         case .emit(let event):
+            if case .some(nil) = refusal, case .lockOperationError(_, let error) = event.kind { refusal = .some(error) }
             onEvent?(event)
         }
     }

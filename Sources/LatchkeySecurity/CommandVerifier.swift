@@ -8,13 +8,15 @@ public struct VerifiedCommand: Sendable {
     public var counter: UInt64
     /// The session the command opened on its link (`LinkSession`).
     public var session: LinkSession
+    /// What `LockAuthority` allowed: the only thing the lock's controller acts on.
+    public var authorization: Authorization
 }
 
 /// A command that did not pass, with what the lock may log about it.
 public struct CommandFailure: Error, Sendable {
     public var rejection: CommandRejection
-    /// The key the frame named, when the lock holds (or held) such a key. Never told to
-    /// the phone: the rejection alone does not say whether a key id exists.
+    /// The key whose holder sent the frame: set only once its tag verified under that key
+    /// (a stranger's frame names a key id it proves nothing about). Never told to the phone.
     public var keyID: UInt32?
     /// The key was revoked (its tag verified; the rejection says `unknownKey`).
     public var revoked: Bool
@@ -47,24 +49,25 @@ extension Result where Success == VerifiedCommand, Failure == CommandFailure {
     }
 }
 
-/// The lock's gate for control writes (docs/SECURITY.md, "Command frames"). The order is
-/// fixed: lengths, the challenge (consumed either way), the key, the tag — a stranger's
-/// frame fails one of these, whatever key id it names, with one answer for "no such key"
-/// and "wrong tag" — then the revocation, then meaning: body, the lockout (never for
-/// `lock`: locking is always safe), counter, role. Only after all of them does a command
-/// reach the lock, its new counter staged (`KeyStore.stageCounter`): durable with the
-/// decision it leads to, or by `commitCounter()` before its answer.
+/// The lock's authentication of control writes over Bluetooth (docs/SECURITY.md, "Command
+/// frames"). The order is fixed: lengths, the challenge (consumed either way), the key, the
+/// tag — a stranger's frame fails one of these, whatever key id it names, with one answer
+/// for "no such key" and "wrong tag" — then the body, which `LockAuthority` judges as it
+/// judges every entry's requests (revocation, lockout, role), then the counter. Only after
+/// all of them does a command reach the lock, its new counter staged
+/// (`KeyStore.stageCounter`): durable with the decision it leads to, or by `commitCounter()`
+/// before its answer.
 ///
 /// A frame that fails before its tag verified is a stranger's (or noise): it counts only
 /// against its link, which is dropped after `unauthenticatedFrameLimit` of them — never
-/// against a key or the whole lock, so nobody without a key can lock anyone out. A
-/// failure after the tag verified is the key holder's own and counts towards the lockouts.
-/// None moves the lock. A command refused for a lockout is not counted (so an attempt
-/// during a lockout neither extends it nor floods the audit log).
+/// against a key or the whole lock, and it is never attributed to the key id it names, so
+/// nobody without a key can lock anyone out or fill a key's history. A failure after the
+/// tag verified is the key holder's own and counts towards the lockouts. None moves the lock.
 public final class CommandVerifier {
-    public let keys: any KeyStore
+    public let authority: LockAuthority
+    public var keys: any KeyStore { authority.keys }
+    public var lockout: LockoutGuard { authority.lockout }
     public let challenges: ChallengeIssuer
-    public let lockout: LockoutGuard
     /// Unauthenticated frames a link may send; the one that reaches the limit drops it.
     public let unauthenticatedFrameLimit: Int
     private var strikes: [LinkID: Int] = [:]
@@ -76,9 +79,8 @@ public final class CommandVerifier {
     public init(keys: any KeyStore, challenges: ChallengeIssuer, lockout: LockoutGuard,
                 unauthenticatedFrameLimit: Int = CommandVerifier.defaultUnauthenticatedFrameLimit) {
         precondition(unauthenticatedFrameLimit > 0)
-        self.keys = keys
+        self.authority = LockAuthority(keys: keys, lockout: lockout)
         self.challenges = challenges
-        self.lockout = lockout
         self.unauthenticatedFrameLimit = unauthenticatedFrameLimit
     }
 
@@ -86,45 +88,43 @@ public final class CommandVerifier {
         let frame: CommandFrame
         do { frame = try CommandFrame(decoding: bytes) } catch {
             challenges.forget(link)
-            return strike(.malformed, on: link, keyID: nil)
+            return strike(.malformed, on: link)
         }
-        guard challenges.redeem(frame.challenge, on: link) else {
-            return strike(.staleChallenge, on: link, keyID: keys.key(id: frame.keyID)?.id)
-        }
+        guard challenges.redeem(frame.challenge, on: link) else { return strike(.staleChallenge, on: link) }
         // An unknown key id and a wrong tag are one answer: a stranger learns no key id.
-        guard let key = keys.key(id: frame.keyID) else { return strike(.authenticationFailed, on: link, keyID: nil) }
+        guard let key = keys.key(id: frame.keyID) else { return strike(.authenticationFailed, on: link) }
         let plain: [UInt8]
         do { plain = try CommandSealing.open(frame, secret: key.secret) } catch {
-            return strike(.authenticationFailed, on: link, keyID: key.id)
+            return strike(.authenticationFailed, on: link)
         }
-        // Only the key's holder gets this far: telling it the key is revoked reveals nothing.
-        guard !key.revoked else {
-            return .failure(CommandFailure(rejection: .unknownKey, keyID: key.id, revoked: true, operation: nil,
-                                           engaged: [], counted: false))
+        // Only the key's holder gets this far.
+        strikes[link] = nil
+        let body = try? CommandBody(decoding: plain)  // nil: malformed, which the authority counts
+        let authorization: Authorization
+        switch authority.authorize(body?.operation, keyID: key.id, via: .bluetooth) {
+        case .failure(let denial):
+            // A revoked key is no credential: its frame opens no session (nothing sealed to it).
+            let revoked = denial.reason == .revoked
+            return .failure(CommandFailure(rejection: denial.rejection, keyID: key.id, revoked: revoked,
+                                           operation: body?.operation, engaged: denial.engaged, counted: denial.counted,
+                                           session: revoked ? nil : LinkSession(opening: frame, secret: key.secret)))
+        case .success(let allowed):
+            authorization = allowed
         }
         let session = LinkSession(opening: frame, secret: key.secret)
-        strikes[link] = nil
-        let body: CommandBody
-        do { body = try CommandBody(decoding: plain) } catch {
-            return fail(.malformed, key: key.id, operation: nil, session: session)
-        }
-        if body.operation != .lock, lockout.lockedOut(keyID: key.id) != nil {
-            return .failure(CommandFailure(rejection: .lockedOut, keyID: key.id, revoked: false,
-                                           operation: body.operation, engaged: [], counted: false, session: session))
-        }
-        guard frame.counter > keys.lastCounter(keyID: key.id) else {
-            return fail(.replayedCounter, key: key.id, operation: body.operation, session: session)
-        }
-        guard key.permits(body.operation) else {
-            return fail(.notAuthorized, key: key.id, operation: body.operation, session: session)
+        guard let body, frame.counter > keys.lastCounter(keyID: key.id) else {
+            let engaged = authority.countFailure(keyID: key.id)
+            return .failure(CommandFailure(rejection: .replayedCounter, keyID: key.id, revoked: false,
+                                           operation: body?.operation, engaged: engaged, counted: true, session: session))
         }
         do { try keys.stageCounter(frame.counter, keyID: key.id) } catch {
             // Our disk, not the phone's fault: not counted.
             return .failure(CommandFailure(rejection: .storageFailure, keyID: key.id, revoked: false,
                                            operation: body.operation, engaged: [], counted: false, session: session))
         }
-        lockout.recordSuccess(keyID: key.id)
-        return .success(VerifiedCommand(key: key, body: body, counter: frame.counter, session: session))
+        authority.succeeded(authorization)
+        return .success(VerifiedCommand(key: key, body: body, counter: frame.counter, session: session,
+                                        authorization: authorization))
     }
 
     /// Makes the last verified command's counter durable if the decision it led to did not
@@ -143,20 +143,12 @@ public final class CommandVerifier {
     /// Unauthenticated frames `link` sent so far.
     public func strikes(on link: LinkID) -> Int { strikes[link] ?? 0 }
 
-    /// A frame that failed before its tag verified: counted against its link only.
-    private func strike(_ rejection: CommandRejection, on link: LinkID,
-                        keyID: UInt32?) -> Result<VerifiedCommand, CommandFailure> {
+    /// A frame that failed before its tag verified: counted against its link only, and
+    /// attributed to no key (the key id it names proves nothing).
+    private func strike(_ rejection: CommandRejection, on link: LinkID) -> Result<VerifiedCommand, CommandFailure> {
         let n = strikes[link, default: 0] + 1
         strikes[link] = n
-        return .failure(CommandFailure(rejection: rejection, keyID: keyID, revoked: false, operation: nil, engaged: [],
+        return .failure(CommandFailure(rejection: rejection, keyID: nil, revoked: false, operation: nil, engaged: [],
                                        counted: false, dropLink: n >= unauthenticatedFrameLimit))
-    }
-
-    /// A failure of the key's holder: counted against the key and overall.
-    private func fail(_ rejection: CommandRejection, key: UInt32, operation: LockOperation?,
-                      session: LinkSession) -> Result<VerifiedCommand, CommandFailure> {
-        let engaged = lockout.recordFailure(keyID: key)
-        return .failure(CommandFailure(rejection: rejection, keyID: key, revoked: false, operation: operation,
-                                       engaged: engaged, counted: true, session: session))
     }
 }

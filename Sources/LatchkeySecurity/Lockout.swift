@@ -31,6 +31,10 @@ public struct LockoutState: Equatable, Sendable {
     }
 
     public static let clean = LockoutState()
+
+    /// Whether the principal has a counted failure in its current series (its own success,
+    /// or forgiveness, makes it clean again).
+    public var hasFailed: Bool { failures > 0 || level > 0 }
 }
 
 /// The limits. Defaults follow Matter's Door Lock attributes as its certification tests set

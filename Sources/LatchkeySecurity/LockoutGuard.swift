@@ -5,6 +5,8 @@ import LatchkeyTransport
 ///
 /// - a failure counts against the overall principal always, and against a key when the
 ///   frame named a key the lock holds;
+/// - the overall lockout refuses only keys with a failure of their own in the current series
+///   (`lockedOut`), so nobody's failures refuse a key that has none;
 /// - reaching a limit engages a lockout of `disableTime · 2^(level-1)` (capped), and the
 ///   count starts again: the next lockout of the series is twice as long;
 /// - only the key's OWN success ends its series; another key's success touches nothing,
@@ -34,20 +36,27 @@ public final class LockoutGuard {
     }
 
     /// The principal whose lockout refuses a command naming `keyID` now, the overall one
-    /// first; nil when none does. Pass nil before the key id is known. While a change waits
-    /// to be saved, or the store cannot be read, the overall principal refuses everything.
+    /// first; nil when none does. Pass nil before the key id is known. The lock-wide lockout
+    /// refuses only a key with a counted failure of its own in its current series (or no key
+    /// at all): one key's failures never lock another key's holder out, so a guest who fails
+    /// on purpose cannot shut the owner's door to the owner. While a change waits to be
+    /// saved, or the store cannot be read, the overall principal refuses everything.
     public func lockedOut(keyID: UInt32?) -> LockoutPrincipal? {
         guard saveWaiting() else { return .overall }
         let now = loop.now
-        var principals: [LockoutPrincipal] = [.overall]
-        if let keyID { principals.append(.key(keyID)) }
-        for p in principals {
-            do {
-                if let until = try store.state(of: p).lockedUntil, now < until { return p }
-            } catch {
-                storeFault = error
+        do {
+            let own = try keyID.map { try store.state(of: .key($0)) }
+            if let until = try store.state(of: .overall).lockedUntil, now < until, own.map({ inSeries($0, at: now) }) ?? true {
+                storeFault = nil
                 return .overall
             }
+            if let keyID, let until = own?.lockedUntil, now < until {
+                storeFault = nil
+                return .key(keyID)
+            }
+        } catch {
+            storeFault = error
+            return .overall
         }
         storeFault = nil
         return nil
@@ -71,6 +80,13 @@ public final class LockoutGuard {
             return  // unread, the series stands: nothing to end
         }
         save(.clean, of: .key(keyID))
+    }
+
+    /// Whether `state` has a counted failure that time has not forgiven yet.
+    private func inSeries(_ state: LockoutState, at now: Instant) -> Bool {
+        guard state.hasFailed else { return false }
+        let quietSince = max(state.lastFailure ?? now, state.lockedUntil ?? now)
+        return now - quietSince < policy.forgiveAfter
     }
 
     /// Writes what waits; true when nothing waits any more.

@@ -238,16 +238,13 @@ struct BruteForceAndRevocationTests {
         #expect(w.command(.lock) == .rejected(.unknownKey))
         #expect(w.lock === agent, "no restart")
         #expect(w.latchEnergised, "the refused lock command moved nothing")
-        // The frame of a revoked key is refused before it is opened: what it asked for is
-        // unknown, and the log says so instead of calling it an unlock attempt.
-        let attempt = LockOperationRecord(operation: nil, source: .remote, who: KeyID(1))
+        // The frame's tag verified under the key, so what its holder asked for is known; it is
+        // filed under the key as a revoked user's attempt (DisabledUserDenied), nothing else.
+        let attempt = LockOperationRecord(operation: .lock, source: .remote, who: KeyID(1))
         #expect(w.logged(.lockOperationError(attempt, .disabledUserDenied)) == 1)
-        #expect(w.lockLog.entries.allSatisfy {
-            if case .lockOperationError(let r, _) = $0.event.kind { r.operation == nil } else { true }
-        })
         let logged = try #require(w.lockLog.entries.last { if case .lockOperationError = $0.event.kind { true } else { false } })
-        #expect(logged.event.summary.hasPrefix("rejected: revoked key (key 1); operation unknown"))
-        #expect(try LockEvent(decoding: logged.event.encoded) == logged.event, "the log's binary form keeps it unknown")
+        #expect(logged.event.summary.hasPrefix("lock over Bluetooth by key 1 refused: revoked key"))
+        #expect(try LockEvent(decoding: logged.event.encoded) == logged.event, "the log's binary form keeps it")
     }
 }
 

@@ -80,9 +80,13 @@ struct StrangerAttackTests {
         #expect(Set(stranger.results) == [.authenticationFailed, .malformed])
         #expect(w.lockouts.states.values.allSatisfy { $0.lockedUntil == nil && $0.failures == 0 }, "nothing counted")
         #expect(w.logged(.doorLockAlarm(.wrongCodeEntryLimit)) == 0)
-        // One audit entry per dropped link, not one per frame.
-        let attempt = LockOperationRecord(operation: nil, source: .remote, who: KeyID(1))
-        #expect(w.logged(.lockOperationError(attempt, .invalidCredential)) == 6)
+        // Not one audit entry per frame, nor per dropped link: strangers together get one entry
+        // per ten minutes (the others are counted in `lock.audit_paced`), and none in the
+        // owner's name: a frame whose tag did not verify proves nothing about the key id it names.
+        let attempt = LockOperationRecord(operation: nil, source: .remote, who: nil)
+        #expect(w.logged(.lockOperationError(attempt, .invalidCredential)) == 1)
+        #expect(w.lockEvents.events.last { $0.name == "lock.audit_paced" }?.field("left_out") == "5")
+        #expect(!w.lockLog.entries.contains { $0.event.keyID == KeyID(1) }, "nothing filed under the owner's key")
 
         // The owner comes home: its arrival unlocks.
         w.comeHome()

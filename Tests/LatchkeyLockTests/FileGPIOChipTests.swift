@@ -1,5 +1,5 @@
 import Foundation
-import LatchkeyLock
+@testable import LatchkeyLock
 import LatchkeySim
 import LatchkeyTransport
 import Testing

@@ -1,4 +1,4 @@
-import LatchkeyLock
+@testable import LatchkeyLock
 import LatchkeySim
 import LatchkeyTransport
 import Testing
@@ -45,7 +45,7 @@ import Testing
     @Test func passageHoldsTheLockUnlockedWithoutRelock() throws {
         let rig = try LockRig()
         rig.start()
-        #expect(rig.controller.setOperatingMode(.passage, source: .remote))
+        #expect(rig.controller.changeOperatingMode(.passage, source: .remote))
         rig.loop.run()
         #expect(rig.state == .unlocked)
         #expect(rig.unlockEnergized)
@@ -65,7 +65,7 @@ import Testing
         rig.submit(.unlock)
         rig.loop.advance(by: .seconds(60))
         #expect(rig.state == .unlocked)
-        #expect(rig.controller.setOperatingMode(.normal, source: .remote))
+        #expect(rig.controller.changeOperatingMode(.normal, source: .remote))
         rig.loop.advance(by: .seconds(30) - .milliseconds(1))
         #expect(rig.state == .unlocked)
         rig.loop.advance(by: .milliseconds(1))
@@ -75,7 +75,7 @@ import Testing
     @Test func passageRefusedForAPulseActuator() throws {
         let rig = try LockRig(actuator: .pulse(.seconds(3)))
         rig.start()
-        #expect(!rig.controller.setOperatingMode(.passage, source: .remote))
+        #expect(!rig.controller.changeOperatingMode(.passage, source: .remote))
         #expect(rig.controller.operatingMode == .normal)
         #expect(rig.state == .locked)
         #expect(!rig.unlockEnergized)
@@ -86,7 +86,7 @@ import Testing
         rig.start()
         rig.submit(.unlock)
         #expect(!rig.controller.machine.acceptsOperatingMode(.noRemoteLockUnlock), "asked before any change")
-        #expect(!rig.controller.setOperatingMode(.noRemoteLockUnlock, source: .remote))
+        #expect(!rig.controller.changeOperatingMode(.noRemoteLockUnlock, source: .remote))
         #expect(rig.controller.operatingMode == .normal)
     }
 
@@ -97,9 +97,9 @@ import Testing
         #expect(rig.controller.setOperatingMode(.noRemoteLockUnlock, source: .auto), "restored before start")
         rig.start()
         #expect(rig.modeChanges.isEmpty)
-        #expect(rig.controller.setOperatingMode(.noRemoteLockUnlock, source: .remote, who: KeyID(3)))
+        #expect(rig.controller.changeOperatingMode(.noRemoteLockUnlock, source: .remote, who: KeyID(3)))
         #expect(rig.modeChanges.isEmpty, "no change, no event")
-        #expect(rig.controller.setOperatingMode(.passage, source: .remote, who: KeyID(3)))
+        #expect(rig.controller.changeOperatingMode(.passage, source: .remote, who: KeyID(3)))
         rig.loop.run()
         #expect(rig.modeChanges == [OperatingModeChangeRecord(.passage, previous: .noRemoteLockUnlock, source: .remote,
                                                                who: KeyID(3))])

@@ -1,4 +1,4 @@
-import LatchkeyLock
+@testable import LatchkeyLock
 import LatchkeySim
 import Testing
 

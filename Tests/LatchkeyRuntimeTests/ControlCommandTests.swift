@@ -1,5 +1,5 @@
 import LatchkeyAgents
-import LatchkeyLock
+@testable import LatchkeyLock
 import LatchkeyLockProtocol
 import LatchkeyManagers
 @testable import LatchkeyRuntime

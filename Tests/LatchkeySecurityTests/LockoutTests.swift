@@ -146,11 +146,52 @@ struct LockoutTests {
                                    lockout: LockoutGuard(store: lockouts, policy: policy, loop: loop))
         for key in [alice, bob, alice, bob] { #expect(attempt(try failing(key)).rejection == .replayedCounter) }
         #expect(try lockouts.state(of: .overall).lockedUntil == loop.now + .seconds(15))
-        #expect(attempt(try good(bob)).rejection == .lockedOut, "the overall lockout refuses every key")
+        #expect(attempt(try good(bob)).rejection == .lockedOut, "the overall lockout refuses every key that failed")
         // Locking is always safe: a lockout never refuses it.
         #expect(throws: Never.self) { try attempt(try good(alice, .lock)).get() }
         loop.advance(by: .seconds(15))
         #expect(attempt(try good(bob)).rejection == nil)
+    }
+
+    /// A guest who fails on purpose — two failures that count (an operation its role may not
+    /// ask for), then one success that ends its own series — about nine frames an hour for a
+    /// simulated day: it reaches the lock-wide limit again and again, and the owner, who
+    /// never failed, unlocks every time, as does the guest's own clean key.
+    @Test mutating func aGuestFailingOnPurposeForADayNeverLocksTheOwnerOut() throws {
+        let owner = PhoneKey(id: 7, name: "owner", secret: CommandSealing.newSecret(), role: .admin)
+        let guest = PhoneKey(id: 8, name: "guest", secret: CommandSealing.newSecret(), role: .user)
+        keys.keys[owner.id] = owner
+        keys.keys[guest.id] = guest
+        var overallLockouts = 0
+        for hour in 0..<24 {
+            for _ in 0..<3 {
+                for _ in 0..<2 {
+                    let r = attempt(try good(guest, .setOperatingMode))
+                    #expect(r.rejection == .notAuthorized || r.rejection == .lockedOut)
+                    if case .failure(let f) = r { overallLockouts += f.engaged.filter { $0.principal == .overall }.count }
+                }
+                _ = attempt(try good(guest))
+                loop.advance(by: .seconds(20 * 60))
+            }
+            #expect(attempt(try good(owner)).rejection == nil, "the owner at hour \(hour)")
+            #expect(attempt(try good(owner, .lock)).rejection == nil)
+        }
+        #expect(overallLockouts >= 3, "the guest did reach the lock-wide limit (\(overallLockouts) times)")
+    }
+
+    @Test mutating func theLockWideLockoutRefusesOnlyKeysWithAFailureOfTheirOwn() throws {
+        var policy = LockoutPolicy()
+        policy.overallLimit = 3
+        verifier = CommandVerifier(keys: keys, challenges: verifier.challenges,
+                                   lockout: LockoutGuard(store: lockouts, policy: policy, loop: loop))
+        for _ in 1...2 { _ = attempt(try failing(alice)) }
+        _ = attempt(try failing(bob))  // the third: the lock-wide lockout
+        #expect(try lockouts.state(of: .overall).lockedUntil == loop.now + .seconds(15))
+        #expect(attempt(try good(alice)).rejection == .lockedOut, "alice failed in this series")
+        #expect(attempt(try good(bob)).rejection == .lockedOut, "so did bob")
+        let carol = PhoneKey(id: 3, name: "carol", secret: CommandSealing.newSecret(), role: .user)
+        keys.keys[carol.id] = carol
+        #expect(attempt(try good(carol)).rejection == nil, "carol never failed")
     }
 
     @Test mutating func attemptsDuringALockoutNeitherCountNorExtendIt() throws {

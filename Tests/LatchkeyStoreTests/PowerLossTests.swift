@@ -1,5 +1,5 @@
 import Foundation
-import LatchkeyLock
+@testable import LatchkeyLock
 import LatchkeySim
 @testable import LatchkeyStore
 import LatchkeyTransport

@@ -1,0 +1,67 @@
+import LatchkeyTransport
+
+/// Notices, within `period`, that a key with a live link stopped being current (revoked by
+/// `latchkey keys revoke` from another process, or gone), so the lock can end what that key
+/// holds at once instead of at its next request. It looks only while some link is bound to a
+/// key: a revoked key with nothing live needs nothing ended (its next request is refused by
+/// `LockAuthority`), and an idle lock keeps no timer.
+final class KeyWatch {
+    /// One second: the promise a revocation keeps ("the running lock learns of it within one second").
+    static let period: Duration = .seconds(1)
+
+    private let loop: any EventLoop
+    private let keysInUse: () -> Set<UInt32>
+    private let isCurrent: (UInt32) -> Bool
+    private let ended: (UInt32) -> Void
+    private var timer: Scheduled?
+
+    init(loop: any EventLoop, keysInUse: @escaping () -> Set<UInt32>, isCurrent: @escaping (UInt32) -> Bool,
+         ended: @escaping (UInt32) -> Void) {
+        self.loop = loop
+        self.keysInUse = keysInUse
+        self.isCurrent = isCurrent
+        self.ended = ended
+    }
+
+    /// A link was bound to a key: make sure someone is looking.
+    func linkBound() {
+        guard timer == nil else { return }
+        timer = loop.schedule(after: Self.period) { [weak self] in self?.look() }
+    }
+
+    func stop() {
+        timer?.cancel()
+        timer = nil
+    }
+
+    private func look() {
+        timer = nil
+        for key in keysInUse().sorted() where !isCurrent(key) { ended(key) }
+        if !keysInUse().isEmpty { linkBound() }
+    }
+}
+
+/// Keeps refusals that nobody's key counts for (a revoked key re-linking, strangers' links)
+/// from filling the audit log: at most one entry per source per `spacing`; the rest are
+/// counted and said as an agent event (journald), never silently dropped.
+struct RefusalAuditPacer {
+    /// Ten minutes: at most 144 entries a day per revoked key, and as many for all strangers
+    /// together, in a log that keeps 10,000 events.
+    static let spacing: Duration = .seconds(600)
+
+    enum Source: Hashable { case revokedKey(UInt32), strangers }
+
+    private var last: [Source: Instant] = [:]
+    private var suppressed: [Source: Int] = [:]
+
+    /// Whether this refusal goes into the audit log now; when it does, how many of the same
+    /// source were left out since the last entry.
+    mutating func admit(_ source: Source, at now: Instant) -> (admitted: Bool, leftOut: Int) {
+        if let previous = last[source], now - previous < Self.spacing {
+            suppressed[source, default: 0] += 1
+            return (false, suppressed[source]!)
+        }
+        last[source] = now
+        return (true, suppressed.removeValue(forKey: source) ?? 0)
+    }
+}
