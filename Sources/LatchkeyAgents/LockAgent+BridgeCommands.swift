@@ -25,7 +25,7 @@ extension LockAgent {
     /// decision is journalled before the actuator moves and the audit log names the key,
     /// with source ProprietaryRemote.
     public func bridgeCommand(_ operation: LockOperationType, keyID: UInt32) -> Result<DecisionID?, BridgeCommandRefusal> {
-        guard verifier.keys.key(id: keyID) != nil else { return .failure(.unknownKey(keyID)) }
+        guard let key = verifier.keys.key(id: keyID), !key.revoked else { return .failure(.unknownKey(keyID)) }
         if verifier.lockout.lockedOut(keyID: keyID) != nil { return .failure(.lockedOut(keyID)) }
         let decidedBefore = controller.lastRecordedDecision
         capture = []

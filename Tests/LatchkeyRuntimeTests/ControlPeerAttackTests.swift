@@ -69,7 +69,7 @@ import Testing
     @Test func theBridgesUserActsOnlyAsTheBridgesKey() throws {
         try startLock()
         // Key 1 is the owner's phone: the attacker cannot name it (nor any key).
-        #expect(try rig.send("bridge unlock 1", to: rig.lock) == ["error usage: bridge lock|unlock (the key is bridge_key_id in lock.yaml)"])
+        #expect(try rig.send("bridge unlock 1", to: rig.lock) == ["error usage: bridge lock|unlock|wrong-code (the key is bridge_key_id in lock.yaml)"])
         #expect(rig.lock!.agent.controller.lockState == .locked)
         #expect(rig.lockEvents("lock.command_accepted").isEmpty)
         // What the bridge may do, it does as key 9, the one lock.yaml names.
