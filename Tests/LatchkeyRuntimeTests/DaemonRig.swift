@@ -124,7 +124,8 @@ final class DaemonRig {
     func startLinked() throws {
         try startLock()
         try startPhone()
-        guard wait(until: { !phoneEvents("phone.gatt_ready").isEmpty }) else {
+        // Linked means the phone has proven the lock on its link (a sealed reply opened): home.
+        guard wait(until: { !phoneEvents("phone.gatt_ready").isEmpty && !phoneEvents("phone.link_verified").isEmpty }) else {
             throw RuntimeError("the phone never got ready: \(phoneEvents.map(\.name))")
         }
     }
