@@ -26,6 +26,12 @@ public struct ArrivalPolicy: Sendable {
     /// After an arrival unlock, the lock locks again if the door has not been opened by
     /// then (nil: never). 30 s: the walk from the gate to the handle, with a margin.
     public var relockUnlessOpenedWithin: Duration? = .seconds(30)
+    /// A departure the lock saw allows one arrival only until this long after the key's first
+    /// authenticated command since (its phone's `present` on the re-formed link, typically):
+    /// the owner who came back and did not ask is home, and the credit must not wait for
+    /// hours for whoever can raise an intent on their phone. 120 s: the phone's own intent
+    /// window, so a link first and an intent within the window still unlock.
+    public var departureCreditAfterReturn: Duration = .seconds(120)
     public init() {}
 
     public enum Refusal: String, Sendable, Equatable {
@@ -34,6 +40,7 @@ public struct ArrivalPolicy: Sendable {
         case recentManualUnlock = "recent manual unlock"
         case recentOtherArrival = "another phone arrived moments ago"
         case noDepartureSeen = "no departure seen since the last arrival"
+        case returnedLongAgo = "the phone came back too long ago"
         case suspectedRelay = "suspected relay"
     }
 

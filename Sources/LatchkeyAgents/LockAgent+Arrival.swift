@@ -1,4 +1,5 @@
 import LatchkeyLock
+import LatchkeyLockProtocol
 import LatchkeyManagers
 import LatchkeyTransport
 
@@ -12,7 +13,7 @@ extension LockAgent {
     /// departure, by a phone or by whoever carries its frames.
     func arrivalRefusal(key: UInt32, on central: Central, received: Instant) -> ArrivalPolicy.Refusal? {
         let policy = configuration.arrivalPolicy
-        let departed = departuresSeen.remove(key) != nil
+        let credit = departuresSeen.removeValue(forKey: key)
         // The challenge was read on this link (the verifier checked it), so its time is known.
         let elapsed = challengeReadAt.removeValue(forKey: central.linkID).map { received - $0 } ?? .zero
         let interval = central.connectionInterval
@@ -25,9 +26,36 @@ extension LockAgent {
                                                                          interval: interval))))
             return .suspectedRelay
         }
-        guard departed else { return .noDepartureSeen }
+        guard let credit else { return .noDepartureSeen }
+        if let back = credit, received - back > policy.departureCreditAfterReturn { return .returnedLongAgo }
         return policy.check(now: received, doorState: controller.doorState, mode: controller.operatingMode,
                             lastManualUnlock: lastManualUnlock, lastArrival: lastArrival, key: key)
+    }
+
+    /// The departure credit (docs/SECURITY.md, "Arrival unlock") cannot outlive its owner's
+    /// return: a command of the key that moves the bolt spends it (the owner is home and
+    /// opened or locked the door themselves), and the key's first authenticated command since
+    /// the departure — the `present` of a re-formed link — starts the clock that ends it.
+    func spendOrTimeDepartureCredit(key: UInt32, operation: LockOperation, at time: Instant) {
+        guard let clock = departuresSeen[key] else { return }
+        switch operation {
+        case .lock, .unlock, .unlockWithTimeout:
+            departuresSeen[key] = nil
+            emit("lock.departure_credit_spent", ["key": "\(key)", "op": "\(operation)"])
+        case .present, .setOperatingMode, .arrivalUnlock:
+            guard clock == nil else { return }
+            departuresSeen[key] = .some(time)
+            emit("lock.departure_credit_clock", ["key": "\(key)", "op": "\(operation)",
+                                                 "seconds": "\(configuration.arrivalPolicy.departureCreditAfterReturn.components.seconds)"])
+        }
+    }
+
+    /// An arrival with no credit to spend is in the audit log: one publish on a house's
+    /// network that makes the owner's phone ask is an attempt the owner should see.
+    func auditUnexpectedArrival(_ refusal: ArrivalPolicy.Refusal, key: UInt32) {
+        guard refusal == .noDepartureSeen || refusal == .returnedLongAgo else { return }
+        let record = LockOperationRecord(operation: .unlock, source: .remote, who: KeyID(key))
+        lockEvent(securityEvent(.lockOperationError(record, .arrivalNotExpected)))
     }
 
     /// The arrival was decided: remember it (the next phone's within `betweenArrivals` is

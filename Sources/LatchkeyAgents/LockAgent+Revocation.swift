@@ -23,7 +23,7 @@ extension LockAgent {
             links += 1
         }
         departureTimers.removeValue(forKey: key)?.cancel()
-        departuresSeen.remove(key)
+        departuresSeen[key] = nil
         addressOfKey[key] = nil
         forgetBindings(of: key)
         emit("lock.key_ended", ["key": "\(key)", "links": "\(links)"])

@@ -109,9 +109,11 @@ public final class LockAgent: PeripheralManagerDelegate {
     var addressOfKey: [UInt32: BluetoothAddress] = [:]
     var departureTimers: [UInt32: Scheduled] = [:]
     /// Keys whose phone this lock saw depart (link gone for the grace) since their last
-    /// arrival request: only they may ask for one (`LockAgent+Arrival`). Not persisted: after a
-    /// restart an arrival waits for a departure seen afresh (the cautious reading).
-    var departuresSeen: Set<UInt32> = []
+    /// arrival request or bolt command: only they may ask for one (`LockAgent+Arrival`), and
+    /// only until `departureCreditAfterReturn` after the key's first authenticated command
+    /// since (the value; nil until that command). Not persisted: after a restart an arrival
+    /// waits for a departure seen afresh (the cautious reading).
+    var departuresSeen: [UInt32: Instant?] = [:]
     /// When the challenge now live on each link was read: the arrival's relay bound.
     var challengeReadAt: [LinkID: Instant] = [:]
     /// Relocks after an arrival unlock unless the door opens first.
@@ -268,7 +270,7 @@ public final class LockAgent: PeripheralManagerDelegate {
     /// The phone holding `key` has been gone for the grace period: lock behind its owner.
     private func departed(_ key: UInt32) {
         departureTimers[key] = nil
-        departuresSeen.insert(key)
+        departuresSeen[key] = .some(nil)
         emit("lock.departure", ["key": "\(key)"])
         guard controller.lockState != .locked else { return }
         controller.lockAutomatically(for: KeyID(key))
@@ -358,8 +360,11 @@ public final class LockAgent: PeripheralManagerDelegate {
     private func carryOut(_ verified: VerifiedCommand, from central: Central, received: Instant) -> CommandRejection? {
         let key = verified.key.id
         let op = verified.body.operation
+        spendOrTimeDepartureCredit(key: key, operation: op, at: received)
+        let credit = departuresSeen[key]  // an arrival's, kept for a busy bolt below
         if op == .arrivalUnlock, let refusal = arrivalRefusal(key: key, on: central, received: received) {
             emit("lock.arrival_refused", ["key": "\(key)", "reason": refusal.rawValue])
+            auditUnexpectedArrival(refusal, key: key)
             return .refusedByPolicy
         }
         let relockAfter = Duration.seconds(Int(verified.body.timeoutSeconds ?? 1))
@@ -381,7 +386,7 @@ public final class LockAgent: PeripheralManagerDelegate {
                                          relockAfter: relockAfter) {
             emit("lock.command_refused", ["key": "\(key)", "op": "\(op)", "error": "\(error)"])
             // A moving bolt decided nothing: the phone asks once more after it, on the same departure.
-            if op == .arrivalUnlock && error == .busy { departuresSeen.insert(key) }
+            if op == .arrivalUnlock && error == .busy, let credit { departuresSeen[key] = credit }
             return rejection(for: error)
         }
         // Accepted. Remember who is here (for departure) and measure our own path.
@@ -429,7 +434,8 @@ public final class LockAgent: PeripheralManagerDelegate {
         case .journalFailed: .storageFailure
         case .invalidCredential, .disabledUserDenied: .notAuthorized
         case .busy: .busy  // the phone may ask again once the bolt stops (an arrival does, once)
-        case .unspecified, .restricted, .insufficientBattery, .doorOpen, .notReady, .interrupted, .pairingNotConfirmed:
+        case .unspecified, .restricted, .insufficientBattery, .doorOpen, .notReady, .interrupted, .pairingNotConfirmed,
+             .arrivalNotExpected:
             .refusedByPolicy
         }
     }

@@ -40,6 +40,15 @@ extension PhoneAgent {
         peripheral.setNotifyValue(true, for: status)  // discovers the CCCD first if unknown
     }
 
+    /// The first sealed reply on a link that opened: only the lock holding our key could seal
+    /// it, so the link is the lock's (a Write Response proves nothing: anyone answers writes).
+    private func linkProvedTheLock() {
+        guard !linkVerified else { return }
+        linkVerified = true
+        emit("phone.link_verified")
+        feed(.linkVerified)
+    }
+
     func endSession() {
         session = nil
         candidateSession = nil
@@ -50,11 +59,13 @@ extension PhoneAgent {
     func openReply(_ bytes: [UInt8], as kind: SealedReply.Kind) -> [UInt8]? {
         if var current = session, let plain = try? current.open(bytes, as: kind) {
             session = current
+            linkProvedTheLock()
             return plain
         }
         if var candidate = candidateSession, let plain = try? candidate.open(bytes, as: kind) {
             session = candidate
             candidateSession = nil
+            linkProvedTheLock()
             return plain
         }
         emit("phone.reply_unreadable", ["kind": "\(kind)", "session": session == nil ? "none" : "open"])

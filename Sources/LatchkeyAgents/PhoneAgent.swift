@@ -40,6 +40,11 @@ public struct PhoneAgentConfiguration: Sendable {
     /// One intent allows one request. 120 s: a geofence of ~100 m fires a walk of a minute
     /// or two from the door, often late; longer leaves a relay more time to work with.
     public var arrivalIntentWindow: Duration
+    /// How long the phone stays `nearby` (back, linked, no intent yet) before it counts its
+    /// owner as home and the cycle as over without an arrival request (`PresenceMachine`).
+    /// 120 s: the intent window's length, so a link first and a late geofence still unlock,
+    /// and an intent long after the owner came in asks nothing.
+    public var nearbyLimit: Duration
     /// The connection interval the phone asks the system for (the central chooses it). Each
     /// ATT round trip costs two connection events, and a returning phone's command follows
     /// the link-layer setup (two events) and three round trips, the last only half: at 7.5 ms,
@@ -63,6 +68,7 @@ public struct PhoneAgentConfiguration: Sendable {
                 commandTimeout: Duration = ChallengeIssuer.defaultLifetime, setupTimeout: Duration = .seconds(10),
                 arrivalRetryWait: Duration = .seconds(6),
                 arrivalIntentWindow: Duration = PhoneAgentConfiguration.defaultArrivalIntentWindow,
+                nearbyLimit: Duration = PhoneAgentConfiguration.defaultNearbyLimit,
                 connectionInterval: Duration? = PhoneAgentConfiguration.defaultConnectionInterval,
                 idleConnectionInterval: Duration? = nil, idleAfter: Duration = ChallengeIssuer.defaultLifetime) {
         self.lockAddress = lockAddress; self.keyID = keyID; self.secret = secret
@@ -70,11 +76,13 @@ public struct PhoneAgentConfiguration: Sendable {
         self.restoreIdentifier = restoreIdentifier; self.commandTimeout = commandTimeout
         self.setupTimeout = setupTimeout; self.arrivalRetryWait = arrivalRetryWait
         self.arrivalIntentWindow = arrivalIntentWindow
+        self.nearbyLimit = nearbyLimit
         self.connectionInterval = connectionInterval
         self.idleConnectionInterval = idleConnectionInterval; self.idleAfter = idleAfter
     }
 
     public static let defaultArrivalIntentWindow: Duration = .seconds(120)
+    public static let defaultNearbyLimit: Duration = .seconds(120)
     /// 7.5 ms: the shortest the Core spec allows (Vol 6 Part B 4.5.1).
     public static let defaultConnectionInterval: Duration? = .microseconds(7_500)
 }
@@ -99,6 +107,10 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
 
     public private(set) var state: PhoneState
     private var graceTimer: Scheduled?
+    /// The nearby limit's clock (`PresenceMachine.startNearbyClock`).
+    private var nearbyTimer: Scheduled?
+    /// A reply sealed to this link's session opened on it: the lock is on this link.
+    var linkVerified = false
     private let lock: Peripheral
     var lockPeripheral: Peripheral { lock }
     var transferCharacteristic: RemoteCharacteristic?
@@ -337,6 +349,15 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
                 graceTimer = nil
             case .departed(let cycle):
                 emit("phone.away", ["cycle": "\(cycle)"])
+            case .startNearbyClock(let cycle):
+                nearbyTimer?.cancel()
+                nearbyTimer = loop.schedule(after: configuration.nearbyLimit) { [weak self] in
+                    self?.nearbyTimer = nil
+                    self?.feed(.nearbyExpired(cycle: cycle))
+                }
+            case .returnedWithoutAsking(let cycle):
+                emit("phone.home_without_arrival", ["cycle": "\(cycle)",
+                                                    "nearby_seconds": "\(configuration.nearbyLimit.components.seconds)"])
             case .requestArrivalUnlock(let cycle):
                 emit("phone.arrival_request", ["cycle": "\(cycle)"])
                 requestArrival(cycle)
@@ -398,6 +419,7 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
         rediscoveredOnThisLink = false
         control = nil; challenge = nil; status = nil
         endSession()
+        linkVerified = false
         armSetupTimer()
         // The presence machine first: an arrival request it makes is queued before a known
         // lock's setup, which needs no request of its own now, makes the link ready (and
@@ -432,6 +454,7 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
                                error: BluetoothError?) {
         emit("phone.link_lost", ["reason": error.map { "\($0)" } ?? "cancelled"])
         ready = false
+        linkVerified = false
         forgetChallengeAhead()
         forgetLinkInterval()
         endSession()

@@ -15,8 +15,11 @@ public enum BridgeDoctor {
     public static let patience = Duration.seconds(10)
 
     /// Runs the checks on `loop` (the caller's, so an agent on the same loop can answer).
-    public static func run(_ settings: MQTTSettings, on loop: PosixEventLoop, patience: Duration = patience) -> [DoctorFinding] {
-        [broker(settings, on: loop, patience: patience)]
+    public static func run(_ settings: MQTTSettings, on loop: PosixEventLoop, patience: Duration = patience,
+                           delivery: Duration = delivery) -> [DoctorFinding] {
+        let reached = broker(settings, on: loop, patience: patience)
+        return [reached]
+            + (reached.verdict == .ok ? exposure(settings, on: loop, patience: patience, delivery: delivery) : [])
             + settings.locks.map { agent("lock \($0.name)", socket: $0.controlSocket, on: loop, patience: patience) }
             + settings.phones.map { agent("phone \($0.name)", socket: $0.controlSocket, on: loop, patience: patience) }
     }
@@ -61,14 +64,104 @@ public enum BridgeDoctor {
     }
 }
 
-/// The outcome of one connection attempt.
+/// The outcome of one connection attempt, and what it heard.
 private final class ConnectProbe: MQTTConnectionDelegate {
     var outcome: Result<Void, MQTTConnectFailure>?
+    var acknowledged: Set<Int> = []
+    var received: [MQTTMessage] = []
     func mqttDidConnect(_ connection: any MQTTConnection) { outcome = .success(()) }
     func mqtt(_ connection: any MQTTConnection, didFailToConnect failure: MQTTConnectFailure) { outcome = .failure(failure) }
     func mqtt(_ connection: any MQTTConnection, didDisconnect reason: String) {
         if outcome == nil { outcome = .failure(.unreachable(reason)) }
     }
-    func mqtt(_ connection: any MQTTConnection, didAcknowledge messageID: Int) {}
-    func mqtt(_ connection: any MQTTConnection, didReceive message: MQTTMessage) {}
+    func mqtt(_ connection: any MQTTConnection, didAcknowledge messageID: Int) { acknowledged.insert(messageID) }
+    func mqtt(_ connection: any MQTTConnection, didReceive message: MQTTMessage) { received.append(message) }
+}
+
+// MARK: What a stranger on the broker can do
+
+extension BridgeDoctor {
+    /// How long a probe message may take from the broker to a subscriber that may read it.
+    public static let delivery = Duration.seconds(2)
+
+    /// The broker is the door's network side (docs/SECURITY.md, "The network door"): an
+    /// anonymous client tries what a stranger on the house's network would — connect,
+    /// subscribe to each agent's prefix, publish on its command topics — and each that works
+    /// is a FIX. Whether a subscription may read and a publication gets through is learnt by
+    /// delivery, not from SUBACK or PUBACK: Mosquitto grants a subscription its ACL denies
+    /// and filters each message instead. The bridge's own connection (mqtt.yaml's
+    /// credentials) is the other end: it listens on the command topics and publishes a probe
+    /// under each prefix (`<prefix>/doctor`, which nothing reads). The anonymous client's
+    /// command is `{"doctor":"probe"}`, which a running bridge refuses as malformed.
+    static func exposure(_ settings: MQTTSettings, on loop: PosixEventLoop, patience: Duration,
+                         delivery: Duration) -> [DoctorFinding] {
+        let prefixes = settings.locks.map { ($0.topicPrefix, [$0.topicPrefix + "/set"]) }
+            + settings.phones.map { ($0.topicPrefix, $0.arrivalIntent ? [$0.topicPrefix + "/arriving/set"] : []) }
+        var own = settings.endpoint
+        own.clientID = String((own.clientID + "-doctor").utf8.prefix(64)) ?? "latchkey-doctor"
+        var anonymous = settings.endpoint
+        anonymous.clientID = String((anonymous.clientID + "-doctor-anonymous").utf8.prefix(64)) ?? "latchkey-doctor-anonymous"
+        anonymous.username = nil
+        anonymous.password = nil
+        if case .tls(let ca, _) = anonymous.security { anonymous.security = .tls(caFile: ca, clientCertificate: nil) }
+        let ownProbe = ConnectProbe(), strangerProbe = ConnectProbe()
+        let ownConnection: MosquittoConnection, stranger: MosquittoConnection
+        do {
+            ownConnection = try MosquittoConnection(endpoint: own, loop: loop)
+            stranger = try MosquittoConnection(endpoint: anonymous, loop: loop)
+        } catch {
+            return [.fix("anonymous access to the broker could not be tried: \(error)")]
+        }
+        defer { ownConnection.disconnect(); stranger.disconnect() }
+        ownConnection.delegate = ownProbe
+        stranger.delegate = strangerProbe
+        ownConnection.connect()
+        stranger.connect()
+        _ = try? loop.run(until: { ownProbe.outcome != nil && strangerProbe.outcome != nil }, timeout: patience)
+        guard case .success? = strangerProbe.outcome else {
+            return [.ok("an anonymous client is refused by the broker")]
+        }
+        var findings: [DoctorFinding] = [.fix("the broker accepts an anonymous client; set allow_anonymous false in "
+                                              + "mosquitto.conf (docs/CONFIGURATION.md, \"A protected broker\")")]
+        guard case .success? = ownProbe.outcome else {
+            return findings + [.fix("the anonymous client's reach could not be measured: the bridge's own credentials "
+                                    + "were refused")]
+        }
+        let aclFix = "; confine the prefix to the bridge's and Home Assistant's users with an ACL "
+            + "(docs/CONFIGURATION.md, \"A protected broker\")"
+        for (prefix, commandTopics) in prefixes {
+            // The bridge's end listens first; a publication acknowledged after it is behind it.
+            var ready: [Int] = []
+            do {
+                for t in commandTopics { try ownConnection.subscribe(t) }
+                ready.append(try ownConnection.publish(MQTTMessage(topic: prefix + "/doctor", text: "ready", qos: 1, retain: false)))
+                try stranger.subscribe(prefix + "/#")
+                for t in commandTopics {
+                    ready.append(-1 - (try stranger.publish(MQTTMessage(topic: t, text: "{\"doctor\":\"probe\"}", qos: 1,
+                                                                      retain: false))))
+                }
+            } catch {
+                findings.append(.fix("\(prefix): the probe could not be sent: \(error)"))
+                continue
+            }
+            let acked = {
+                ready.allSatisfy { $0 >= 0 ? ownProbe.acknowledged.contains($0) : strangerProbe.acknowledged.contains(-1 - $0) }
+            }
+            _ = try? loop.run(until: acked, timeout: patience)
+            if let id = try? ownConnection.publish(MQTTMessage(topic: prefix + "/doctor", text: "probe", qos: 1, retain: false)) {
+                _ = try? loop.run(until: { ownProbe.acknowledged.contains(id) }, timeout: patience)
+            }
+            let readable = { strangerProbe.received.contains { $0.topic.hasPrefix(prefix + "/") } }
+            let commanded = { (t: String) in ownProbe.received.contains { $0.topic == t && $0.text == "{\"doctor\":\"probe\"}" } }
+            _ = try? loop.run(until: { readable() && commandTopics.allSatisfy(commanded) }, timeout: delivery)
+            findings.append(readable()
+                ? .fix("an anonymous client can read \(prefix)/# (the audit log, the lock's state, presence)" + aclFix)
+                : .ok("an anonymous client cannot read \(prefix)/#"))
+            for t in commandTopics {
+                findings.append(commanded(t) ? .fix("an anonymous client can publish on \(t)" + aclFix)
+                                             : .ok("an anonymous client cannot publish on \(t)"))
+            }
+        }
+        return findings
+    }
 }

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import LatchkeyTransport
 
 /// A command from the broker, as `<prefix>/set` carries it (Home Assistant's
 /// `command_template` makes it): `{"action":"unlock","ts":1732451234.5,"code":"1234","id":"x"}`.
@@ -19,6 +20,8 @@ public enum CommandRefusal: Error, Equatable, Sendable, CustomStringConvertible 
     case stale(ageSeconds: Double)
     case notEnabled(String)
     case wrongCode
+    case duplicate
+    case rateLimited(perMinute: Int, retryInSeconds: Int)
 
     public var description: String {
         switch self {
@@ -28,6 +31,10 @@ public enum CommandRefusal: Error, Equatable, Sendable, CustomStringConvertible 
         case .stale(let age): "stale command: sent \(Int(age.rounded())) s from the bridge's clock, beyond the bound"
         case .notEnabled(let action): "'\(action)' is not enabled for this lock (mqtt.yaml `commands`)"
         case .wrongCode: "wrong code"
+        case .duplicate: "duplicate: this command (same action, ts and id) was received already and is not carried out twice"
+        case .rateLimited(let n, let wait):
+            "rate limited: at most \(n) commands a minute for this lock (mqtt.yaml `commands_per_minute`); "
+                + "try again in \(wait) s"
         }
     }
 }
@@ -101,5 +108,42 @@ public struct CommandGate: Sendable {
             diff |= (i < x.count ? x[i] : 0) ^ (i < y.count ? y[i] : 0)
         }
         return diff == 0
+    }
+}
+
+/// What a broker message costs the lock is bounded (docs/SECURITY.md, "The network door"):
+/// at most `perMinute` commands in any 60 s — each one that reaches the lock is an fsync
+/// and a motor run, and each code guess a try — and a command seen once (its action, `ts`
+/// and `id`) is not carried out again while its `ts` is inside the age bound, after which
+/// the gate refuses it as stale anyway. Time is the bridge loop's (monotonic); `ts` is the
+/// sender's.
+public struct CommandFlood: Sendable {
+    public let perMinute: Int
+    private var recent: [Instant] = []
+    private var seen: [String: Double] = [:]
+
+    public init(perMinute: Int) { self.perMinute = max(1, perMinute) }
+
+    /// Counts one message arriving at `now`; a refusal when it is over the rate.
+    public mutating func admit(at now: Instant) -> CommandRefusal? {
+        recent.removeAll { now - $0 >= .seconds(60) }
+        guard recent.count < perMinute else {
+            let wait = recent.first.map { (.seconds(60) - (now - $0)).components.seconds + 1 } ?? 60
+            return .rateLimited(perMinute: perMinute, retryInSeconds: Int(wait))
+        }
+        recent.append(now)
+        return nil
+    }
+
+    /// Records `command` (already found fresh); `.duplicate` when it was seen before.
+    /// `wallNow` and `maximumAge` say which remembered commands the age bound refuses by now.
+    public mutating func firstTime(_ command: BrokerCommand, wallNow: Double, maximumAge: Duration) -> CommandRefusal? {
+        let bound = Double(maximumAge.components.seconds) + Double(maximumAge.components.attoseconds) / 1e18
+        seen = seen.filter { abs(wallNow - $0.value) <= bound }
+        guard let ts = command.timestamp else { return nil }
+        let identity = "\(command.action)|\(ts.bitPattern)|\(command.id ?? "")"
+        guard seen[identity] == nil else { return .duplicate }
+        seen[identity] = ts
+        return nil
     }
 }

@@ -13,6 +13,9 @@ final class LockBridge: BridgedAgent {
     private unowned let bridge: Bridge
     private let discovery: HomeAssistantDiscovery
     private let gate: CommandGate
+    private var flood: CommandFlood
+    /// The last rate refusal logged: a flood is one log line a minute, not one per message.
+    private var floodLogged: Instant?
     private let cursorFile: CursorFile
     private let wallNow: () -> Double
     private let resultExpiry: UInt32
@@ -39,6 +42,7 @@ final class LockBridge: BridgedAgent {
         self.resultExpiry = resultExpiry
         topics = .init(prefix: lock.topicPrefix)
         gate = CommandGate(enabled: lock.commands, maximumAge: maximumCommandAge, unlockCode: lock.unlockCode)
+        flood = CommandFlood(perMinute: lock.commandsPerMinute)
         cursor = EventCursor(delivered: try cursorFile.load())
         bridge.add(self)
         bridge.subscribe(topics.command) { [weak self] in self?.command($0) }
@@ -180,7 +184,24 @@ final class LockBridge: BridgedAgent {
             if !message.payload.isEmpty { bridge.publish(MQTTMessage(topic: message.topic, payload: [], qos: 1, retain: true)) }
             else { return }  // our own clearing, echoed back by a broker without no-local
         }
-        switch gate.check(message.payload, retained: message.retain, now: wallNow()) {
+        if let refusal = flood.admit(at: bridge.loop.now) {
+            if floodLogged.map({ bridge.loop.now - $0 >= .seconds(60) }) ?? true {
+                floodLogged = bridge.loop.now
+                bridge.log(.warning, "\(lock.name): command refused: \(refusal) (said once a minute)")
+            }
+            answer(id: CommandGate.commandID(message.payload), action: nil, ok: false, detail: "\(refusal)")
+            return
+        }
+        let checked = gate.check(message.payload, retained: message.retain, now: wallNow())
+        if case .success(let (_, command)) = checked,
+           let refusal = flood.firstTime(command, wallNow: wallNow(), maximumAge: gate.maximumAge) {
+            bridge.log(.notice, "\(lock.name): command refused: \(refusal)")
+            answer(id: command.id, action: nil, ok: false, detail: "\(refusal)")
+            return
+        }
+        switch checked {
+        case .failure(.wrongCode):
+            reportWrongCode(message)
         case .failure(let refusal):
             bridge.log(.notice, "\(lock.name): command refused: \(refusal)")
             answer(id: CommandGate.commandID(message.payload), action: nil, ok: false, detail: "\(refusal)")
@@ -196,6 +217,34 @@ final class LockBridge: BridgedAgent {
                 self.answer(id: command.id, action: action, ok: ok, detail: detail, milliseconds: ms)
             })
         }
+    }
+
+    /// A wrong unlock code counts against the bridge's key on the lock (`bridge wrong-code`):
+    /// the lock's per-key lockout, not a count of the bridge's own, so that after the limit
+    /// the lock refuses the bridge's unlocks whatever the code. While it is locked out the
+    /// lock answers a wrong code as it answers a right one — locked out — so neither the
+    /// result topic nor the retained state tells a guess that was right.
+    private func reportWrongCode(_ message: MQTTMessage) {
+        let id = CommandGate.commandID(message.payload)
+        // Answered like a command the lock decided, `ms` included: the answer's shape must not
+        // tell a wrong code from a right one the lock refused.
+        var sent: Double?
+        if case .success(let c) = CommandGate.parse(message.payload, retained: false, now: wallNow(), maximumAge: gate.maximumAge) {
+            sent = c.timestamp
+        }
+        link.request("bridge wrong-code", line: { _ in }, done: { [weak self] ok, final in
+            guard let self else { return }
+            let detail: String
+            if ok {
+                let lockedFor = replyFields(final)["locked_out_seconds"]
+                detail = "wrong code" + (lockedFor.map { "; the bridge's key is locked out for \($0) s" } ?? "")
+            } else {
+                detail = String(final.dropFirst(final.hasPrefix("error ") ? 6 : 0))
+            }
+            self.bridge.log(.notice, "\(self.lock.name): unlock from MQTT refused: wrong code (the lock: \(final))")
+            self.answer(id: id, action: .unlock, ok: false, detail: detail,
+                        milliseconds: sent.map { (self.wallNow() - $0) * 1000 })
+        })
     }
 
     private func answer(id: String?, action: BridgeAction?, ok: Bool, detail: String, milliseconds: Double? = nil) {

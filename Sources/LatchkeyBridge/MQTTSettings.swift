@@ -19,11 +19,16 @@ public struct BridgedLock: Equatable, Sendable {
     public var unlockCode: String?
     /// The lock's board (`pi4b`, ...), shown as the device's hardware version in Home Assistant.
     public var board: String?
+    /// Messages on `<prefix>/set` taken in any 60 s (`CommandFlood`); the rest are refused.
+    public var commandsPerMinute: Int
+
+    public static let defaultCommandsPerMinute = 10
 
     public init(name: String, controlSocket: String, topicPrefix: String, commands: Set<BridgeAction>,
-                unlockCode: String?, board: String? = nil) {
+                unlockCode: String?, board: String? = nil, commandsPerMinute: Int = BridgedLock.defaultCommandsPerMinute) {
         self.name = name; self.controlSocket = controlSocket; self.topicPrefix = topicPrefix
         self.commands = commands; self.unlockCode = unlockCode; self.board = board
+        self.commandsPerMinute = commandsPerMinute
     }
 }
 
@@ -99,6 +104,10 @@ public struct MQTTSettings: Equatable, Sendable {
         try checkTopic(discovery, "discovery_prefix", root)
         let maxAge = try root.seconds("command_max_age_seconds", in: 1...300) ?? .seconds(10)
         let resultExpiry = try root.integer("result_expiry_seconds", in: 1...86_400) ?? 60
+        let protected = broker.tls || broker.isThisHost
+        let clearText = "needs a protected broker: mqtts:// (with ca_file), or mqtt:// to this host (localhost, "
+            + "127.0.0.1, ::1); over mqtt:// to '\(broker.host)' anyone on the network reads the code and sends commands "
+            + "(docs/SECURITY.md, \"The network door\")"
 
         var locks: [BridgedLock] = []
         for t in try root.tables("locks") ?? [] {
@@ -120,9 +129,12 @@ public struct MQTTSettings: Equatable, Sendable {
             let codeFile = try t.string("unlock_code_file")
             let code = try codeFile.map { (f) throws(ConfigError) in try secret(f, field: "unlock_code_file", in: t, read: read) }
             if code != nil && !actions.contains(.unlock) { throw t.invalid("unlock_code_file", "only with `unlock` in commands") }
+            if actions.contains(.unlock) && !protected { throw t.invalid("commands", "`unlock` " + clearText) }
             let board = try t.string("board")
+            let rate = try t.integer("commands_per_minute", in: 1...600) ?? BridgedLock.defaultCommandsPerMinute
             try t.finish()
-            locks.append(BridgedLock(name: name, controlSocket: socket, topicPrefix: prefix, commands: actions, unlockCode: code, board: board))
+            locks.append(BridgedLock(name: name, controlSocket: socket, topicPrefix: prefix, commands: actions, unlockCode: code,
+                                     board: board, commandsPerMinute: rate))
         }
         var phones: [BridgedPhone] = []
         for t in try root.tables("phones") ?? [] {
@@ -131,6 +143,7 @@ public struct MQTTSettings: Equatable, Sendable {
             try checkTopic(prefix, "topic_prefix", t)
             let socket = try t.string("control_socket", default: "/var/lib/latchkey/phone/control.sock")
             let arrival = try t.bool("arrival_intent") ?? false
+            if arrival && !protected { throw t.invalid("arrival_intent", "an arrival intent " + clearText) }
             try t.finish()
             phones.append(BridgedPhone(name: name, controlSocket: socket, topicPrefix: prefix, arrivalIntent: arrival))
         }
@@ -195,5 +208,14 @@ struct BrokerURL {
         }
         if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
         guard !host.isEmpty, !host.contains("/"), !host.contains("@") else { return nil }
+    }
+
+    /// A broker on this host, reached over loopback: nothing crosses a network. Only
+    /// literal loopback names: any other name may resolve elsewhere.
+    var isThisHost: Bool {
+        let h = host.lowercased()
+        if h == "localhost" || h == "::1" || h == "0:0:0:0:0:0:0:1" { return true }
+        let octets = h.split(separator: ".", omittingEmptySubsequences: false)
+        return octets.count == 4 && octets[0] == "127" && octets.allSatisfy { UInt8($0) != nil }
     }
 }

@@ -16,6 +16,8 @@ final class PhoneBridge: BridgedAgent {
     private let wallNow: () -> Double
     private let pollInterval: Duration
     private var poll: Scheduled?
+    /// Intents are bounded like a lock's commands (`CommandFlood`): rate and repeats.
+    private var flood = CommandFlood(perMinute: BridgedLock.defaultCommandsPerMinute)
     private(set) var presence: String?
     private(set) var agentOnline = false
 
@@ -88,7 +90,11 @@ final class PhoneBridge: BridgedAgent {
             bridge.publish(MQTTMessage(topic: message.topic, payload: [], qos: 1, retain: true))
         }
         if message.retain && message.payload.isEmpty { return }
+        if let refusal = flood.admit(at: bridge.loop.now) { return answer(ok: false, detail: "\(refusal)") }
         switch CommandGate.parse(message.payload, retained: message.retain, now: wallNow(), maximumAge: maximumCommandAge) {
+        case .success(let command) where flood.firstTime(command, wallNow: wallNow(), maximumAge: maximumCommandAge) != nil:
+            bridge.log(.notice, "\(phone.name): arrival intent refused: \(CommandRefusal.duplicate)")
+            answer(ok: false, detail: "\(CommandRefusal.duplicate)")
         case .failure(let refusal):
             bridge.log(.notice, "\(phone.name): arrival intent refused: \(refusal)")
             answer(ok: false, detail: "\(refusal)")

@@ -87,6 +87,7 @@ extension LockEvent {
         case .interrupted: "interrupted by a restart, past its window"
         case .hardwareFault: "actuator fault"
         case .pairingNotConfirmed: "pairing not confirmed by the owner (key never enrolled)"
+        case .arrivalNotExpected: "arrival not expected (no departure seen, or the phone came back too long ago)"
         case .unspecified, .insufficientBattery: "\(error)"
         }
     }

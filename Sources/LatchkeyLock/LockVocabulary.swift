@@ -99,6 +99,9 @@ public enum OperationError: UInt8, Hashable, Sendable, CaseIterable {
     /// A phone's pairing the lock's owner did not confirm (a code that did not match, the
     /// owner's "no", or no answer in time): its key was never enrolled.
     case pairingNotConfirmed = 0x87
+    /// An arrival unlock the lock did not expect: no departure of its phone seen since its
+    /// last arrival or bolt command, or the phone came back too long before it asked.
+    case arrivalNotExpected = 0x88
 }
 
 /// Matter AlarmCodeEnum.

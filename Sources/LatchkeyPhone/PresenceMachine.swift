@@ -7,7 +7,8 @@ public enum Presence: String, Sendable, Codable, CaseIterable {
     case leaving
     case away
     /// Linked again after being away, with no arrival intent: a re-link alone asks nothing
-    /// (a relay can make one). An intent now sends the cycle's request.
+    /// (a relay can make one). An intent now sends the cycle's request; after the nearby
+    /// limit the owner counts as home and the cycle is over without one.
     case nearby
     /// Back after being away, inside an intent window; the arrival request is in flight.
     case arriving
@@ -25,6 +26,15 @@ public enum Presence: String, Sendable, Codable, CaseIterable {
 ///   lost with the link or never answered, the cycle is over and nothing is sent again until
 ///   the owner has been away again — except that a request the lock refused as "busy" (a
 ///   moving bolt: nothing was decided) is asked once more after the movement;
+/// - a link counts as the lock's (`linkVerified`) only once a reply sealed to this link's
+///   session opened: a device posing as the lock answers writes but cannot seal, so it
+///   never makes the owner home or nearby. Only the arrival request goes before that, on a
+///   link that formed while an intent was open — only the real lock can act on it;
+/// - `nearby` ages: the first time in a cycle the phone is nearby starts a clock
+///   (`startNearbyClock`), and when it runs out the cycle is spent without a request — the
+///   owner who came back and did not ask is home, and an intent hours later (one publish
+///   on the house's network) asks nothing. A phone that restarts while its clock runs
+///   cannot tell how long it was down and counts it as run out;
 /// - at start with no history, a link means nothing (we cannot know we were away).
 /// The lock still applies its own filters; this machine only decides whether to ask.
 public struct PresenceMachine: Sendable, Equatable, Codable {
@@ -39,12 +49,19 @@ public struct PresenceMachine: Sendable, Equatable, Codable {
     /// An arrival intent's window is open (the caller times it). Not persisted: a phone
     /// that restarts needs a new intent — the cautious reading.
     public private(set) var intentOpen = false
+    /// The cycle whose nearby clock was started (persisted; nil: none yet).
+    public private(set) var nearbyCycle: UInt64?
 
     // "answeredCycle": the name earlier versions saved the spent cycle under.
-    private enum CodingKeys: String, CodingKey { case presence, cycle, spentCycle = "answeredCycle" }
+    private enum CodingKeys: String, CodingKey { case presence, cycle, spentCycle = "answeredCycle", nearbyCycle }
 
     public enum Input: Sendable, Equatable {
+        /// A link to the lock's address formed: not yet proof that the lock is on it.
         case linkUp
+        /// A reply sealed to this link's session opened: the lock holding our key is on it.
+        case linkVerified
+        /// The nearby clock started for `cycle` ran out.
+        case nearbyExpired(cycle: UInt64)
         case linkDown
         case graceExpired
         /// An arrival intent from outside Bluetooth (control socket `arriving`, a hook).
@@ -72,6 +89,11 @@ public struct PresenceMachine: Sendable, Equatable, Codable {
         case retryArrivalUnlockAfterMovement(cycle: UInt64)
         /// The state changed; write it down before acting on anything that follows.
         case persist
+        /// Time the nearby limit; feed `nearbyExpired(cycle:)` when it ends (a link lost
+        /// meanwhile does not stop it).
+        case startNearbyClock(cycle: UInt64)
+        /// The nearby limit ran out: the owner is home and this cycle asks nothing any more.
+        case returnedWithoutAsking(cycle: UInt64)
         case departed(cycle: UInt64)
         case arrived(cycle: UInt64, unlocked: Bool)
     }
@@ -84,35 +106,51 @@ public struct PresenceMachine: Sendable, Equatable, Codable {
     public init(restoring saved: PresenceMachine) {
         self = saved
         if [.arriving, .leaving, .nearby].contains(presence) { presence = .away }
+        // A nearby clock that was running cannot be trusted across the restart: run out.
+        if nearbyCycle == cycle && spentCycle < cycle { spentCycle = cycle }
         intentOpen = false
         arrivalRetried = false
     }
 
     public mutating func handle(_ input: Input) -> [Action] {
         switch (presence, input) {
-        case (.unknown, .linkUp):
+        case (.away, .linkUp):
+            // Unverified, but an open intent's request goes at once: only the lock can act on it.
+            guard spentCycle < cycle, intentOpen else { return [] }
+            return ask()
+        case (_, .linkUp):
+            return []
+        case (.unknown, .linkVerified):
             presence = .home
             return [.persist]
         case (.unknown, .linkDown), (.home, .linkDown), (.arriving, .linkDown):
             presence = .leaving
             return [.persist, .startGraceTimer]
-        case (.leaving, .linkUp):
+        case (.leaving, .linkVerified):
             presence = .home
             return [.cancelGraceTimer, .persist]
         case (.leaving, .graceExpired):
             presence = .away
             cycle += 1
             return [.persist, .departed(cycle: cycle)]
-        case (.away, .linkUp):
+        case (.away, .linkVerified):
             guard spentCycle < cycle else {
                 presence = .home
                 return [.persist]
             }
             guard intentOpen else {
                 presence = .nearby
-                return [.persist]
+                guard nearbyCycle != cycle else { return [.persist] }  // its clock runs already
+                nearbyCycle = cycle
+                return [.persist, .startNearbyClock(cycle: cycle)]
             }
             return ask()
+        case (_, .nearbyExpired(let c)):
+            guard c == cycle, nearbyCycle == cycle, spentCycle < cycle, presence != .arriving else { return [] }
+            spentCycle = cycle
+            intentOpen = false
+            if presence == .nearby { presence = .home }
+            return [.persist, .closeIntentWindow, .returnedWithoutAsking(cycle: c)]
         case (.nearby, .linkDown):
             presence = .away
             return [.persist]

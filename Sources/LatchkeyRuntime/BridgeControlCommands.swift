@@ -15,11 +15,14 @@ import LatchkeyStore
 ///     bridge lock|unlock  a command as the bridge's key — the one `bridge_key_id` in lock.yaml
 ///                         names, never one the caller picks (LockAgent.bridgeCommand):
 ///                         "ok accepted decision=N" or "error refused ..."
+///     bridge wrong-code   a wrong unlock code the bridge refused: a failure of that key in its
+///                         own lockout count: "ok counted key=N [locked_out_seconds=S]", or
+///                         "error ..." (locked out already: not counted)
 ///
 /// The cursor is the reader's: the log's sequence numbers never repeat (StoredEventLog), so
 /// a bridge that stored the last one it delivered resumes exactly there.
 final class BridgeControlCommands {
-    static let usage = "events FROM, follow, state, bridge lock|unlock"
+    static let usage = "events FROM, follow, state, bridge lock|unlock|wrong-code"
     /// What a restricted peer (the bridge's user) may send on the lock's socket.
     static let peerCommands = ["status", "events", "follow", "state", "bridge"]
     /// Events per `events` answer: bounded, so a 10,000-event backlog never fills the socket's queue.
@@ -72,11 +75,20 @@ final class BridgeControlCommands {
             followers.append(reply)
             reply("ok following last=\(agent.statusFrame.lastEventSequence)")
         case "bridge":
-            guard words.count == 2, ["lock", "unlock"].contains(words[1]) else {
-                reply("error usage: bridge lock|unlock (the key is bridge_key_id in lock.yaml)"); return true
+            guard words.count == 2, ["lock", "unlock", "wrong-code"].contains(words[1]) else {
+                reply("error usage: bridge lock|unlock|wrong-code (the key is bridge_key_id in lock.yaml)"); return true
             }
             guard let key = bridgeKey else {
                 reply("error this lock names no key for the bridge: add bridge_key_id to lock.yaml"); return true
+            }
+            if words[1] == "wrong-code" {
+                // A wrong unlock code the bridge checked: a failure of its key (LockAgent+BridgeCodes).
+                switch agent.bridgeWrongCode(keyID: key) {
+                case .success(let lockout?): reply("ok counted key=\(key) locked_out_seconds=\(lockout.duration.components.seconds)")
+                case .success(nil): reply("ok counted key=\(key)")
+                case .failure(let refusal): reply("error \(refusal)")
+                }
+                return true
             }
             switch agent.bridgeCommand(words[1] == "lock" ? .lock : .unlock, keyID: key) {
             case .success(let decision): reply("ok accepted decision=\(decision.map { "\($0.rawValue)" } ?? "none")")

@@ -63,6 +63,9 @@ public struct LockSettings: Sendable {
             }
             if let s = try lock.seconds("arrival_after_manual_unlock_seconds", in: 0...3600) { agent.arrivalPolicy.afterManualUnlock = s }
             if let s = try lock.seconds("arrival_spacing_seconds", in: 0...3600) { agent.arrivalPolicy.betweenArrivals = s }
+            if let s = try lock.seconds("arrival_after_return_seconds", in: 1...3600) {
+                agent.arrivalPolicy.departureCreditAfterReturn = s
+            }
             if let ms = try lock.milliseconds("arrival_response_limit_ms", in: 10...5000) {
                 agent.arrivalPolicy.challengeToCommandLimit = ms
             }

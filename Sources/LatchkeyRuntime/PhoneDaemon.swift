@@ -67,6 +67,7 @@ public enum PhoneDaemon {
                                                                           gracePeriod: settings.gracePeriod,
                                                                           connectOptions: settings.connectOptions,
                                                                           arrivalIntentWindow: settings.arrivalIntentWindow,
+                                                                          nearbyLimit: settings.nearbyLimit,
                                                                           connectionInterval: settings.connectionInterval,
                                                                           idleConnectionInterval: settings.idleConnectionInterval),
                                    store: store, events: printer, restoration: restoration)

@@ -18,6 +18,8 @@ public struct PhoneSettings: Sendable {
     public var gracePeriod: Duration
     /// How long an arrival intent (`phone-ctl arriving`) lets a re-link ask for an arrival unlock.
     public var arrivalIntentWindow = PhoneAgentConfiguration.defaultArrivalIntentWindow
+    /// How long a returned phone stays `nearby` before it counts its owner as home.
+    public var nearbyLimit = PhoneAgentConfiguration.defaultNearbyLimit
     /// The connection interval the phone asks for (`connection_interval_ms`, 7.5–4000).
     public var connectionInterval = PhoneAgentConfiguration.defaultConnectionInterval
     /// The interval an idle link is moved to (`idle_connection_interval_ms`, 7.5–4000); nil: none.
@@ -48,6 +50,7 @@ public struct PhoneSettings: Sendable {
         let grace = try root.seconds("grace_seconds", in: 1...86_400) ?? PhoneAgentConfiguration.defaultGracePeriod
         let intentWindow = try root.seconds("arrival_intent_window_seconds", in: 1...600)
             ?? PhoneAgentConfiguration.defaultArrivalIntentWindow
+        let nearbyLimit = try root.seconds("nearby_seconds", in: 1...3600) ?? PhoneAgentConfiguration.defaultNearbyLimit
         // Core Vol 6 Part B 4.5.1: 7.5 ms to 4 s, in steps of 1.25 ms (mgmt rounds to the nearest).
         let interval = try root.milliseconds("connection_interval_ms", in: 7.5...4000)
         let idleInterval = try root.milliseconds("idle_connection_interval_ms", in: 7.5...4000)
@@ -67,6 +70,7 @@ public struct PhoneSettings: Sendable {
                                      keySecretFile: secretFile ?? state + "/" + PairedKeyFile.fileName, gracePeriod: grace,
                                      connectOptions: options, eventFormat: format, execution: execution)
         settings.arrivalIntentWindow = intentWindow
+        settings.nearbyLimit = nearbyLimit
         if let interval { settings.connectionInterval = interval }
         settings.idleConnectionInterval = idleInterval
         settings.controlSocketAccess = access

@@ -115,9 +115,26 @@ public final class LockAuthority {
         lockout.recordFailure(keyID: keyID)
     }
 
-    /// The request was carried out as allowed: the key's own failure series ends.
+    /// The request was carried out as allowed: over Bluetooth the key's own failure series
+    /// ends. Not through the bridge: its key's failures are wrong codes guessed by whoever can
+    /// publish, and the household's own commands from Home Assistant must not wipe them.
     public func succeeded(_ authorization: Authorization) {
+        guard authorization.entry == .bluetooth else { return }
         lockout.recordSuccess(keyID: authorization.keyID)
+    }
+
+    /// A wrong unlock code the bridge refused: a failure of the bridge's key, counted in that
+    /// key's lockout only (the bridge is one key, and a guesser on the network must not lock
+    /// every phone out). Refused like a request when the key is not current or already
+    /// locked out (then nothing more is counted). Returns the lockout it engaged, if any.
+    public func countWrongCode(keyID: UInt32) -> Result<LockoutEngagement?, Denial> {
+        func deny(_ reason: Denial.Reason) -> Result<LockoutEngagement?, Denial> {
+            .failure(Denial(reason: reason, keyID: keyID, operation: .unlock, entry: .bridge, counted: false, engaged: []))
+        }
+        guard let key = keys.key(id: keyID) else { return deny(.unknownKey) }
+        guard !key.revoked else { return deny(.revoked) }
+        if let principal = lockout.lockedOut(keyID: keyID) { return deny(.lockedOut(principal)) }
+        return .success(lockout.recordKeyFailure(keyID: keyID))
     }
 
     /// What a key may read of the lock's audit log now: nil for none (no such key, or revoked).

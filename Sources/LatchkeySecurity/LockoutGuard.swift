@@ -71,6 +71,14 @@ public final class LockoutGuard {
         return engaged
     }
 
+    /// Counts one failure against `keyID` alone: a wrong unlock code the MQTT bridge checked
+    /// for its key. Not the overall count: the bridge is one key, and a network guesser
+    /// must not lock every phone out. Returns the key's lockout, if it engaged one.
+    @discardableResult
+    public func recordKeyFailure(keyID: UInt32) -> LockoutEngagement? {
+        count(.key(keyID), limit: policy.perKeyLimit)
+    }
+
     /// The key's own success ends its series (never another key's, never the overall one).
     public func recordSuccess(keyID: UInt32) {
         do {

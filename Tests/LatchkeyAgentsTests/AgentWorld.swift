@@ -90,7 +90,9 @@ final class AgentWorld {
         try startLock()
         try startPhone(grace: grace)
         if leaves {
-            precondition(advance(until: { lockEvents.names().contains("lock.phone_present") }, limit: .seconds(5)))
+            // The phone's own proof too: a sealed reply opened, so it counts itself home first.
+            precondition(advance(until: { lockEvents.names().contains("lock.phone_present")
+                && phoneEvents.names().contains("phone.link_verified") }, limit: .seconds(5)))
             walkPhone(to: position)
         }
     }

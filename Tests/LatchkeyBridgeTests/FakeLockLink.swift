@@ -11,6 +11,11 @@ final class FakeLockLink: AgentLink {
     var reachable = true
     var commands: [String] = []
     var page = 200
+    /// Every request sent, in order.
+    var requests: [String] = []
+    /// Wrong codes the bridge reported (`bridge wrong-code`).
+    var wrongCodes = 0
+    static let lockedOut = "key 9 is locked out after failed attempts"
     private var followers: [(String) -> Void] = []
     private var closers: [(String) -> Void] = []
 
@@ -33,6 +38,7 @@ final class FakeLockLink: AgentLink {
 
     func request(_ command: String, line: @escaping (String) -> Void, done: @escaping (Bool, String) -> Void) {
         let words = command.split(separator: " ").map(String.init)
+        requests.append(command)
         loop.execute { [self] in
             guard reachable else { return done(false, "error cannot reach the agent") }
             switch words.first {
@@ -43,6 +49,15 @@ final class FakeLockLink: AgentLink {
                 done(true, "ok events next=\((rows.last?.0 ?? from - 1) + 1) last=\(events.last?.0 ?? 0)")
             case "state":
                 done(true, "ok lock=\(lockState) door=closed actuator=\(actuator)")
+            case "bridge" where words[1] == "wrong-code":
+                // The lock's per-key count (LockAgent.bridgeWrongCode): the third locks the key out.
+                commands.append(command)
+                guard wrongCodes < 3 else { return done(false, "error \(Self.lockedOut)") }
+                wrongCodes += 1
+                done(true, "ok counted key=9" + (wrongCodes == 3 ? " locked_out_seconds=15" : ""))
+            case "bridge" where wrongCodes >= 3:
+                commands.append(command)
+                done(false, "error \(Self.lockedOut)")
             case "bridge":
                 commands.append(command)
                 lockState = words[1] == "lock" ? "locked" : "unlocked"

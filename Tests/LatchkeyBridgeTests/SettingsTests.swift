@@ -73,3 +73,40 @@ struct MQTTSettingsTests {
         do { _ = try load(yaml) } catch { #expect(error.description == expected) }
     }
 }
+
+/// Commands and intents from the network need a protected broker (docs/SECURITY.md, "The
+/// network door"): over mqtt:// to another host the code and every command cross the LAN in
+/// clear, and anyone on it can publish.
+struct ProtectedBrokerSettingsTests {
+    func load(_ yaml: String) throws(ConfigError) -> MQTTSettings {
+        try MQTTSettings.load(try ConfigFile(path: "mqtt.yaml", text: yaml)) { _ in "x\n" }
+    }
+
+    @Test(arguments: [
+        ("broker: mqtt://homeassistant.lan\nlocks:\n  - name: a\n    commands: [lock, unlock]\n",
+         "mqtt.yaml:4: field 'locks[0].commands': `unlock` needs a protected broker"),
+        ("broker: mqtt://192.168.1.2:1883\nphones:\n  - name: a\n    arrival_intent: true\n",
+         "mqtt.yaml:4: field 'phones[0].arrival_intent': an arrival intent needs a protected broker"),
+        ("broker: mqtt://127.0.0.1.example.com\nlocks:\n  - name: a\n    commands: [unlock]\n",
+         "mqtt.yaml:4: field 'locks[0].commands': `unlock` needs a protected broker"),
+    ])
+    func unlockAndIntentsOverClearTextToAnotherHostAreRefused(yaml: String, expected: String) {
+        do {
+            _ = try load(yaml)
+            Issue.record("accepted: \(yaml)")
+        } catch {
+            #expect(error.description.hasPrefix(expected), "\(error.description)")
+        }
+    }
+
+    @Test(arguments: ["mqtt://127.0.0.1", "mqtt://localhost:1884", "mqtt://[::1]:1883", "mqtt://127.0.0.53"])
+    func aBrokerOnThisHostMayCarryThem(broker: String) throws {
+        let s = try load("broker: \(broker)\nlocks:\n  - name: a\n    commands: [lock, unlock]\nphones:\n  - name: b\n    arrival_intent: true\n")
+        #expect(s.locks[0].commands == [.lock, .unlock] && s.phones[0].arrivalIntent)
+    }
+
+    @Test func lockOnlyCommandsAndWatchingStayAllowedOverClearText() throws {
+        let s = try load("broker: mqtt://homeassistant.lan\nlocks:\n  - name: a\n    commands: [lock]\n    commands_per_minute: 4\n")
+        #expect(s.locks[0].commands == [.lock] && s.locks[0].commandsPerMinute == 4)
+    }
+}

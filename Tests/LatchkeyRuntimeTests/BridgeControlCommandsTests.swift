@@ -123,9 +123,9 @@ import Testing
 
     @Test func wrongArgumentsAreTheUsage() throws {
         try start()
-        #expect(try rig.send("bridge open", to: rig.lock) == ["error usage: bridge lock|unlock (the key is bridge_key_id in lock.yaml)"])
+        #expect(try rig.send("bridge open", to: rig.lock) == ["error usage: bridge lock|unlock|wrong-code (the key is bridge_key_id in lock.yaml)"])
         // A key id the caller picks is not an argument at all: the lock's configuration names the key.
-        #expect(try rig.send("bridge unlock 1", to: rig.lock) == ["error usage: bridge lock|unlock (the key is bridge_key_id in lock.yaml)"])
+        #expect(try rig.send("bridge unlock 1", to: rig.lock) == ["error usage: bridge lock|unlock|wrong-code (the key is bridge_key_id in lock.yaml)"])
         #expect(try rig.send("events", to: rig.lock) == ["error usage: events FROM"])
         #expect(rig.lock!.agent.controller.lockState == .locked)
     }

@@ -91,6 +91,14 @@ final class DaemonRig {
         }
     }
 
+    /// The MQTT bridge's key (role user) in the lock's store, and `bridge_key_id` naming it,
+    /// with `more` lines of lock.yaml (before `startLock`).
+    func addBridgeKey(_ id: UInt32 = 9, more: String = "") throws {
+        try StateStores.openKeys(lockState).add(PhoneKey(id: id, name: "mqtt-bridge", secret: CommandSealing.newSecret(),
+                                                         role: .user))
+        try addToLockConfig("bridge_key_id: \(id)" + (more.isEmpty ? "" : "\n" + more))
+    }
+
     /// Adds top-level fields to lock.yaml (before `startLock`), e.g. "bridge_key_id: 9".
     func addToLockConfig(_ lines: String) throws {
         try writeFile(directory + "/lock.yaml", try readTextFile(directory + "/lock.yaml") + "\n" + lines + "\n")
@@ -116,7 +124,8 @@ final class DaemonRig {
     func startLinked() throws {
         try startLock()
         try startPhone()
-        guard wait(until: { !phoneEvents("phone.gatt_ready").isEmpty }) else {
+        // Linked means the phone has proven the lock on its link (a sealed reply opened): home.
+        guard wait(until: { !phoneEvents("phone.gatt_ready").isEmpty && !phoneEvents("phone.link_verified").isEmpty }) else {
             throw RuntimeError("the phone never got ready: \(phoneEvents.map(\.name))")
         }
     }

@@ -85,6 +85,25 @@ import Testing
         #expect(lines.contains { $0.hasPrefix("Error: \(path):2") }, "\(lines)")
     }
 
+    /// `latchkey mqtt --check`: unlock to a broker across the network in clear is a
+    /// configuration error (docs/SECURITY.md, "The network door"): 78 and file:line:field.
+    @Test func theBridgeCheckRefusesUnlockOverClearTextToAnotherHost() throws {
+        let binary = try #require(Self.latchkeyBinary(), "the latchkey executable is built next to the tests")
+        let dir = try RuntimeDirectory.makeTemporary(prefix: "mqtt-check")
+        defer { RuntimeDirectory.remove(dir) }
+        let path = dir + "/mqtt.yaml"
+        try writeFile(path, "broker: mqtt://homeassistant.lan\nlocks:\n  - name: Front Door\n    commands: [lock, unlock]\n")
+        let loop = PosixEventLoop()
+        let child = try ChildProcess(name: "mqtt", executable: binary, arguments: ["mqtt", "--check", "--config", path], loop: loop)
+        var lines: [String] = []
+        child.onLine = { lines.append($0) }
+        #expect(try loop.run(until: { child.outputEnded }, timeout: .seconds(20)))
+        let status = child.waitForExit()
+        #expect(status & 0x7f == 0 && (status >> 8) & 0xff == 78)
+        #expect(lines.contains { $0.hasPrefix("Error: \(path):4: field 'locks[0].commands': `unlock` needs a protected broker") },
+                "\(lines)")
+    }
+
     /// Both units stop restarting on 78; the lock's also on 73 (a read-only card with no store).
     @Test func theUnitsPreventARestartOn78() throws {
         let root = String(#filePath.split(separator: "/Tests/").first!)

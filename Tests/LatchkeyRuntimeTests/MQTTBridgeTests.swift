@@ -199,8 +199,9 @@ final class MQTTBridgeTests {
                                     + "(reason code 135); check username and password_file in mqtt.yaml"))
         #expect(wrong.dropFirst().map(\.verdict) == [.ok])
         let right = BridgeDoctor.run(settings(), on: rig.loop)
-        #expect(right.map(\.verdict) == [.ok, .ok])
+        #expect(right.map(\.verdict) == [.ok, .ok, .ok])
         #expect(right.first?.message == "broker mqtt://127.0.0.1:\(broker.port) accepts the bridge (user door)")
+        #expect(right[1].message == "an anonymous client is refused by the broker")
         #expect(right.last?.message.hasPrefix("lock Rig Door: \(rig.lock!.controlPath) answers (lock=locked door=closed)") == true)
         #expect(Doctor.blocks(wrong) && !Doctor.blocks(right))
     }

@@ -21,7 +21,10 @@ final class MosquittoBroker {
 
     /// `running: false` picks the port and writes the configuration but starts nothing: a
     /// broker that is down until the test calls `start()`.
-    init(directory: String, users: [String: String] = [:], tls: Bool = false, running: Bool = true) throws {
+    /// `acl`: an `acl_file` for the broker; `anonymous`: admit clients without a user name
+    /// beside `users` (the ACL then decides what they may do).
+    init(directory: String, users: [String: String] = [:], tls: Bool = false, running: Bool = true,
+         acl: String? = nil, anonymous: Bool = false) throws {
         self.directory = directory
         self.users = users
         port = try Self.freePort()
@@ -34,10 +37,14 @@ final class MosquittoBroker {
         }
         // As root the broker would switch to user mosquitto, which cannot write the scratch directory.
         if getuid() == 0 { conf += "user root\n" }
+        if let acl {
+            try writeFile(directory + "/acl", acl)
+            conf += "acl_file \(directory)/acl\n"
+        }
         if users.isEmpty {
             conf += "allow_anonymous true\n"
         } else {
-            conf += "allow_anonymous false\npassword_file \(directory)/passwords\n"
+            conf += "allow_anonymous \(anonymous)\npassword_file \(directory)/passwords\n"
             for (i, (user, password)) in users.sorted(by: { $0.key < $1.key }).enumerated() {
                 let status = try run("/usr/bin/mosquitto_passwd", (i == 0 ? ["-c"] : []) + ["-b", directory + "/passwords", user, password])
                 guard status == 0 else { throw RuntimeError("mosquitto_passwd failed: \(status)") }
@@ -81,8 +88,9 @@ final class MosquittoBroker {
 
     /// A `mosquitto_sub` with a persistent session (MQTT 3.1.1, `-c`): one "topic TAB retain
     /// TAB payload" line per message in `file`, kept across broker restarts.
-    func subscribe(_ filters: [String], to file: String, user: String? = nil, password: String? = nil) throws -> pid_t {
-        var args = ["-h", "127.0.0.1", "-p", "\(port)", "-V", "311", "-c", "-i", "test-observer", "-q", "1",
+    func subscribe(_ filters: [String], to file: String, user: String? = nil, password: String? = nil,
+                   clientID: String = "test-observer") throws -> pid_t {
+        var args = ["-h", "127.0.0.1", "-p", "\(port)", "-V", "311", "-c", "-i", clientID, "-q", "1",
                     "-F", "%t\t%r\t%p"]
         for f in filters { args += ["-t", f] }
         if let user { args += ["-u", user, "-P", password ?? ""] }
