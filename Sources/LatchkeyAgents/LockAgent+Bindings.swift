@@ -70,14 +70,18 @@ extension LockAgent {
     /// After a restart: a restored link whose phone's session was kept with it, under the key
     /// its address was bound to, is that phone's again, so its loss starts the departure grace
     /// as before. An address alone proves nothing (anyone can send with a bound phone's): a
-    /// link without its kept session is bound by its phone's next command, or not at all.
+    /// link at a bound address without its kept session is dropped, and bound again when its
+    /// phone re-links and proves its key.
     func restoreBindings(for centrals: [Central]) {
         guard let storage = bindingStorage, let bindings = loadBindings(storage) else { return }
         for central in centrals {
             guard let key = bindings.keys[central.identifier.description] else { continue }
             guard sessions[central.linkID]?.keyID == key else {
+                // Its phone's never-ending connect request re-links at once and proves its key
+                // with the `present` every link sends; anyone else using that address is gone.
                 emit("lock.binding_not_restored", ["key": "\(key)", "central": "\(central.identifier)",
                                                    "reason": "no kept session of that key on the link"])
+                drop(central, because: "a phone's address without its kept session: it re-links and proves its key")
                 continue
             }
             rebind(central, to: key)

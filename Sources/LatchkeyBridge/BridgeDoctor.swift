@@ -58,7 +58,7 @@ public enum BridgeDoctor {
         guard let answer else { return .fix("\(name): \(socket) did not answer `status` within \(patience)") }
         guard answer.ok else {
             return .fix("\(name): \(answer.final.dropFirst(answer.final.hasPrefix("error ") ? 6 : 0)); is the agent running, "
-                        + "and does its configuration say control_socket_group: true (for user latchkey-mqtt)?")
+                        + "and does its configuration name this user (bridge_user: latchkey-mqtt)?")
         }
         return .ok("\(name): \(socket) answers (\(answer.final.dropFirst(3).split(separator: " ").prefix(2).joined(separator: " ")))")
     }

@@ -7,10 +7,10 @@ import Logging
 /// `LockControlCommands`). A command nobody knows gets one error line naming every
 /// command; a known one with wrong arguments gets its usage. Neither changes anything.
 ///
-/// A peer that is not the agent's user or root (`ControlPeer.restricted`: the MQTT bridge's
-/// user, let in by `control_socket_group: true`) gets only `peerCommands`; anything else is
-/// answered with an error line, reported (`onPeerRefused`: a `*.control_refused` warning
-/// event) and changes nothing.
+/// The MQTT bridge's user (`ControlPeer.bridge`: the one `bridge_user` names) gets only
+/// `peerCommands`; any other peer that is not the agent's user or root (`ControlPeer.stranger`)
+/// gets nothing, not even `status`. A refused command is answered with an error line,
+/// reported (`onPeerRefused`: a `*.control_refused` warning event) and changes nothing.
 struct ControlDispatcher {
     /// The agent's commands: false when the first word is not one of them.
     typealias AgentCommands = (_ words: [String], _ reply: @escaping (String) -> Void) -> Bool
@@ -21,17 +21,24 @@ struct ControlDispatcher {
     let agentCommands: AgentCommands
     /// The agent's commands, for the unknown-command line.
     let agentUsage: String
-    /// The first words a restricted peer may send: what the bridge needs, nothing that pairs,
+    /// The first words the bridge's user may send: what the bridge needs, nothing that pairs,
     /// suspends, or acts as a key the caller picks.
     var peerCommands: [String] = ["status"]
-    /// Each command refused to a restricted peer: who, and the command's first word.
+    /// Each command refused to a peer: who, and the command's first word.
     var onPeerRefused: ((ControlPeer, String) -> Void)?
 
     func handle(_ words: [String], peer: ControlPeer = .owner, reply: @escaping (String) -> Void) {
-        if peer != .owner, let first = words.first, !peerCommands.contains(first) {
-            reply("error `\(Self.shown(first))` is only for the agent's own user and root; \(peer.who) may use "
-                  + peerCommands.joined(separator: ", "))
+        switch peer {
+        case .owner: break
+        case .bridge:
+            guard let first = words.first, !peerCommands.contains(first) else { break }
+            reply("error `\(Self.shown(first))` is only for the agent's own user and root; the bridge's user, "
+                  + "\(peer.who), may use " + peerCommands.joined(separator: ", "))
             onPeerRefused?(peer, Self.shown(first))
+            return
+        case .stranger:
+            reply("error \(peer.who) is not this agent's user, root, or its bridge_user: every command is refused")
+            onPeerRefused?(peer, Self.shown(words.first ?? ""))
             return
         }
         if words.first == "status" {
@@ -49,10 +56,24 @@ struct ControlDispatcher {
 
     /// Listens on `<stateDirectory>/control.sock` and answers there — or, when the state
     /// directory is on a read-only file system, on `ControlSocketPath.readOnlyFallback` (said
-    /// as a warning); returns the server and the path. An accept error (out of descriptors)
-    /// pauses the socket and is logged as a warning.
+    /// as a warning); returns the server and the path. `access` opens the socket to
+    /// `bridge_user` (a warning when that user is not in the socket's group) and tells `peers`
+    /// which uid is the bridge. An accept error (out of descriptors) pauses the socket and is
+    /// logged as a warning.
     func serve(in stateDirectory: String, loop: PosixEventLoop, logger: Logger,
-               peers: ControlPeerIdentification = .kernel) throws(RuntimeError) -> (LocalControlServer, String) {
+               peers: ControlPeerIdentification = .kernel,
+               access: ControlSocketAccess = .owner) throws(RuntimeError) -> (LocalControlServer, String) {
+        var peers = peers
+        if case .bridge(let user) = access {
+            // The agent's own user already has every command: naming it would make the bridge the owner.
+            guard user.uid != peers.agentUserID else {
+                var error = user.site
+                error.message += " is this agent's own user, who has every command already: the MQTT bridge must "
+                    + "run as a user of its own (latchkey-mqtt)"
+                throw RuntimeError.configuration("\(error)")
+            }
+            peers.bridgeUserID = user.uid
+        }
         var path = ControlSocketPath.primary(stateDirectory)
         let server: LocalControlServer
         do {
@@ -71,6 +92,11 @@ struct ControlDispatcher {
         server.onAcceptPause = { failure, delay in
             logger.warning("control socket: \(failure); accepting again in \(delay)")
         }
+        do throws(RuntimeError) { try access.apply(socket: path, directory: ControlSocketPath.directory(of: path)) } catch {
+            server.close()
+            throw error
+        }
+        if let why = access.unreachable(socket: path) { logger.warning("control socket: \(why)") }
         return (server, path)
     }
 

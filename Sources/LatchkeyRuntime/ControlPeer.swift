@@ -7,26 +7,31 @@ import LatchkeyPosix
 public enum ControlPeer: Equatable, Sendable {
     /// The agent's own user, or root: every command.
     case owner
-    /// Any other user the socket's mode let in — the MQTT bridge's, through
-    /// `control_socket_group: true` — or a peer whose credentials could not be read (fail
-    /// closed): only what the bridge needs (`ControlDispatcher.peerCommands`).
-    case restricted(uid: UInt32?, pid: Int32?)
+    /// The one user the agent's configuration names for the MQTT bridge (`bridge_user`): only
+    /// what the bridge needs (`ControlDispatcher.peerCommands`).
+    case bridge(uid: UInt32, pid: Int32)
+    /// Anyone else the socket's mode let in (another member of the agent's group), or a peer
+    /// whose credentials could not be read (fail closed): no command at all.
+    case stranger(uid: UInt32?, pid: Int32?)
 
     /// "uid 1001 (pid 42)", for the refusal line and event.
     var who: String {
         switch self {
         case .owner: "the agent's user"
-        case .restricted(let uid, let pid):
+        case .bridge(let uid, let pid): "uid \(uid) (pid \(pid))"
+        case .stranger(let uid, let pid):
             (uid.map { "uid \($0)" } ?? "a peer with unreadable credentials") + (pid.map { " (pid \($0))" } ?? "")
         }
     }
 }
 
 /// How a control socket learns who connected: `kernel` asks SO_PEERCRED and compares with
-/// this process's user; tests inject other credentials (the attacker's uid) through the
-/// same seam.
+/// this process's user and `bridge_user`; tests inject other credentials (the attacker's uid)
+/// through the same seam.
 public struct ControlPeerIdentification {
     public var agentUserID: UInt32
+    /// `bridge_user`'s uid (nil: no bridge): the daemon sets it from its configuration.
+    public var bridgeUserID: UInt32?
     public var credentials: (SeqPacketSocket) -> Result<PeerCredentials, SystemError>
 
     public init(agentUserID: UInt32, credentials: @escaping (SeqPacketSocket) -> Result<PeerCredentials, SystemError>) {
@@ -43,22 +48,28 @@ public struct ControlPeerIdentification {
     func peer(of socket: SeqPacketSocket) -> ControlPeer {
         switch credentials(socket) {
         case .success(let c) where c.uid == agentUserID || c.uid == 0: .owner
-        case .success(let c): .restricted(uid: c.uid, pid: c.pid)
-        // Unknown is not trusted: the connection gets what the bridge gets, no more.
-        case .failure: .restricted(uid: nil, pid: nil)
+        case .success(let c) where c.uid == bridgeUserID: .bridge(uid: c.uid, pid: c.pid)
+        // Being in the socket's group is only the way in, not a role.
+        case .success(let c): .stranger(uid: c.uid, pid: c.pid)
+        // Unknown is not trusted: it cannot be shown to be the bridge.
+        case .failure: .stranger(uid: nil, pid: nil)
         }
     }
 }
 
 extension ControlPeer {
     /// `<agent>.control_refused` (a warning in the journal: AgentEvent+Journald) for each
-    /// command refused to a restricted peer: its uid and pid, and the command's first word.
+    /// command refused to a peer: the command's first word, whether the peer was the bridge,
+    /// its uid and pid.
     static func refusalEvent(_ agent: String, printer: EventPrinter, loop: PosixEventLoop) -> (ControlPeer, String) -> Void {
         { peer, command in
             var fields: [(String, String)] = [("command", command)]
-            if case .restricted(let uid, let pid) = peer {
-                fields.append(("uid", uid.map { "\($0)" } ?? "unknown"))
-                fields.append(("pid", pid.map { "\($0)" } ?? "unknown"))
+            switch peer {
+            case .owner: break
+            case .bridge(let uid, let pid):
+                fields += [("peer", "bridge"), ("uid", "\(uid)"), ("pid", "\(pid)")]
+            case .stranger(let uid, let pid):
+                fields += [("peer", "other"), ("uid", uid.map { "\($0)" } ?? "unknown"), ("pid", pid.map { "\($0)" } ?? "unknown")]
             }
             printer.emit(AgentEvent(agent + ".control_refused", time: loop.now, fields))
         }

@@ -3,9 +3,9 @@ import LatchkeyPosix
 /// A local control socket for an agent (`<state_directory>/control.sock`, mode 0600 via the
 /// 0700 state directory): one text command per message, one or more text replies, the
 /// last one starting with "ok" or "error". Only processes that can reach the state
-/// directory — the service user and root, and with `control_socket_group: true` the agent's
-/// group — can talk to it; each connection's peer is identified when it connects
-/// (`ControlPeerIdentification`), and the handler decides what that peer may do.
+/// directory — the service user and root, and with `bridge_user:` the agent's group, through
+/// which that user connects — can talk to it; each connection's peer is identified when it
+/// connects (`ControlPeerIdentification`), and the handler decides what that peer may do.
 final class LocalControlServer {
     typealias Handler = (_ words: [String], _ peer: ControlPeer, _ reply: @escaping (String) -> Void) -> Void
     private let loop: PosixEventLoop

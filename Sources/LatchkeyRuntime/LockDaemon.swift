@@ -174,8 +174,8 @@ public enum LockDaemon {
             agentUsage: lockCommands.agentUsage + ", " + BridgeControlCommands.usage)
         dispatcher.peerCommands = BridgeControlCommands.peerCommands
         dispatcher.onPeerRefused = ControlPeer.refusalEvent("lock", printer: printer, loop: loop)
-        let (control, path) = try dispatcher.serve(in: settings.stateDirectory, loop: loop, logger: logger, peers: peers)
-        try settings.controlSocketAccess.apply(socket: path, directory: ControlSocketPath.directory(of: path))
+        let (control, path) = try dispatcher.serve(in: settings.stateDirectory, loop: loop, logger: logger, peers: peers,
+                                                   access: settings.controlSocketAccess)
         return RunningAgent(agent: agent, gates: gates, control: control, controlPath: path,
                             readiness: service, stopping: {
             logger.info("lock agent stopping")

@@ -19,7 +19,8 @@ public struct LockSettings: Sendable {
     public var eventFormat: EventFormat
     /// Execution mode, suspension queue, wake budget, alert hook (ExecutionSettings).
     public var execution = ExecutionSettings()
-    /// Whether the agent's group may use the control socket (the MQTT bridge).
+    /// `bridge_user`: the one user besides the agent's and root that reaches the control
+    /// socket, with only the MQTT bridge's commands (`.owner`: none).
     public var controlSocketAccess = ControlSocketAccess.owner
     /// `bridge_key_id`: the key the MQTT bridge's `bridge lock|unlock` acts as (nil: none).
     public var bridgeKeyID: UInt32?

@@ -86,8 +86,8 @@ public enum PhoneDaemon {
         var dispatcher = PhoneControlCommands.dispatcher(agent, application: gates.control)
         dispatcher.peerCommands = PhoneControlCommands.peerCommands
         dispatcher.onPeerRefused = ControlPeer.refusalEvent("phone", printer: printer, loop: loop)
-        let (control, path) = try dispatcher.serve(in: settings.stateDirectory, loop: loop, logger: logger, peers: peers)
-        try settings.controlSocketAccess.apply(socket: path, directory: ControlSocketPath.directory(of: path))
+        let (control, path) = try dispatcher.serve(in: settings.stateDirectory, loop: loop, logger: logger, peers: peers,
+                                                   access: settings.controlSocketAccess)
         return RunningAgent(agent: agent, gates: gates, control: control, controlPath: path,
                             readiness: service, stopping: {
             logger.info("phone agent stopping")

@@ -28,7 +28,8 @@ public struct PhoneSettings: Sendable {
     public var eventFormat: EventFormat
     /// Execution mode, suspension queue, wake budget, alert hook (ExecutionSettings).
     public var execution = ExecutionSettings()
-    /// Whether the agent's group may use the control socket (the MQTT bridge).
+    /// `bridge_user`: the one user besides the agent's and root that reaches the control
+    /// socket, with only the MQTT bridge's commands (`.owner`: none).
     public var controlSocketAccess = ControlSocketAccess.owner
 
     public static func load(_ file: ConfigFile) throws(ConfigError) -> PhoneSettings {

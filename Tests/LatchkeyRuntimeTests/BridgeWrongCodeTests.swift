@@ -13,7 +13,7 @@ import Testing
         rig = try DaemonRig()
         // An overall limit below the key's: were the bridge's failures counted overall, it would engage first.
         try rig.addBridgeKey(more: "lock:\n  overall_wrong_code_limit: 2\n  wrong_code_entry_limit: 3")
-        rig.connectAsAnotherUser()  // the bridge's user, as under systemd
+        try rig.connectAsTheBridge()  // the bridge's user, as under systemd
         try rig.startLock()
         #expect(rig.wait { self.rig.lock!.agent.controller.lockState == .locked })
     }

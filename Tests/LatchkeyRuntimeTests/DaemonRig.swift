@@ -83,9 +83,26 @@ final class DaemonRig {
             """)
     }
 
-    /// The daemons' sockets see every connection as user `uid` (not the agent's, not root): the
-    /// MQTT bridge's user, restricted to what the bridge needs (docs/SECURITY.md, "Control sockets").
-    func connectAsAnotherUser(uid: UInt32 = 4242) {
+    /// The user the rig's configurations name as `bridge_user` (`connectAsTheBridge`): one
+    /// every Debian system has.
+    static let bridgeUser = "nobody"
+    /// Its uid, from the user database as the daemons resolve it.
+    static var bridgeUserID: UInt32 {
+        guard case .found(let user) = BridgeUser.lookUp(bridgeUser) else { fatalError("no user \(bridgeUser) here") }
+        return user.uid
+    }
+
+    /// Both configurations name `bridgeUser` as `bridge_user`, and the daemons' sockets see
+    /// every connection as that user: the MQTT bridge as under systemd, restricted to what it
+    /// needs (docs/SECURITY.md, "Control sockets"). Before the daemons start.
+    func connectAsTheBridge() throws {
+        try addToLockConfig("bridge_user: \(Self.bridgeUser)")
+        try addToPhoneConfig("bridge_user: \(Self.bridgeUser)")
+        connect(asUID: Self.bridgeUserID)
+    }
+
+    /// The daemons' sockets see every connection as user `uid` (pid 1).
+    func connect(asUID uid: UInt32) {
         peers = ControlPeerIdentification(agentUserID: PeerCredentials.currentUserID) { _ in
             .success(PeerCredentials(pid: 1, uid: uid, gid: uid))
         }
@@ -102,6 +119,11 @@ final class DaemonRig {
     /// Adds top-level fields to lock.yaml (before `startLock`), e.g. "bridge_key_id: 9".
     func addToLockConfig(_ lines: String) throws {
         try writeFile(directory + "/lock.yaml", try readTextFile(directory + "/lock.yaml") + "\n" + lines + "\n")
+    }
+
+    /// Adds top-level fields to phone.yaml (before `startPhone`).
+    func addToPhoneConfig(_ lines: String) throws {
+        try writeFile(directory + "/phone.yaml", try readTextFile(directory + "/phone.yaml") + "\n" + lines + "\n")
     }
 
     /// `latchkey lock --config lock.yaml`, without its run loop (the test runs the loop).

@@ -33,7 +33,7 @@ final class MQTTBridgeTests {
                                                              secret: CommandSealing.newSecret(), role: .user))
         try rig.addToLockConfig("bridge_key_id: \(Self.bridgeKey)")
         // The bridge reaches the lock as its own user, as under systemd: restricted to what it needs.
-        rig.connectAsAnotherUser()
+        try rig.connectAsTheBridge()
         try rig.startLock()
         broker = try MosquittoBroker(directory: rig.directory, users: ["door": "right", "watcher": "w"])
         tick()

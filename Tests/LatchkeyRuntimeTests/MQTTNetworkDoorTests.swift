@@ -29,7 +29,7 @@ final class MQTTNetworkDoorTests {
     init() throws {
         rig = try DaemonRig()
         try rig.addBridgeKey()
-        rig.connectAsAnotherUser()
+        try rig.connectAsTheBridge()
         try rig.startLock()
         tick()
     }
