@@ -134,6 +134,10 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
     var rediscoveredOnThisLink = false
     /// After `stop()`: no new connect request.
     var stopped = false
+    /// The lock answered "revoked key" (said only once our frame's tag verified under our key):
+    /// the phone stops asking — no link, no automatic `present` or arrival — until its owner
+    /// asks for a command by hand or restarts it (PhoneAgent+Revoked.swift).
+    public internal(set) var keyRevoked = false
     /// The wake-up work this agent marks (PhoneAgent+Wake.swift): GATT setup, commands, the
     /// bolt's report after one. The runtime attaches the application gate.
     public let backgroundTasks = BackgroundTasks()
@@ -236,6 +240,7 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
 
     private func enqueue(_ operation: LockOperation, _ mode: UInt8?,
                          _ completion: @escaping (Result<Void, CommandError>) -> Void) {
+        askAgainIfTheOwnerAsks(operation)
         queue.append(Queued(operation: operation, mode: mode, completion: completion))
         backgroundTasks.begin(Self.commandsTask)
         // A command asked for before the link is ready waits for it (the owner tapped
@@ -397,8 +402,8 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
         }
     }
 
-    private func requestConnection() {
-        guard !stopped else { return }
+    func requestConnection() {
+        guard !stopped, !keyRevoked else { return }
         do {
             try central.connect(lock, options: configuration.connectOptions)
             emit("phone.connect_pending", ["lock": "\(configuration.lockAddress)"])
@@ -628,6 +633,7 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
             let why = CommandRejection(code) ?? .malformed
             emit("phone.command_refused", ["op": "\(f.operation)", "reason": "\(why)"])
             finish(.failure(.rejected(why)))
+            if why == .unknownKey { lockSaidOurKeyIsRevoked() }
         case let e?:
             finish(.failure(.notDelivered("\(e)")))
         }

@@ -12,6 +12,7 @@ final class RawCentral: CentralManagerDelegate, PeripheralDelegate {
     private var challenge: RemoteCharacteristic?
     private(set) var state: RemoteCharacteristic?
     private(set) var transfer: RemoteCharacteristic?
+    private(set) var pairing: RemoteCharacteristic?
     /// What reads of the lock state returned: the value, or the error.
     private(set) var stateReads: [Result<[UInt8], BluetoothError>] = []
     /// Values notified to us, on any characteristic.
@@ -79,7 +80,14 @@ final class RawCentral: CentralManagerDelegate, PeripheralDelegate {
         challenge = service.characteristic(LockServiceUUID.challenge)
         state = service.characteristic(LockServiceUUID.lockState)
         transfer = service.characteristic(LockServiceUUID.dataTransfer)
+        pairing = service.characteristic(LockServiceUUID.pairing)
         pump()
+    }
+
+    /// A pairing request written as a phone would, after which this central just stays linked
+    /// (what the winner of a pairing race whose key the owner refused would do).
+    func writePairing(_ bytes: [UInt8]) {
+        if let pairing { lock.writeValue(bytes, for: pairing, withResponse: true) }
     }
 
     /// What a nosy stranger tries: read the lock state, subscribe to it and to the log,
