@@ -11,11 +11,11 @@ final class KeyWatch {
 
     private let loop: any EventLoop
     private let keysInUse: () -> Set<UInt32>
-    private let isCurrent: (UInt32) -> Bool
+    private let isCurrent: (UInt32) -> Bool?
     private let ended: (UInt32) -> Void
     private var timer: Scheduled?
 
-    init(loop: any EventLoop, keysInUse: @escaping () -> Set<UInt32>, isCurrent: @escaping (UInt32) -> Bool,
+    init(loop: any EventLoop, keysInUse: @escaping () -> Set<UInt32>, isCurrent: @escaping (UInt32) -> Bool?,
          ended: @escaping (UInt32) -> Void) {
         self.loop = loop
         self.keysInUse = keysInUse
@@ -36,7 +36,8 @@ final class KeyWatch {
 
     private func look() {
         timer = nil
-        for key in keysInUse().sorted() where !isCurrent(key) { ended(key) }
+        // A key the store could not read (nil) is looked at again in a second, not ended.
+        for key in keysInUse().sorted() where isCurrent(key) == false { ended(key) }
         if !keysInUse().isEmpty { linkBound() }
     }
 }

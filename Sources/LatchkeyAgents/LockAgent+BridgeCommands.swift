@@ -57,4 +57,11 @@ extension LockAgent {
                                        "decision": decided.map { "\($0.rawValue)" } ?? "none"])
         return .success(decided)
     }
+
+    /// Why the bridge may not read the audit log or the lock's state now, acting as its key
+    /// `keyID`; nil when it may (`LockAuthority.logScope`, the one gate for reads too).
+    public func bridgeReadRefusal(keyID: UInt32) -> BridgeCommandRefusal? {
+        guard verifier.authority.logScope(keyID: keyID, via: .bridge) == nil else { return nil }
+        return .keyNotAllowed(keyID, BridgeKeyRule.problem(verifier.keys.key(id: keyID)) ?? .revoked)
+    }
 }

@@ -31,7 +31,7 @@ extension LockAgent {
             guard let kept = central.keptLinkState else { continue }
             do {
                 let keyID = try LinkSession.keyID(ofKept: kept)
-                guard verifier.authority.isCurrent(keyID: keyID), let key = verifier.keys.key(id: keyID) else {
+                guard verifier.authority.isCurrent(keyID: keyID) == true, let key = verifier.keys.key(id: keyID) else {
                     notRestored(central, because: "key \(keyID) is no longer held, or revoked")
                     continue
                 }

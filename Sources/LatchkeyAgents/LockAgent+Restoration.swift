@@ -78,6 +78,7 @@ extension LockAgent {
     /// the same definition at the same handles anyway). A decision in flight stays open in
     /// the journal: the next start reconciles it like after a crash.
     public func stop() {
+        keyWatch.stop()
         peripheral.discardPreservedState()
         do { try bindingStorage?.remove(.peripheral, identifier: LockBindings.identifier) } catch {
             emit("lock.restoration_failed", ["error": "bindings not removed: \(error)"])  // the next start re-reads them: harmless

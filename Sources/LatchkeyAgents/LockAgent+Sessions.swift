@@ -55,7 +55,7 @@ extension LockAgent {
     /// What a verified (or tag-verified but refused) frame opened on its link.
     func adopt(_ session: LinkSession?, on central: Central) {
         guard let session else { return }
-        let fresh = sessions[central.linkID] == nil
+        let fresh = sessions[central.linkID]?.keyID != session.keyID  // a first session, or another key's
         sessions[central.linkID] = session
         _ = keep(session, sealingThrough: session.sequence, on: central)
         linkAuthenticated(central)

@@ -157,7 +157,7 @@ public final class LockAgent: PeripheralManagerDelegate {
                                         unauthenticatedFrameLimit: configuration.unauthenticatedFrameLimit)
         peripheral.delegate = self
         keyWatch = KeyWatch(loop: transport.loop, keysInUse: { [weak self] in self?.keysInUse ?? [] },
-                            isCurrent: { [weak self] in self?.verifier.authority.isCurrent(keyID: $0) ?? true },
+                            isCurrent: { [weak self] in self?.verifier.authority.isCurrent(keyID: $0) ?? nil },
                             ended: { [weak self] in self?.keyNoLongerCurrent($0) })
         controller.onEvent = { [weak self] event in self?.lockEvent(event) }
         controller.onFault = { [weak self] fault in self?.emit("lock.fault", ["fault": "\(fault)"]) }

@@ -14,6 +14,9 @@ final class LockBridge: BridgedAgent {
     private let discovery: HomeAssistantDiscovery
     private let gate: CommandGate
     private var flood: CommandFlood
+    /// `lock` has a bucket of its own: a flood of unlock guesses must not keep Home
+    /// Assistant from locking the door.
+    private var lockFlood: CommandFlood
     /// The last rate refusal logged: a flood is one log line a minute, not one per message.
     private var floodLogged: Instant?
     private let cursorFile: CursorFile
@@ -43,6 +46,7 @@ final class LockBridge: BridgedAgent {
         topics = .init(prefix: lock.topicPrefix)
         gate = CommandGate(enabled: lock.commands, maximumAge: maximumCommandAge, unlockCode: lock.unlockCode)
         flood = CommandFlood(perMinute: lock.commandsPerMinute)
+        lockFlood = CommandFlood(perMinute: lock.commandsPerMinute)
         cursor = EventCursor(delivered: try cursorFile.load())
         bridge.add(self)
         bridge.subscribe(topics.command) { [weak self] in self?.command($0) }
@@ -184,7 +188,16 @@ final class LockBridge: BridgedAgent {
             if !message.payload.isEmpty { bridge.publish(MQTTMessage(topic: message.topic, payload: [], qos: 1, retain: true)) }
             else { return }  // our own clearing, echoed back by a broker without no-local
         }
-        if let refusal = flood.admit(at: bridge.loop.now) {
+        // Only what would cost the lock something is charged (a command that passed the gate,
+        // a code guess): junk that anyone can publish is refused for free, so it cannot use up
+        // Home Assistant's allowance.
+        let checked = gate.check(message.payload, retained: message.retain, now: wallNow())
+        let charged: BridgeAction? = switch checked {
+        case .success(let (action, _)): action
+        case .failure(.wrongCode): .unlock
+        case .failure: nil
+        }
+        if let charged, let refusal = charged == .lock ? lockFlood.admit(at: bridge.loop.now) : flood.admit(at: bridge.loop.now) {
             if floodLogged.map({ bridge.loop.now - $0 >= .seconds(60) }) ?? true {
                 floodLogged = bridge.loop.now
                 bridge.log(.warning, "\(lock.name): command refused: \(refusal) (said once a minute)")
@@ -192,7 +205,6 @@ final class LockBridge: BridgedAgent {
             answer(id: CommandGate.commandID(message.payload), action: nil, ok: false, detail: "\(refusal)")
             return
         }
-        let checked = gate.check(message.payload, retained: message.retain, now: wallNow())
         if case .success(let (_, command)) = checked,
            let refusal = flood.firstTime(command, wallNow: wallNow(), maximumAge: gate.maximumAge) {
             bridge.log(.notice, "\(lock.name): command refused: \(refusal)")

@@ -54,6 +54,14 @@ final class BridgeControlCommands {
 
     /// False when `words` is not one of these commands.
     func handle(_ words: [String], reply: @escaping (String) -> Void) -> Bool {
+        // The household's log and the lock's state go to the bridge only as its key, while that
+        // key is current: revoking it cuts the bridge off from reading as from acting.
+        if ["events", "state", "follow"].contains(words.first ?? "") {
+            guard let key = bridgeKey else {
+                reply("error this lock names no key for the bridge: add bridge_key_id to lock.yaml"); return true
+            }
+            if let refusal = agent.bridgeReadRefusal(keyID: key) { reply("error \(refusal)"); return true }
+        }
         switch words.first {
         case "events":
             guard words.count == 2, let from = UInt64(words[1]) else { reply("error usage: events FROM"); return true }

@@ -98,19 +98,21 @@ public final class CommandVerifier {
             return strike(.authenticationFailed, on: link)
         }
         // Only the key's holder gets this far.
-        strikes[link] = nil
         let body = try? CommandBody(decoding: plain)  // nil: malformed, which the authority counts
         let authorization: Authorization
         switch authority.authorize(body?.operation, keyID: key.id, via: .bluetooth) {
         case .failure(let denial):
-            // A revoked key is no credential: its frame opens no session (nothing sealed to it).
-            let revoked = denial.reason == .revoked
-            return .failure(CommandFailure(rejection: denial.rejection, keyID: key.id, revoked: revoked,
+            // A key that is revoked, or gone since it was read, is no credential: its frame opens
+            // no session (nothing is sealed to it) and leaves the link's strikes as they are.
+            let current = denial.reason != .revoked && denial.reason != .unknownKey
+            if current { strikes[link] = nil }
+            return .failure(CommandFailure(rejection: denial.rejection, keyID: key.id, revoked: denial.reason == .revoked,
                                            operation: body?.operation, engaged: denial.engaged, counted: denial.counted,
-                                           session: revoked ? nil : LinkSession(opening: frame, secret: key.secret)))
+                                           session: current ? LinkSession(opening: frame, secret: key.secret) : nil))
         case .success(let allowed):
             authorization = allowed
         }
+        strikes[link] = nil
         let session = LinkSession(opening: frame, secret: key.secret)
         guard let body, frame.counter > keys.lastCounter(keyID: key.id) else {
             let engaged = authority.countFailure(keyID: key.id)

@@ -118,8 +118,10 @@ public final class LockAuthority {
     /// The request was carried out as allowed: over Bluetooth the key's own failure series
     /// ends. Not through the bridge: its key's failures are wrong codes guessed by whoever can
     /// publish, and the household's own commands from Home Assistant must not wipe them.
+    /// A `lock` ends nothing either: it passes every lockout (locking is always safe), so a
+    /// key whose holder fails on purpose cannot wipe its own count with one.
     public func succeeded(_ authorization: Authorization) {
-        guard authorization.entry == .bluetooth else { return }
+        guard authorization.entry == .bluetooth, authorization.operation != .lock else { return }
         lockout.recordSuccess(keyID: authorization.keyID)
     }
 
@@ -137,16 +139,27 @@ public final class LockAuthority {
         return .success(lockout.recordKeyFailure(keyID: keyID))
     }
 
-    /// What a key may read of the lock's audit log now: nil for none (no such key, or revoked).
-    public func logScope(keyID: UInt32) -> LogScope? {
+    /// What a key may read of the lock's audit log and state now, through `entry`: nil for
+    /// nothing (no such key, revoked, or unreadable). Over Bluetooth an admin key reads the
+    /// household's, any other key the events naming it. The bridge is the household's
+    /// integration (Home Assistant shows the lock's log): its key, while it may act for the
+    /// bridge at all (`BridgeKeyRule`), reads the household's; revoked, nothing more.
+    public func logScope(keyID: UInt32, via entry: Entry = .bluetooth) -> LogScope? {
         guard let key = keys.key(id: keyID), !key.revoked else { return nil }
-        return key.role == .admin ? .household : .ownEvents
+        switch entry {
+        case .bluetooth: return key.role == .admin ? .household : .ownEvents
+        case .bridge: return BridgeKeyRule.problem(key) == nil ? .household : nil
+        }
     }
 
     /// Whether the key is still one the lock holds and has not revoked (a live session's
-    /// right to hear the lock's state).
-    public func isCurrent(keyID: UInt32) -> Bool {
-        keys.key(id: keyID).map { !$0.revoked } ?? false
+    /// right to hear the lock's state); nil when the store could not be read, which says
+    /// nothing either way (a flaky card must not end every phone's link).
+    public func isCurrent(keyID: UInt32) -> Bool? {
+        switch keys.lookUp(id: keyID) {
+        case .success(let key): key.map { !$0.revoked } ?? false
+        case .failure: nil
+        }
     }
 
     static func permits(_ key: PhoneKey, _ operation: LockOperation, via entry: Entry) -> Bool {

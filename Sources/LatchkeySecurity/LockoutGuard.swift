@@ -37,8 +37,8 @@ public final class LockoutGuard {
 
     /// The principal whose lockout refuses a command naming `keyID` now, the overall one
     /// first; nil when none does. Pass nil before the key id is known. The lock-wide lockout
-    /// refuses only a key with a counted failure of its own in its current series (or no key
-    /// at all): one key's failures never lock another key's holder out, so a guest who fails
+    /// refuses only a key with a counted failure of its own not yet forgiven (or no key at
+    /// all): one key's failures never lock out a key that did not fail, so a guest who fails
     /// on purpose cannot shut the owner's door to the owner. While a change waits to be
     /// saved, or the store cannot be read, the overall principal refuses everything.
     public func lockedOut(keyID: UInt32?) -> LockoutPrincipal? {
@@ -46,7 +46,7 @@ public final class LockoutGuard {
         let now = loop.now
         do {
             let own = try keyID.map { try store.state(of: .key($0)) }
-            if let until = try store.state(of: .overall).lockedUntil, now < until, own.map({ inSeries($0, at: now) }) ?? true {
+            if let until = try store.state(of: .overall).lockedUntil, now < until, own.map({ failedRecently($0, at: now) }) ?? true {
                 storeFault = nil
                 return .overall
             }
@@ -80,21 +80,24 @@ public final class LockoutGuard {
     }
 
     /// The key's own success ends its series (never another key's, never the overall one).
+    /// The series ends (count, step and lockout back to zero); when its last failure was
+    /// stays, so the lock-wide lockout still knows this key failed recently (`lockedOut`).
     public func recordSuccess(keyID: UInt32) {
-        do {
-            guard try state(of: .key(keyID)) != .clean else { return }
-        } catch {
+        let current: LockoutState
+        do { current = try state(of: .key(keyID)) } catch {
             storeFault = error
             return  // unread, the series stands: nothing to end
         }
-        save(.clean, of: .key(keyID))
+        guard current.failures > 0 || current.level > 0 || current.lockedUntil != nil else { return }
+        save(LockoutState(lastFailure: current.lastFailure), of: .key(keyID))
     }
 
-    /// Whether `state` has a counted failure that time has not forgiven yet.
-    private func inSeries(_ state: LockoutState, at now: Instant) -> Bool {
-        guard state.hasFailed else { return false }
-        let quietSince = max(state.lastFailure ?? now, state.lockedUntil ?? now)
-        return now - quietSince < policy.forgiveAfter
+    /// Whether `state` has a counted failure that time has not forgiven yet, even if the
+    /// principal's own success ended its series since: a key that fails twice and succeeds
+    /// once, over and over, stays within reach of the lock-wide lockout.
+    private func failedRecently(_ state: LockoutState, at now: Instant) -> Bool {
+        guard let last = state.lastFailure else { return state.hasFailed }
+        return now - max(last, state.lockedUntil ?? last) < policy.forgiveAfter
     }
 
     /// Writes what waits; true when nothing waits any more.

@@ -65,6 +65,8 @@ public protocol KeyRegistry: KeyStore {
 /// and before its answer, or a replay after a restart would pass.
 public protocol KeyStore: AnyObject {
     func key(id: UInt32) -> PhoneKey?
+    /// As `key(id:)`, telling a read that failed from a key that is not there.
+    func lookUp(id: UInt32) -> Result<PhoneKey?, any Error>
     /// Counts a staged counter at once.
     func lastCounter(keyID: UInt32) -> UInt64
     /// Durable before it returns.
@@ -80,6 +82,10 @@ public protocol KeyStore: AnyObject {
 }
 
 extension KeyStore {
+    /// The key, nil when the store holds none, or the error when it could not be read (the
+    /// non-throwing `key(id:)` fails closed: it says "none" for both).
+    public func lookUp(id: UInt32) -> Result<PhoneKey?, any Error> { .success(key(id: id)) }
+
     public func stageCounter(_ counter: UInt64, keyID: UInt32) throws { try recordCounter(counter, keyID: keyID) }
     public func commitStagedCounter() throws {}
 }

@@ -37,6 +37,13 @@ public final class StoredKeyStore: KeyRegistry {
         }
     }
 
+    public func lookUp(id: UInt32) -> Result<PhoneKey?, any Error> {
+        do throws(StoreError) { return .success(try stored(id: id)?.key) } catch {
+            lastReadError = error
+            return .failure(error)
+        }
+    }
+
     public func lastCounter(keyID: UInt32) -> UInt64 {
         do throws(StoreError) { return try stored(id: keyID)?.lastCounter ?? 0 } catch {
             lastReadError = error

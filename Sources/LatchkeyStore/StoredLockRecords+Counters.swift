@@ -61,6 +61,7 @@ public final class StoredCommandKeys: KeyStore {
     init(records: StoredLockRecords) { self.records = records }
 
     public func key(id: UInt32) -> PhoneKey? { records.keys.key(id: id) }
+    public func lookUp(id: UInt32) -> Result<PhoneKey?, any Error> { records.keys.lookUp(id: id) }
 
     /// The highest of the durable counter, the staged one and a held one.
     public func lastCounter(keyID: UInt32) -> UInt64 {

@@ -1,4 +1,4 @@
-import LatchkeyAgents
+@testable import LatchkeyAgents
 import LatchkeyLock
 import LatchkeyLockProtocol
 import LatchkeySecurity
@@ -55,6 +55,34 @@ struct OneGateAttackTests {
         w.keys.keys[1]!.revoked = false
         #expect(w.command(.unlock) == nil)
         #expect(!w.phone.keyRevoked)
+    }
+
+    /// A member unlocks and walks off; the owner revokes the key while the phone is still
+    /// linked: the lock still locks behind it (its dropped link starts the departure grace).
+    @Test func aKeyRevokedWhileTheDoorIsUnlockedStillLocksBehindIt() throws {
+        let w = try AgentWorld(autoRelock: nil, grace: .seconds(5), phoneStartsAt: 1)
+        #expect(w.command(.unlock) == nil)
+        #expect(w.advance(until: { w.latchEnergised }, limit: .seconds(2)))
+        w.keys.keys[1]!.revoked = true
+        #expect(w.advance(until: { !w.latchEnergised }, limit: .seconds(1) + .seconds(5) + .seconds(2)),
+                "locked behind the revoked key's phone")
+        #expect(w.lock.controller.lockState == .locked)
+    }
+
+    /// A key the store could not read is looked at again, not ended: a flaky card must not
+    /// drop every phone's link.
+    @Test func anUnreadableKeyIsNotEnded() {
+        let loop = ManualEventLoop()
+        var ended: [UInt32] = []
+        var readable = false
+        let watch = KeyWatch(loop: loop, keysInUse: { [1] }, isCurrent: { _ in readable ? false : nil }, ended: { ended.append($0) })
+        watch.linkBound()
+        loop.advance(by: .seconds(10))
+        #expect(ended.isEmpty)
+        readable = true
+        loop.advance(by: KeyWatch.period)
+        #expect(ended == [1])
+        watch.stop()
     }
 
     @Test func aRevokedHolderWhoKeepsTryingIsAuditedAtABoundedRate() throws {

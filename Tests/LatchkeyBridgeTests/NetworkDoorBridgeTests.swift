@@ -50,6 +50,22 @@ struct NetworkDoorBridgeTests {
         #expect(rig.agent.commands.count == BridgedLock.defaultCommandsPerMinute + 1)
     }
 
+    /// Junk anyone can publish costs the lock nothing and is not charged, and code guesses use
+    /// their own allowance: neither keeps Home Assistant from locking the door.
+    @Test func junkAndGuessesNeverUseUpTheLocksAllowance() throws {
+        let rig = try rig(commands: [.lock, .unlock], code: "2468")
+        for i in 0..<30 { rig.send("{\"action\":\"open-sesame\",\"ts\":\(rig.wall),\"id\":\"j\(i)\"}") }
+        for i in 0..<30 { rig.send("not json \(i)") }
+        for i in 0..<12 {
+            rig.wall += 1
+            rig.send("{\"action\":\"unlock\",\"ts\":\(rig.wall),\"code\":\"00\(i)\",\"id\":\"g\(i)\"}")
+        }
+        #expect(rig.agent.commands.filter { $0 == "bridge wrong-code" }.count <= BridgedLock.defaultCommandsPerMinute,
+                "guesses are bounded")
+        rig.send("{\"action\":\"lock\",\"ts\":\(rig.wall),\"id\":\"home-assistant\"}")
+        #expect(rig.agent.commands.last == "bridge lock", "Home Assistant's lock still goes through")
+    }
+
     @Test func wrongCodesCountOnTheLockAndARightGuessDuringTheLockoutLooksLikeAWrongOne() throws {
         let rig = try rig(commands: [.lock, .unlock], code: "2468")
         func unlock(_ code: String, _ id: String) {

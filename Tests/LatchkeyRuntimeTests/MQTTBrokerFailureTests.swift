@@ -23,6 +23,7 @@ final class BrokerRig {
 
     init(tls: Bool = false, running: Bool = true, phone: Bool = false) throws {
         rig = try DaemonRig()
+        try rig.addBridgeKey()  // the bridge reads the lock's state and log as its key
         try rig.connectAsTheBridge()
         if phone { try rig.startLinked() } else { try rig.startLock() }
         broker = try MosquittoBroker(directory: rig.directory, tls: tls, running: running)

@@ -36,7 +36,7 @@ struct LockAuthorityTests {
         }
         #expect(lockouts.states.isEmpty, "a revoked key's tries lock nobody out")
         #expect(authority.logScope(keyID: 3) == nil)
-        #expect(!authority.isCurrent(keyID: 3))
+        #expect(authority.isCurrent(keyID: 3) == false)
     }
 
     @Test func aKeyRevokedAfterItWasAllowedIsRefusedAtItsNextRequest() {
@@ -100,5 +100,26 @@ struct LockAuthorityTests {
         #expect(authority.logScope(keyID: 1) == .household)
         #expect(authority.logScope(keyID: 2) == .ownEvents)
         #expect(authority.logScope(keyID: 77) == nil)
+    }
+
+    /// A store that cannot be read says nothing about a key: not current, not revoked.
+    @Test func anUnreadableStoreIsNotARevocation() {
+        final class Failing: KeyStore {
+            struct ReadFailed: Error {}
+            func key(id: UInt32) -> PhoneKey? { nil }
+            func lookUp(id: UInt32) -> Result<PhoneKey?, any Error> { .failure(ReadFailed()) }
+            func lastCounter(keyID: UInt32) -> UInt64 { .max }
+            func recordCounter(_ counter: UInt64, keyID: UInt32) throws { throw ReadFailed() }
+        }
+        let unreadable = LockAuthority(keys: Failing(), lockout: LockoutGuard(store: lockouts, loop: loop))
+        #expect(unreadable.isCurrent(keyID: 1) == nil)
+        #expect(reason(unreadable.authorize(.unlock, keyID: 1, via: .bluetooth)) == .unknownKey, "and nothing is allowed")
+    }
+
+    @Test func theBridgeReadsTheHouseholdsLogOnlyWhileItsKeyIsCurrent() {
+        #expect(authority.logScope(keyID: 9, via: .bridge) == .household)
+        #expect(authority.logScope(keyID: 1, via: .bridge) == nil, "an admin key named for the bridge reads nothing")
+        keys.keys[9]!.revoked = true
+        #expect(authority.logScope(keyID: 9, via: .bridge) == nil)
     }
 }

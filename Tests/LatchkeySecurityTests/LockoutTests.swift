@@ -122,7 +122,9 @@ struct LockoutTests {
         _ = attempt(try failing(alice))
         _ = attempt(try failing(alice))
         #expect(attempt(try good(alice)).rejection == nil, "two failures after a success: not three")
-        #expect(try lockouts.state(of: .key(1)) == .clean)
+        // The series is over; when it last failed is kept for the lock-wide rule.
+        let after = try lockouts.state(of: .key(1))
+        #expect(after.failures == 0 && after.level == 0 && after.lockedUntil == nil && after.lastFailure != nil)
     }
 
     @Test mutating func strangersFramesNeverCountAgainstAKeyOrTheLock() throws {
@@ -162,13 +164,16 @@ struct LockoutTests {
         let guest = PhoneKey(id: 8, name: "guest", secret: CommandSealing.newSecret(), role: .user)
         keys.keys[owner.id] = owner
         keys.keys[guest.id] = guest
-        var overallLockouts = 0
+        var overallLockouts = 0, guestCounted = 0
         for hour in 0..<24 {
             for _ in 0..<3 {
                 for _ in 0..<2 {
                     let r = attempt(try good(guest, .setOperatingMode))
                     #expect(r.rejection == .notAuthorized || r.rejection == .lockedOut)
-                    if case .failure(let f) = r { overallLockouts += f.engaged.filter { $0.principal == .overall }.count }
+                    if case .failure(let f) = r {
+                        overallLockouts += f.engaged.filter { $0.principal == .overall }.count
+                        if f.counted { guestCounted += 1 }
+                    }
                 }
                 _ = attempt(try good(guest))
                 loop.advance(by: .seconds(20 * 60))
@@ -177,6 +182,39 @@ struct LockoutTests {
             #expect(attempt(try good(owner, .lock)).rejection == nil)
         }
         #expect(overallLockouts >= 3, "the guest did reach the lock-wide limit (\(overallLockouts) times)")
+        // At this slow pace each try is its own audit entry (about six an hour): the log's
+        // 10,000 events hold two months of it.
+        #expect(guestCounted <= 144)
+    }
+
+    /// `lock` passes every lockout, so it must not end the series either: a holder failing
+    /// twice and locking between its failures still reaches its own limit at the third.
+    @Test mutating func aLockNeverWipesTheKeysOwnCount() throws {
+        _ = attempt(try failing(alice))
+        _ = attempt(try failing(alice))
+        #expect(attempt(try good(alice, .lock)).rejection == nil)
+        guard case .failure(let f) = attempt(try failing(alice)) else { Issue.record("passed"); return }
+        #expect(f.engaged.contains { $0.principal == .key(alice.id) }, "the third failure is the limit")
+    }
+
+    /// The reviewer's pattern at full speed — two forbidden requests, then a success, two
+    /// hundred times in a row: once the lock-wide limit is reached the guest, who failed
+    /// recently, is refused with it, so its counted failures (each an audit entry) stop at
+    /// the limit instead of flooding the log.
+    @Test mutating func aFastGuestIsStoppedByTheLockWideLockout() throws {
+        let guest = PhoneKey(id: 8, name: "guest", secret: CommandSealing.newSecret(), role: .user)
+        keys.keys[guest.id] = guest
+        var counted = 0
+        for _ in 0..<200 {
+            for _ in 0..<2 {
+                if case .failure(let f) = attempt(try good(guest, .setOperatingMode)), f.counted { counted += 1 }
+            }
+            _ = attempt(try good(guest, .present))
+            _ = attempt(try good(guest, .lock))
+            loop.advance(by: .milliseconds(150))
+        }
+        #expect(counted <= Int(LockoutPolicy().overallLimit) + 2, "\(counted) counted failures in 400 tries over 30 s")
+        #expect(attempt(try good(alice)).rejection == nil, "a key that never failed still unlocks")
     }
 
     @Test mutating func theLockWideLockoutRefusesOnlyKeysWithAFailureOfTheirOwn() throws {
