@@ -21,6 +21,7 @@ enum PhoneControlCommands {
     /// The phone's part of `status`.
     static func status(_ agent: PhoneAgent) -> String {
         "presence=\(agent.presence.rawValue) linked=\(agent.isLinked) transport_refusals=\(agent.transportRefusals)"
+            + (agent.keyRevoked ? " key=revoked" : "")  // the lock said so: the phone stopped asking
     }
 
     /// Everything the phone daemon's control socket answers.
