@@ -76,34 +76,41 @@ let package = Package(
         .target(name: "LatchkeyATT", swiftSettings: strictness),
         .target(name: "LatchkeyGATT", dependencies: ["LatchkeyATT"], swiftSettings: strictness),
         // Test support, imported by tests, the benchmark and fuzz targets, never by production modules.
-        .target(name: "LatchkeyTestKit", dependencies: ["LatchkeyGATT", "LatchkeyATT", "LatchkeySim"], swiftSettings: strictness),
+        .target(name: "LatchkeyTestKit", dependencies: ["LatchkeyATT", "LatchkeyGATT", "LatchkeyPosix", "LatchkeySim",
+                                                        "LatchkeyTransport"],
+                swiftSettings: strictness),
         .target(name: "LatchkeyTransport", dependencies: ["LatchkeyATT"], swiftSettings: strictness),
-        .target(name: "LatchkeySim", dependencies: ["LatchkeyTransport", "LatchkeyATT"], swiftSettings: strictness),
+        .target(name: "LatchkeySim", dependencies: ["LatchkeyTransport"], swiftSettings: strictness),
         // epoll-era calls Glibc does not import (ppoll, accept4, pipe2), sockaddr_un, signal self-pipe.
         .target(name: "CLinuxShims"),
-        .target(name: "LatchkeyPosix", dependencies: ["LatchkeyTransport", "CLinuxShims"], swiftSettings: strictness),
+        .target(name: "LatchkeyPosix", dependencies: ["CLinuxShims", "LatchkeyTransport"], swiftSettings: strictness),
         // libbluetooth headers (apt: libbluetooth-dev), for LatchkeyKernel only.
         .systemLibrary(name: "CBluetooth", pkgConfig: "bluez", providers: [.apt(["libbluetooth-dev"])]),
         // libgpiod 1.6 and 2.x prototypes, for LatchkeyKernel only: nothing is linked, the
         // library is dlopen()ed at run time (Sources/CGPIOD/shim.h says why).
         .systemLibrary(name: "CGPIOD"),
         .target(name: "LatchkeyMgmt", dependencies: ["LatchkeyTransport"], swiftSettings: strictness),
+        // The GPIO seam, below both the lock's domain and the kernel's libgpiod backends.
+        .target(name: "LatchkeyGPIO", dependencies: ["LatchkeyTransport"], swiftSettings: strictness),
+        // The simulated GPIO world (in-process and file-backed chips): the demo, `gpio.simulated_chip_root` and tests.
+        .target(name: "LatchkeySimGPIO", dependencies: ["LatchkeyGPIO", "LatchkeyTransport"], swiftSettings: strictness),
         .target(
             name: "LatchkeyKernel",
-            dependencies: ["LatchkeyATT", "LatchkeyMgmt", "LatchkeyTransport", "LatchkeyPosix", "LatchkeyLock", "CBluetooth", "CGPIOD",
-                           "CLinuxShims", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["CBluetooth", "CGPIOD", "CLinuxShims", "LatchkeyATT", "LatchkeyGPIO", "LatchkeyMgmt",
+                           "LatchkeyPosix", "LatchkeyTransport", .product(name: "Crypto", package: "swift-crypto")],
             // The syscall mocking hook exists in debug builds only (swift-system's ENABLE_MOCKING).
             swiftSettings: strictness + [.define("ENABLE_MOCKING", .when(configuration: .debug))]),
         .target(
             name: "LatchkeySimAir",
-            dependencies: ["LatchkeySim", "LatchkeyPosix", "LatchkeyTransport", "LatchkeyATT"],
+            dependencies: ["LatchkeyATT", "LatchkeyPosix", "LatchkeySim", "LatchkeyTransport"],
             swiftSettings: strictness),
         .target(
             name: "LatchkeyManagers",
-            dependencies: ["LatchkeyTransport", "LatchkeyGATT", "LatchkeyATT"],
+            dependencies: ["LatchkeyATT", "LatchkeyGATT", "LatchkeyTransport"],
             swiftSettings: strictness),
         // The lock's domain moves the bolt for a key only with what LatchkeySecurity's LockAuthority allowed.
-        .target(name: "LatchkeyLock", dependencies: ["LatchkeyTransport", "LatchkeySecurity"], swiftSettings: strictness),
+        .target(name: "LatchkeyLock", dependencies: ["LatchkeyGPIO", "LatchkeySecurity", "LatchkeyTransport"],
+                swiftSettings: strictness),
         .target(name: "LatchkeyPhone", swiftSettings: strictness),
         // libyaml 0.2 (apt: libyaml-dev), the parser Yams wraps, taken directly: Yams imports Foundation.
         .systemLibrary(name: "CYAML", pkgConfig: "yaml-0.1", providers: [.apt(["libyaml-dev"])]),
@@ -111,12 +118,13 @@ let package = Package(
         .target(name: "LatchkeyLockProtocol", dependencies: ["LatchkeyATT"], swiftSettings: strictness),
         .target(
             name: "LatchkeySecurity",
-            dependencies: ["LatchkeyLockProtocol", "LatchkeyTransport", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["LatchkeyLockProtocol", "LatchkeyTransport",
+                           .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: strictness),
         .target(
             name: "LatchkeyAgents",
-            dependencies: ["LatchkeyManagers", "LatchkeyPhone", "LatchkeyLock", "LatchkeyLockProtocol", "LatchkeySecurity",
-                           "LatchkeyTransport", "LatchkeyGATT", "LatchkeyATT"],
+            dependencies: ["LatchkeyATT", "LatchkeyGATT", "LatchkeyGPIO", "LatchkeyLock", "LatchkeyLockProtocol",
+                           "LatchkeyManagers", "LatchkeyPhone", "LatchkeySecurity", "LatchkeyTransport"],
             swiftSettings: strictness),
         // The system SQLite 3.40 (apt: libsqlite3-dev), for LatchkeySQLite only.
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
@@ -124,35 +132,35 @@ let package = Package(
         // The only module that speaks SQL: agents see the protocols they already define.
         .target(
             name: "LatchkeyStore",
-            dependencies: ["LatchkeyAgents", "LatchkeyLock", "LatchkeySecurity", "LatchkeyTransport", "LatchkeyManagers",
-                           "LatchkeySQLite"],
+            dependencies: ["CSQLite", "LatchkeyLock", "LatchkeyPhone", "LatchkeySQLite", "LatchkeySecurity",
+                           "LatchkeyTransport"],
             swiftSettings: strictness),
         .target(
             name: "LatchkeyRuntime",
-            dependencies: ["LatchkeyAgents", "LatchkeyConfig", "LatchkeyPosix", "LatchkeySimAir", "LatchkeySim",
-                           "LatchkeyLock", "LatchkeySecurity", "LatchkeyManagers", "LatchkeyTransport",
-                           "LatchkeyLockProtocol", "LatchkeyPhone", "LatchkeyStore", "LatchkeyKernel",
-                           .product(name: "Logging", package: "swift-log")],
+            dependencies: ["LatchkeyAgents", "LatchkeyConfig", "LatchkeyGPIO", "LatchkeyKernel", "LatchkeyLock",
+                           "LatchkeyLockProtocol", "LatchkeyManagers", "LatchkeyPhone", "LatchkeyPosix",
+                           "LatchkeySecurity", "LatchkeySim", "LatchkeySimAir", "LatchkeySimGPIO", "LatchkeyStore",
+                           "LatchkeyTransport", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictness),
         // libmosquitto 2.0 (apt: libmosquitto-dev), MQTT 5, for LatchkeyMQTT only: the broker's own client library.
         .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
         .target(name: "LatchkeyMQTT", dependencies: ["CMosquitto", "LatchkeyPosix", "LatchkeyTransport"],
                 swiftSettings: strictness),
+        // An in-process MQTT broker behind the same seam, for tests.
+        .target(name: "LatchkeySimMQTT", dependencies: ["LatchkeyMQTT", "LatchkeyTransport"], swiftSettings: strictness),
         .target(
             name: "LatchkeyBridge",
-            dependencies: ["LatchkeyMQTT", "LatchkeyConfig", "LatchkeyPosix", "LatchkeyTransport", "LatchkeyRuntime",
-                           "LatchkeyAgents", "LatchkeyBuildInfo",
-                           .product(name: "Logging", package: "swift-log")],
+            dependencies: ["LatchkeyAgents", "LatchkeyBuildInfo", "LatchkeyConfig", "LatchkeyMQTT", "LatchkeyPosix",
+                           "LatchkeyRuntime", "LatchkeyTransport", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictness),
         // The commit is baked in before every build (Plugins/BuildCommitPlugin: git, or $LATCHKEY_COMMIT).
         .plugin(name: "BuildCommitPlugin", capability: .buildTool()),
         .target(name: "LatchkeyBuildInfo", swiftSettings: strictness, plugins: ["BuildCommitPlugin"]),
         .executableTarget(
             name: "latchkey",
-            dependencies: ["LatchkeyRuntime", "LatchkeyBuildInfo", "LatchkeyAgents", "LatchkeyConfig", "LatchkeySimAir", "LatchkeyPosix", "LatchkeyStore",
-                           "LatchkeyLockProtocol",
-                           "LatchkeyBridge",
-                           "LatchkeyLock", "LatchkeySecurity", "LatchkeyTransport",
+            dependencies: ["LatchkeyAgents", "LatchkeyBridge", "LatchkeyBuildInfo", "LatchkeyConfig", "LatchkeyLock",
+                           "LatchkeyLockProtocol", "LatchkeyPosix", "LatchkeyRuntime", "LatchkeySecurity",
+                           "LatchkeySimAir", "LatchkeyStore",
                            .product(name: "ArgumentParser", package: "swift-argument-parser"),
                            .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictness, linkerSettings: agentLinkage),
@@ -166,50 +174,60 @@ let package = Package(
         .target(name: "CMallocCounter"),
         .executableTarget(
             name: "latchkey-bench",
-            dependencies: ["LatchkeyGATT", "LatchkeyATT", "CMallocCounter", "LatchkeyStore", "LatchkeyTransport"],
+            dependencies: ["CMallocCounter", "LatchkeyATT", "LatchkeyGATT", "LatchkeyLock", "LatchkeyStore",
+                           "LatchkeyTransport"],
             swiftSettings: strictness,
             // Export the counting malloc so the dynamic linker binds the Swift runtime's calls to it.
             linkerSettings: [.unsafeFlags(["-Xlinker", "--export-dynamic-symbol=malloc"], .when(platforms: [.linux]))]),
         .testTarget(name: "LatchkeyATTTests", dependencies: ["LatchkeyATT", "LatchkeyTestKit"]),
-        .testTarget(name: "LatchkeyGATTTests", dependencies: ["LatchkeyGATT", "LatchkeyATT", "LatchkeyTestKit"]),
-        .testTarget(name: "LatchkeySimTests", dependencies: ["LatchkeySim", "LatchkeyTransport"]),
+        .testTarget(name: "LatchkeyGATTTests", dependencies: ["LatchkeyATT", "LatchkeyGATT", "LatchkeyTestKit"]),
+        .testTarget(name: "LatchkeySimTests", dependencies: ["LatchkeyATT", "LatchkeySim", "LatchkeyTransport"]),
         .testTarget(
             name: "LatchkeyManagersTests",
-            dependencies: ["LatchkeyManagers", "LatchkeySim", "LatchkeyGATT", "LatchkeyATT", "LatchkeyTestKit"]),
-        .testTarget(name: "LatchkeyPosixTests", dependencies: ["LatchkeyPosix", "LatchkeyTransport"]),
-        .testTarget(name: "LatchkeyMgmtTests", dependencies: ["LatchkeyMgmt", "LatchkeyTransport", "LatchkeyATT"]),
+            dependencies: ["LatchkeyATT", "LatchkeyGATT", "LatchkeyManagers", "LatchkeySim", "LatchkeyTestKit",
+                           "LatchkeyTransport"]),
+        .testTarget(name: "LatchkeyPosixTests", dependencies: ["LatchkeyPosix", "LatchkeyTestKit", "LatchkeyTransport"]),
+        .testTarget(name: "LatchkeyMgmtTests", dependencies: ["LatchkeyATT", "LatchkeyMgmt", "LatchkeyTransport"]),
         .testTarget(
             name: "LatchkeyKernelTests",
-            dependencies: ["LatchkeyKernel", "LatchkeyMgmt", "LatchkeyPosix", "LatchkeyTransport", "LatchkeyLock",
-                           "LatchkeyManagers", "LatchkeyGATT", "LatchkeyATT"]),
+            dependencies: ["CGPIOD", "LatchkeyATT", "LatchkeyGATT", "LatchkeyGPIO", "LatchkeyKernel", "LatchkeyLock",
+                           "LatchkeyManagers", "LatchkeyMgmt", "LatchkeyPosix", "LatchkeyTestKit", "LatchkeyTransport"]),
         .testTarget(
             name: "LatchkeySimAirTests",
-            dependencies: ["LatchkeySimAir", "LatchkeySim", "LatchkeyPosix", "LatchkeyTransport", "LatchkeyATT"]),
-        .testTarget(name: "LatchkeySecurityTests", dependencies: ["LatchkeySecurity", "LatchkeyLockProtocol", "LatchkeySim"]),
+            dependencies: ["LatchkeyATT", "LatchkeyPosix", "LatchkeySim", "LatchkeySimAir", "LatchkeyTransport"]),
+        .testTarget(name: "LatchkeySecurityTests", dependencies: ["LatchkeyLockProtocol", "LatchkeySecurity",
+                                                                  "LatchkeySim", "LatchkeyTransport"]),
         .testTarget(name: "LatchkeyPhoneTests", dependencies: ["LatchkeyPhone"]),
         .testTarget(name: "LatchkeyConfigTests", dependencies: ["LatchkeyConfig"]),
         .testTarget(name: "LatchkeyBuildInfoTests", dependencies: ["LatchkeyBuildInfo"]),
         .testTarget(
             name: "LatchkeyAgentsTests",
-            dependencies: ["LatchkeyAgents", "LatchkeySim", "LatchkeyLock", "LatchkeyPhone", "LatchkeySecurity",
-                           "LatchkeyLockProtocol", "LatchkeyTransport", "LatchkeyManagers", "LatchkeyTestKit", "LatchkeyGATT"]),
+            dependencies: ["LatchkeyATT", "LatchkeyAgents", "LatchkeyGATT", "LatchkeyGPIO", "LatchkeyLock",
+                           "LatchkeyLockProtocol", "LatchkeyManagers", "LatchkeyPhone", "LatchkeySecurity",
+                           "LatchkeySim", "LatchkeySimGPIO", "LatchkeyTestKit", "LatchkeyTransport"]),
         .testTarget(
             name: "LatchkeyRuntimeTests",
-            dependencies: ["LatchkeyRuntime", "LatchkeyConfig", "LatchkeyLock", "LatchkeyTransport", "LatchkeyPosix",
-                           "LatchkeyAgents", "LatchkeyLockProtocol", "LatchkeyManagers", "LatchkeySecurity", "LatchkeySim",
-                           "LatchkeyStore", "LatchkeyTestKit", "LatchkeySimAir", "LatchkeyBridge", "LatchkeyMQTT",
+            dependencies: ["LatchkeyAgents", "LatchkeyBridge", "LatchkeyConfig", "LatchkeyGPIO", "LatchkeyLock",
+                           "LatchkeyLockProtocol", "LatchkeyMQTT", "LatchkeyManagers", "LatchkeyPosix",
+                           "LatchkeyRuntime", "LatchkeySecurity", "LatchkeySim", "LatchkeySimAir", "LatchkeySimGPIO",
+                           "LatchkeyStore", "LatchkeyTestKit", "LatchkeyTransport",
                            .product(name: "Logging", package: "swift-log")]),
         .testTarget(
             name: "LatchkeyBridgeTests",
-            dependencies: ["LatchkeyBridge", "LatchkeyMQTT", "LatchkeyConfig", "LatchkeyRuntime", "LatchkeySim",
-                           "LatchkeyTransport", "LatchkeyPosix"]),
-        .testTarget(name: "LatchkeyLockTests", dependencies: ["LatchkeyLock", "LatchkeySim"]),
-        .testTarget(name: "LatchkeySQLiteTests", dependencies: ["LatchkeySQLite"]),
+            dependencies: ["LatchkeyBridge", "LatchkeyConfig", "LatchkeyMQTT", "LatchkeyPosix", "LatchkeySim",
+                           "LatchkeySimMQTT", "LatchkeyTransport"]),
+        .testTarget(name: "LatchkeyLockTests", dependencies: ["LatchkeyGPIO", "LatchkeyLock", "LatchkeySim",
+                                                              "LatchkeySimGPIO", "LatchkeyTransport"]),
+        .testTarget(
+            name: "LatchkeySimGPIOTests",
+            dependencies: ["LatchkeyGPIO", "LatchkeyLock", "LatchkeySim", "LatchkeySimGPIO", "LatchkeyTransport"]),
+        .testTarget(name: "LatchkeySQLiteTests", dependencies: ["CSQLite", "LatchkeySQLite"]),
         .testTarget(
             name: "LatchkeyStoreTests",
-            dependencies: ["LatchkeyStore", "LatchkeyAgents", "LatchkeyLock", "LatchkeySecurity", "LatchkeyPhone",
-                           "LatchkeySim", "LatchkeyTransport", "LatchkeyManagers", "LatchkeyLockProtocol", "LatchkeyGATT",
-                           "LatchkeyATT"]),
+            dependencies: ["LatchkeyATT", "LatchkeyAgents", "LatchkeyGATT", "LatchkeyGPIO", "LatchkeyLock",
+                           "LatchkeyLockProtocol", "LatchkeyManagers", "LatchkeyPhone", "LatchkeyRuntime",
+                           "LatchkeySQLite", "LatchkeySecurity", "LatchkeySim", "LatchkeySimGPIO", "LatchkeyStore",
+                           "LatchkeyTransport"]),
     ]
 )
 

@@ -1,5 +1,6 @@
 import LatchkeyLock
 import LatchkeyPosix
+import LatchkeySimGPIO
 
 /// Wakes the loop when the demo or a test writes a simulated input line's `pull` file, so
 /// the file-backed GPIO chip reports edges without polling (inotify on each line's

@@ -1,12 +1,14 @@
 import LatchkeyAgents
 import LatchkeyConfig
 import Logging
+import LatchkeyGPIO
 import LatchkeyKernel
 import LatchkeyLock
 import LatchkeyManagers
 import LatchkeyPosix
 import LatchkeySecurity
 import LatchkeySimAir
+import LatchkeySimGPIO
 import LatchkeyStore
 import LatchkeyTransport
 

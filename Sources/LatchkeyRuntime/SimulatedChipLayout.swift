@@ -1,8 +1,10 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import LatchkeyGPIO
 import LatchkeyLock
 import LatchkeySim
+import LatchkeySimGPIO
 
 /// The file-backed GPIO chip of a lock configured with `gpio.simulated_chip_root`, for
 /// running the agents by hand without a board: the lock lays the chip out on its first

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import LatchkeyAgents
 import LatchkeyLock
+import LatchkeyPhone
 import LatchkeySecurity
 import LatchkeyManagers
 import LatchkeyStore

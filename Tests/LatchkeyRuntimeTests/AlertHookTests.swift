@@ -6,6 +6,7 @@ import LatchkeyLock
 import LatchkeyManagers
 @testable import LatchkeyRuntime
 import LatchkeySim
+import LatchkeySimGPIO
 import LatchkeyTransport
 import Testing
 

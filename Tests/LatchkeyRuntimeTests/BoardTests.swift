@@ -1,4 +1,5 @@
 import LatchkeyConfig
+import LatchkeyGPIO
 import LatchkeyLock
 import LatchkeyPosix
 import Testing
@@ -6,6 +7,7 @@ import Testing
 import Glibc
 #endif
 @testable import LatchkeyRuntime
+import LatchkeySimGPIO
 
 /// The repository's own board/ directory: the definitions we ship are the ones tested.
 let repositoryBoards = BoardCatalog(directories: [

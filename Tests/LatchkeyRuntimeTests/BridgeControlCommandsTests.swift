@@ -2,6 +2,7 @@ import LatchkeyAgents
 import LatchkeyLock
 @testable import LatchkeyRuntime
 import LatchkeySecurity
+import LatchkeySimGPIO
 import Testing
 
 /// The lock's control-socket commands for the MQTT bridge, attacked through the socket: a

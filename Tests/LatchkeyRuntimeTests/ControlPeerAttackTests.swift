@@ -5,6 +5,7 @@ import LatchkeyLock
 import LatchkeyPosix
 @testable import LatchkeyRuntime
 import LatchkeySecurity
+import LatchkeySimGPIO
 import LatchkeyTransport
 import Testing
 

@@ -7,6 +7,7 @@ import LatchkeyPosix
 @testable import LatchkeyRuntime
 import LatchkeySecurity
 import LatchkeySimAir
+import LatchkeySimGPIO
 import LatchkeyTransport
 
 /// The lock and phone daemons as `latchkey lock` / `latchkey phone` set them up — from

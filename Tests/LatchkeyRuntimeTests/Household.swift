@@ -1,11 +1,13 @@
 import Foundation
 import LatchkeyAgents
+import LatchkeyGPIO
 import LatchkeyLock
 import LatchkeyLockProtocol
 import LatchkeyManagers
 import LatchkeyRuntime
 import LatchkeySecurity
 import LatchkeySim
+import LatchkeySimGPIO
 import LatchkeyStore
 import LatchkeyTestKit
 import LatchkeyTransport

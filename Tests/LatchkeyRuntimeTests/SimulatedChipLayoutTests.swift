@@ -1,8 +1,10 @@
 import Foundation
 import LatchkeyConfig
+import LatchkeyGPIO
 import LatchkeyLock
 @testable import LatchkeyRuntime
 import LatchkeySim
+import LatchkeySimGPIO
 import Testing
 
 /// Running the agents by hand on a simulated chip: the lock's first start lays the chip

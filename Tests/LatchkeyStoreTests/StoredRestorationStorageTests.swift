@@ -1,6 +1,7 @@
 import LatchkeyATT
 import LatchkeyGATT
 import LatchkeyManagers
+import LatchkeyRuntime
 import LatchkeySim
 import LatchkeyStore
 import LatchkeyTransport

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import LatchkeyGPIO
 import LatchkeyKernel
 import LatchkeyLock
 import LatchkeyPosix

@@ -4,6 +4,7 @@ import Glibc
 import LatchkeyLock
 import LatchkeyPosix
 import LatchkeySimAir
+import LatchkeySimGPIO
 import LatchkeyTransport
 
 /// The stage the demo and the torture play on: a scratch directory with the air socket, a

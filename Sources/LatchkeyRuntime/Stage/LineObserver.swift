@@ -1,8 +1,10 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import LatchkeyGPIO
 import LatchkeyLock
 import LatchkeyPosix
+import LatchkeySimGPIO
 import LatchkeyTransport
 
 /// Watches the simulated chip's output lines from outside the lock process, the way a

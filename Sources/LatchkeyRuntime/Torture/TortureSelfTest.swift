@@ -1,6 +1,8 @@
+import LatchkeyGPIO
 import LatchkeyLock
 import LatchkeyPosix
 import LatchkeySim
+import LatchkeySimGPIO
 import LatchkeyStore
 import LatchkeyTransport
 

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import LatchkeyManagers
+import LatchkeyStore
 
 /// The managers' `RestorationStorage` over the store's restoration table: each preserved
 /// state is one row, keyed by role and restore identifier, its payload the state as JSON

@@ -1,6 +1,8 @@
 import Foundation
+import LatchkeyGPIO
 @testable import LatchkeyLock
 import LatchkeySim
+import LatchkeySimGPIO
 import LatchkeyTransport
 import Testing
 

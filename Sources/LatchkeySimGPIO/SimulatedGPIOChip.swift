@@ -1,3 +1,4 @@
+import LatchkeyGPIO
 import LatchkeyTransport
 
 /// An in-process GPIO chip with named lines: the lock's `GPIOChip` on one side, and on the

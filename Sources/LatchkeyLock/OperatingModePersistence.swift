@@ -1,5 +1,3 @@
-import LatchkeyLock
-
 /// Where the lock keeps its operating mode across restarts (the SQLite store's
 /// `operatingMode` table in production). `save` is durable before it returns.
 public protocol OperatingModeStore: AnyObject {

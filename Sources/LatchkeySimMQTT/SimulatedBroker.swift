@@ -1,3 +1,4 @@
+import LatchkeyMQTT
 import LatchkeyTransport
 
 /// The simulated side of the MQTT seam: an in-process broker on an `EventLoop` (a

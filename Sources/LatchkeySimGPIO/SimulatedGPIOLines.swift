@@ -1,3 +1,4 @@
+import LatchkeyGPIO
 import LatchkeyTransport
 
 /// Where a simulated chip keeps its physical levels: in memory (`SimulatedGPIOChip`) or in

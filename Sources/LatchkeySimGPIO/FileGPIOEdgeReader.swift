@@ -1,3 +1,4 @@
+import LatchkeyGPIO
 import LatchkeyTransport
 
 /// One level a process drove on a file chip's output, as the line's edge log holds it.

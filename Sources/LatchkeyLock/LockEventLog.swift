@@ -1,5 +1,3 @@
-import LatchkeyLock
-
 /// The lock's audit log: every LockEvent, numbered. The SQLite store implements it for the
 /// agent; the in-memory one serves tests.
 public protocol LockEventLog: AnyObject {

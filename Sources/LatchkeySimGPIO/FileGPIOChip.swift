@@ -1,5 +1,6 @@
 // The only file of LatchkeyLock that touches the file system.
 import Glibc
+import LatchkeyGPIO
 import LatchkeyTransport
 
 /// A simulated GPIO chip kept in files, so that separate processes share it: the lock

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import FoundationEssentials
 import LatchkeyLock
+import LatchkeyStore
 import LatchkeyTransport
 
 /// Measurements for the README (issue 5, item 8), printed by `latchkey-bench`. They run on a
@@ -87,11 +88,7 @@ public enum StoreBenchmark {
         return try withScratchStore(in: directory) { store in
             let event = LockEvent(kind: .doorStateChange(.closed), time: .zero, lockStateBefore: .locked,
                                   lockStateAfter: .locked, doorState: .closed)
-            try store.write { db in  // one transaction: filling is not what is measured
-                for _ in 0..<logRows {
-                    try db.execute(sql: "INSERT INTO event (wallNanos, bytes) VALUES (0, ?)", arguments: [Data(event.encoded)])
-                }
-            }
+            try store.fillEventLog(with: event.encoded, count: logRows)  // one transaction: not measured
             try store.decisionJournal(monotonicNow: { .zero }).record(
                 LockDecision(id: DecisionID(1), operation: .lock, source: .auto, decidedAt: .zero, deadline: .zero + .seconds(5)))
             let clock = ContinuousClock()

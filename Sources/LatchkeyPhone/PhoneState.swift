@@ -1,5 +1,3 @@
-import LatchkeyPhone
-
 /// What the phone agent must not forget across its own death (M6, M8): where the owner
 /// is, which arrival cycle was answered, and the last command counter (a counter that went
 /// backwards after a restart would be refused by the lock as a replay).
