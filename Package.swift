@@ -1,31 +1,42 @@
 // swift-tools-version: 6.2
 // Latchkey: a Bluetooth LE smart-lock agent and its phone-side central, for Pi-class Linux.
 //
-// The module graph is the layer diagram of docs/ARCHITECTURE.md; dependencies point down:
+// The module graph is the layer diagram of docs/ARCHITECTURE.md ("Layers"): a module depends
+// only on modules of lower layers; scripts/check-layers checks it, and CI builds with
+// `--explicit-target-dependency-import-check error`, so every import is declared here. Bottom up:
 //   LatchkeyATT        pure ATT PDUs, UUIDs, error codes (stdlib only, no I/O)
-//   LatchkeyGATT       pure GATT database, server and client state machines, chunked transfer
-//   LatchkeyTestKit    scripted PDU exchanges, fixture databases, PDU-parser verifier (tests only)
-//   LatchkeyTransport  the seam: event loop/clock, radio transport, ATT link protocols
-//   LatchkeySim        the deterministic twin: manual clock, simulated radio, in-process
-//   LatchkeyPosix      real-time poll(2) event loop, Unix sockets, signals (the only Glibc user so far)
-//   LatchkeySimAir     the simulated radio shared by processes: an "air" server on a Unix socket
-//   LatchkeyMgmt       pure codecs of the kernel's Bluetooth management (mgmt) protocol
-//   LatchkeyKernel     the real Linux world: mgmt + L2CAP ATT sockets, libgpiod 1.6 or 2.x loaded at run time (the only user of CBluetooth/CGPIOD)
-//   LatchkeyManagers   Core-Bluetooth-like central and peripheral managers, generic over the seam
-//   LatchkeyLockProtocol pure lock service protocol: UUIDs, command/challenge frames, rejections
-//   LatchkeySecurity   per-phone keys, sealed commands (ChaChaPoly), single-use challenges
+//   LatchkeyPhone      phone domain: the away/home presence machine and the state the phone keeps (pure)
 //   LatchkeyConfig     YAML configuration files with file:line:field errors (libyaml)
-//   LatchkeyPhone      phone domain: the away/home presence machine (pure)
-//   LatchkeyLock       lock domain: lock state machine, GPIO protocol, simulated GPIO
-//   LatchkeyAgents     the lock agent and the phone agent, wiring domain + managers + security
 //   LatchkeySQLite     a small typed wrapper over the system SQLite's C API (connection, statements, migrations)
-//   LatchkeyStore      the durable store behind the agents: SQLite, journal, log, keys, restoration
-//   LatchkeyRuntime    config files → agents on the real-time loop: the daemons behind the CLI
 //   LatchkeyBuildInfo  the version and the git commit `latchkey --version` prints (BuildCommitPlugin)
-//   LatchkeyMQTT       the MQTT seam: libmosquitto (the only user of CMosquitto) and a simulated broker
+//   LatchkeyTransport  the seam: event loop/clock, radio transport, ATT link protocols
+//   LatchkeyGATT       pure GATT database, server and client state machines, chunked transfer
+//   LatchkeyLockProtocol pure lock service protocol: UUIDs, command/challenge frames, rejections
+//   LatchkeySecurity   per-phone keys, sealed commands (ChaChaPoly), single-use challenges, the one gate
+//   LatchkeyManagers   Core-Bluetooth-like central and peripheral managers, generic over the seam
+//   LatchkeyGPIO       the GPIO seam, below the lock's domain and the kernel
+//   LatchkeyPosix      real-time poll(2) event loop, Unix sockets, signals
+//   LatchkeySim        the deterministic twin: manual clock, simulated radio, in-process
+//   LatchkeyMgmt       pure codecs of the kernel's Bluetooth management (mgmt) protocol
+//   LatchkeyLock       lock domain: lock state machine, actuator, journal and audit-log seams
+//   LatchkeyKernel     the real Linux world: mgmt + L2CAP ATT sockets, libgpiod 1.6 or 2.x loaded at run time (the only user of CBluetooth/CGPIOD)
+//   LatchkeySimAir     the simulated radio shared by processes: an "air" server on a Unix socket
+//   LatchkeySimGPIO    the simulated GPIO world: in-process and file-backed chips
+//   LatchkeyMQTT       the MQTT seam: libmosquitto (the only user of CMosquitto)
+//   LatchkeyTestKit    scripted PDU exchanges, fixture databases, PDU-parser verifier (tests only)
+//   LatchkeyAgents     the lock agent and the phone agent, wiring domain + managers + security
+//   LatchkeyStore      the durable store behind the agents: SQLite, journal, log, keys, restoration
+//   LatchkeySimMQTT    an in-process MQTT broker (tests only)
+//   LatchkeyControl    the control-socket protocol: dispatcher, client, paths, peer rules (all the bridge uses)
+//   LatchkeyDaemons    config files → agents on the real-time loop: settings, the daemons' wiring, journald, hooks
+//   LatchkeyInspection the read-only store behind `status`, `log`, `keys list`
+//   LatchkeyDoctor     `latchkey doctor`
 //   LatchkeyBridge     `latchkey mqtt`: agents' control sockets ↔ an MQTT broker (Home Assistant, fleets)
-//   latchkey           the CLI (the only module that picks a transport)
-//   latchkey-torture   the agents as processes, SIGKILLed at random moments; checks what survives
+//   LatchkeyDemo       `latchkey demo`: agents as processes on the simulated air, the story
+//   LatchkeyTorture    the torture harness: agents SIGKILLed at random moments, what survives
+//   latchkey           the CLI (the only module that picks a command)
+//   latchkey-torture   the torture's entry point
+//   latchkey-bench     the benchmarks, the store's included
 import PackageDescription
 
 let strictness: [SwiftSetting] = [
@@ -135,13 +146,38 @@ let package = Package(
             dependencies: ["CSQLite", "LatchkeyLock", "LatchkeyPhone", "LatchkeySQLite", "LatchkeySecurity",
                            "LatchkeyTransport"],
             swiftSettings: strictness),
-        .target(
-            name: "LatchkeyRuntime",
-            dependencies: ["LatchkeyAgents", "LatchkeyConfig", "LatchkeyGPIO", "LatchkeyKernel", "LatchkeyLock",
-                           "LatchkeyLockProtocol", "LatchkeyManagers", "LatchkeyPhone", "LatchkeyPosix",
-                           "LatchkeySecurity", "LatchkeySim", "LatchkeySimAir", "LatchkeySimGPIO", "LatchkeyStore",
-                           "LatchkeyTransport", .product(name: "Logging", package: "swift-log")],
-            swiftSettings: strictness),
+        // The control-socket protocol: dispatcher, server and client, paths, peer rules (all the bridge needs of the daemons).
+        .target(name: "LatchkeyControl", dependencies: ["LatchkeyAgents", "LatchkeyConfig", "LatchkeyManagers",
+                                                        "LatchkeyPosix", "LatchkeyTransport",
+                                                        .product(name: "Logging", package: "swift-log")], swiftSettings: strictness),
+        // Config files → agents on the real-time loop: settings, the two daemons' wiring, journald, readiness, hooks.
+        .target(name: "LatchkeyDaemons", dependencies: ["LatchkeyAgents", "LatchkeyConfig", "LatchkeyControl",
+                                                        "LatchkeyGPIO", "LatchkeyKernel", "LatchkeyLock",
+                                                        "LatchkeyLockProtocol", "LatchkeyManagers", "LatchkeyPhone",
+                                                        "LatchkeyPosix", "LatchkeySecurity", "LatchkeySim",
+                                                        "LatchkeySimAir", "LatchkeySimGPIO", "LatchkeyStore",
+                                                        "LatchkeyTransport",
+                                                        .product(name: "Logging", package: "swift-log")],
+                swiftSettings: strictness),
+        // The read-only store behind `latchkey status`, `log` and `keys list`.
+        .target(name: "LatchkeyInspection", dependencies: ["LatchkeyAgents", "LatchkeyConfig", "LatchkeyControl",
+                                                           "LatchkeyDaemons", "LatchkeyLock", "LatchkeyLockProtocol",
+                                                           "LatchkeyPosix", "LatchkeyStore", "LatchkeyTransport"], swiftSettings: strictness),
+        // `latchkey doctor`: what the agents need on this machine.
+        .target(name: "LatchkeyDoctor", dependencies: ["LatchkeyControl", "LatchkeyDaemons", "LatchkeyGPIO",
+                                                       "LatchkeyInspection", "LatchkeyKernel", "LatchkeyLock",
+                                                       "LatchkeyPosix"], swiftSettings: strictness),
+        // `latchkey demo`: the air and the agents as processes, the story and its report.
+        .target(name: "LatchkeyDemo", dependencies: ["LatchkeyAgents", "LatchkeyControl", "LatchkeyDaemons",
+                                                     "LatchkeyGPIO", "LatchkeyLock", "LatchkeyPosix",
+                                                     "LatchkeySecurity", "LatchkeySimAir", "LatchkeySimGPIO",
+                                                     "LatchkeyStore", "LatchkeyTransport"], swiftSettings: strictness),
+        // The torture harness `latchkey-torture` runs: agents SIGKILLed at random moments, the audits.
+        .target(name: "LatchkeyTorture", dependencies: ["LatchkeyControl", "LatchkeyDaemons", "LatchkeyDemo",
+                                                        "LatchkeyGPIO", "LatchkeyLock", "LatchkeyPosix",
+                                                        "LatchkeySecurity", "LatchkeySim", "LatchkeySimGPIO",
+                                                        "LatchkeyStore", "LatchkeyTransport"],
+                swiftSettings: strictness),
         // libmosquitto 2.0 (apt: libmosquitto-dev), MQTT 5, for LatchkeyMQTT only: the broker's own client library.
         .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
         .target(name: "LatchkeyMQTT", dependencies: ["CMosquitto", "LatchkeyPosix", "LatchkeyTransport"],
@@ -150,24 +186,25 @@ let package = Package(
         .target(name: "LatchkeySimMQTT", dependencies: ["LatchkeyMQTT", "LatchkeyTransport"], swiftSettings: strictness),
         .target(
             name: "LatchkeyBridge",
-            dependencies: ["LatchkeyAgents", "LatchkeyBuildInfo", "LatchkeyConfig", "LatchkeyMQTT", "LatchkeyPosix",
-                           "LatchkeyRuntime", "LatchkeyTransport", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["LatchkeyAgents", "LatchkeyBuildInfo", "LatchkeyConfig", "LatchkeyControl", "LatchkeyMQTT",
+                           "LatchkeyPosix", "LatchkeyTransport", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictness),
         // The commit is baked in before every build (Plugins/BuildCommitPlugin: git, or $LATCHKEY_COMMIT).
         .plugin(name: "BuildCommitPlugin", capability: .buildTool()),
         .target(name: "LatchkeyBuildInfo", swiftSettings: strictness, plugins: ["BuildCommitPlugin"]),
         .executableTarget(
             name: "latchkey",
-            dependencies: ["LatchkeyAgents", "LatchkeyBridge", "LatchkeyBuildInfo", "LatchkeyConfig", "LatchkeyLock",
-                           "LatchkeyLockProtocol", "LatchkeyPosix", "LatchkeyRuntime", "LatchkeySecurity",
-                           "LatchkeySimAir", "LatchkeyStore",
+            dependencies: ["LatchkeyAgents", "LatchkeyBridge", "LatchkeyBuildInfo", "LatchkeyConfig",
+                           "LatchkeyControl", "LatchkeyDaemons", "LatchkeyDemo", "LatchkeyDoctor",
+                           "LatchkeyInspection", "LatchkeyLock", "LatchkeyLockProtocol", "LatchkeyPosix",
+                           "LatchkeySecurity", "LatchkeySimAir", "LatchkeyStore",
                            .product(name: "ArgumentParser", package: "swift-argument-parser"),
                            .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictness, linkerSettings: agentLinkage),
         // Kills the agents at random moments and checks what survives (issue 5).
         .executableTarget(
             name: "latchkey-torture",
-            dependencies: ["LatchkeyRuntime", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["LatchkeyDaemons", "LatchkeyTorture", .product(name: "Logging", package: "swift-log")],
             // Linked like `latchkey`: its agents are copies of it, and it times their start.
             swiftSettings: strictness, linkerSettings: agentLinkage),
         // Counts malloc calls for the benchmark's allocations-per-PDU figure (bench only).
@@ -206,11 +243,12 @@ let package = Package(
                            "LatchkeyLockProtocol", "LatchkeyManagers", "LatchkeyPhone", "LatchkeySecurity",
                            "LatchkeySim", "LatchkeySimGPIO", "LatchkeyTestKit", "LatchkeyTransport"]),
         .testTarget(
-            name: "LatchkeyRuntimeTests",
-            dependencies: ["LatchkeyAgents", "LatchkeyBridge", "LatchkeyConfig", "LatchkeyGPIO", "LatchkeyLock",
+            name: "LatchkeyDaemonsTests",
+            dependencies: ["LatchkeyAgents", "LatchkeyBridge", "LatchkeyConfig", "LatchkeyControl", "LatchkeyDaemons",
+                           "LatchkeyDemo", "LatchkeyDoctor", "LatchkeyGPIO", "LatchkeyInspection", "LatchkeyLock",
                            "LatchkeyLockProtocol", "LatchkeyMQTT", "LatchkeyManagers", "LatchkeyPosix",
-                           "LatchkeyRuntime", "LatchkeySecurity", "LatchkeySim", "LatchkeySimAir", "LatchkeySimGPIO",
-                           "LatchkeyStore", "LatchkeyTestKit", "LatchkeyTransport",
+                           "LatchkeySecurity", "LatchkeySim", "LatchkeySimAir", "LatchkeySimGPIO", "LatchkeyStore",
+                           "LatchkeyTestKit", "LatchkeyTorture", "LatchkeyTransport",
                            .product(name: "Logging", package: "swift-log")]),
         .testTarget(
             name: "LatchkeyBridgeTests",
@@ -224,8 +262,8 @@ let package = Package(
         .testTarget(name: "LatchkeySQLiteTests", dependencies: ["CSQLite", "LatchkeySQLite"]),
         .testTarget(
             name: "LatchkeyStoreTests",
-            dependencies: ["LatchkeyATT", "LatchkeyAgents", "LatchkeyGATT", "LatchkeyGPIO", "LatchkeyLock",
-                           "LatchkeyLockProtocol", "LatchkeyManagers", "LatchkeyPhone", "LatchkeyRuntime",
+            dependencies: ["LatchkeyATT", "LatchkeyAgents", "LatchkeyDaemons", "LatchkeyGATT", "LatchkeyGPIO",
+                           "LatchkeyLock", "LatchkeyLockProtocol", "LatchkeyManagers", "LatchkeyPhone",
                            "LatchkeySQLite", "LatchkeySecurity", "LatchkeySim", "LatchkeySimGPIO", "LatchkeyStore",
                            "LatchkeyTransport"]),
     ]

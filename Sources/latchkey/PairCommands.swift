@@ -4,7 +4,8 @@ import LatchkeyAgents
 import LatchkeyLock
 import LatchkeyLockProtocol
 import LatchkeyPosix
-import LatchkeyRuntime
+import LatchkeyControl
+import LatchkeyDaemons
 import LatchkeySecurity
 import LatchkeyStore
 

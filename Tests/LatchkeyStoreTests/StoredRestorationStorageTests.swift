@@ -1,7 +1,7 @@
 import LatchkeyATT
 import LatchkeyGATT
 import LatchkeyManagers
-import LatchkeyRuntime
+import LatchkeyDaemons
 import LatchkeySim
 import LatchkeyStore
 import LatchkeyTransport
