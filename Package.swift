@@ -28,7 +28,8 @@
 //   LatchkeyStore      the durable store behind the agents: SQLite, journal, log, keys, restoration
 //   LatchkeySimMQTT    an in-process MQTT broker (tests only)
 //   LatchkeyControl    the control-socket protocol: dispatcher, client, paths, peer rules (all the bridge uses)
-//   LatchkeyDaemons    config files → agents on the real-time loop: settings, the daemons' wiring, journald, hooks
+//   LatchkeySettings   the agents' settings from their config files, the boards, the paired key file
+//   LatchkeyDaemons    config files → agents on the real-time loop: the daemons' wiring, journald, hooks
 //   LatchkeyInspection the read-only store behind `status`, `log`, `keys list`
 //   LatchkeyDoctor     `latchkey doctor`
 //   LatchkeyBridge     `latchkey mqtt`: agents' control sockets ↔ an MQTT broker (Home Assistant, fleets)
@@ -150,28 +151,33 @@ let package = Package(
         .target(name: "LatchkeyControl", dependencies: ["LatchkeyAgents", "LatchkeyConfig", "LatchkeyManagers",
                                                         "LatchkeyPosix", "LatchkeyTransport",
                                                         .product(name: "Logging", package: "swift-log")], swiftSettings: strictness),
-        // Config files → agents on the real-time loop: settings, the two daemons' wiring, journald, readiness, hooks.
+        // The agents' settings from their config files, the boards, the paired key file.
+        .target(name: "LatchkeySettings", dependencies: ["LatchkeyAgents", "LatchkeyConfig", "LatchkeyControl",
+                                                         "LatchkeyLock", "LatchkeyManagers", "LatchkeyPosix",
+                                                         "LatchkeySecurity", "LatchkeySimAir", "LatchkeyTransport"], swiftSettings: strictness),
+        // Config files → agents on the real-time loop: the two daemons' wiring, journald, readiness, hooks.
         .target(name: "LatchkeyDaemons", dependencies: ["LatchkeyAgents", "LatchkeyConfig", "LatchkeyControl",
                                                         "LatchkeyGPIO", "LatchkeyKernel", "LatchkeyLock",
                                                         "LatchkeyLockProtocol", "LatchkeyManagers", "LatchkeyPhone",
-                                                        "LatchkeyPosix", "LatchkeySecurity", "LatchkeySim",
-                                                        "LatchkeySimAir", "LatchkeySimGPIO", "LatchkeyStore",
-                                                        "LatchkeyTransport",
+                                                        "LatchkeyPosix", "LatchkeySecurity", "LatchkeySettings",
+                                                        "LatchkeySim", "LatchkeySimAir", "LatchkeySimGPIO",
+                                                        "LatchkeyStore", "LatchkeyTransport",
                                                         .product(name: "Logging", package: "swift-log")],
                 swiftSettings: strictness),
         // The read-only store behind `latchkey status`, `log` and `keys list`.
         .target(name: "LatchkeyInspection", dependencies: ["LatchkeyAgents", "LatchkeyConfig", "LatchkeyControl",
                                                            "LatchkeyDaemons", "LatchkeyLock", "LatchkeyLockProtocol",
-                                                           "LatchkeyPosix", "LatchkeyStore", "LatchkeyTransport"], swiftSettings: strictness),
+                                                           "LatchkeyPosix", "LatchkeySettings", "LatchkeyStore",
+                                                           "LatchkeyTransport"], swiftSettings: strictness),
         // `latchkey doctor`: what the agents need on this machine.
         .target(name: "LatchkeyDoctor", dependencies: ["LatchkeyControl", "LatchkeyDaemons", "LatchkeyGPIO",
                                                        "LatchkeyInspection", "LatchkeyKernel", "LatchkeyLock",
-                                                       "LatchkeyPosix"], swiftSettings: strictness),
+                                                       "LatchkeyPosix", "LatchkeySettings"], swiftSettings: strictness),
         // `latchkey demo`: the air and the agents as processes, the story and its report.
         .target(name: "LatchkeyDemo", dependencies: ["LatchkeyAgents", "LatchkeyControl", "LatchkeyDaemons",
                                                      "LatchkeyGPIO", "LatchkeyLock", "LatchkeyPosix",
-                                                     "LatchkeySecurity", "LatchkeySimAir", "LatchkeySimGPIO",
-                                                     "LatchkeyStore", "LatchkeyTransport"], swiftSettings: strictness),
+                                                     "LatchkeySecurity", "LatchkeySettings", "LatchkeySimAir",
+                                                     "LatchkeySimGPIO", "LatchkeyStore", "LatchkeyTransport"], swiftSettings: strictness),
         // The torture harness `latchkey-torture` runs: agents SIGKILLed at random moments, the audits.
         .target(name: "LatchkeyTorture", dependencies: ["LatchkeyControl", "LatchkeyDaemons", "LatchkeyDemo",
                                                         "LatchkeyGPIO", "LatchkeyLock", "LatchkeyPosix",
@@ -197,7 +203,7 @@ let package = Package(
             dependencies: ["LatchkeyAgents", "LatchkeyBridge", "LatchkeyBuildInfo", "LatchkeyConfig",
                            "LatchkeyControl", "LatchkeyDaemons", "LatchkeyDemo", "LatchkeyDoctor",
                            "LatchkeyInspection", "LatchkeyLock", "LatchkeyLockProtocol", "LatchkeyPosix",
-                           "LatchkeySecurity", "LatchkeySimAir", "LatchkeyStore",
+                           "LatchkeySecurity", "LatchkeySettings", "LatchkeySimAir", "LatchkeyStore",
                            .product(name: "ArgumentParser", package: "swift-argument-parser"),
                            .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictness, linkerSettings: agentLinkage),
@@ -247,8 +253,8 @@ let package = Package(
             dependencies: ["LatchkeyAgents", "LatchkeyBridge", "LatchkeyConfig", "LatchkeyControl", "LatchkeyDaemons",
                            "LatchkeyDemo", "LatchkeyDoctor", "LatchkeyGPIO", "LatchkeyInspection", "LatchkeyLock",
                            "LatchkeyLockProtocol", "LatchkeyMQTT", "LatchkeyManagers", "LatchkeyPosix",
-                           "LatchkeySecurity", "LatchkeySim", "LatchkeySimAir", "LatchkeySimGPIO", "LatchkeyStore",
-                           "LatchkeyTestKit", "LatchkeyTorture", "LatchkeyTransport",
+                           "LatchkeySecurity", "LatchkeySettings", "LatchkeySim", "LatchkeySimAir", "LatchkeySimGPIO",
+                           "LatchkeyStore", "LatchkeyTestKit", "LatchkeyTorture", "LatchkeyTransport",
                            .product(name: "Logging", package: "swift-log")]),
         .testTarget(
             name: "LatchkeyBridgeTests",

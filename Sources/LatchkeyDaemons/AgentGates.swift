@@ -2,6 +2,7 @@ import LatchkeyAgents
 import LatchkeyControl
 import LatchkeyManagers
 import LatchkeyPosix
+import LatchkeySettings
 import LatchkeyTransport
 import Logging
 

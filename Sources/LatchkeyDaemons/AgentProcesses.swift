@@ -1,6 +1,7 @@
 import LatchkeyConfig
 import LatchkeyControl
 import LatchkeyPosix
+import LatchkeySettings
 import LatchkeySimAir
 import Logging
 

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import LatchkeyAgents
+import LatchkeySettings
 
 /// Prints agent timeline events on standard output, one line each, flushed at once so a
 /// supervisor (the demo, the HIL) sees them as they happen. Under systemd

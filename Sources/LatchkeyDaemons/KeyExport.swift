@@ -1,6 +1,7 @@
 import LatchkeyControl
 import LatchkeyPosix
 import LatchkeySecurity
+import LatchkeySettings
 
 /// `latchkey keys add`: a key made on the lock's side for a phone that cannot pair over the
 /// air, its secret handed over in a file (docs/SECURITY.md, "Secret files").

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import LatchkeyPosix
+import LatchkeySettings
 import Logging
 
 /// Whether an agent keeps its links' sockets in systemd's file descriptor store, so that a

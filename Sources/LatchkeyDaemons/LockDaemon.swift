@@ -8,6 +8,7 @@ import LatchkeyLock
 import LatchkeyManagers
 import LatchkeyPosix
 import LatchkeySecurity
+import LatchkeySettings
 import LatchkeySimAir
 import LatchkeySimGPIO
 import LatchkeyStore

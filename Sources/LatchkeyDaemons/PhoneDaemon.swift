@@ -7,6 +7,7 @@ import LatchkeyControl
 import LatchkeyLockProtocol
 import LatchkeyManagers
 import LatchkeyPosix
+import LatchkeySettings
 import LatchkeyTransport
 
 /// `latchkey phone`: the phone agent on the real-time loop until SIGTERM/SIGINT, with a
@@ -127,18 +128,3 @@ func fileExists(_ path: String) -> Bool {
     return lstat(path, &info) == 0
 }
 
-/// Writes a key secret as 64 hex digits, readable by the owner only (0600), atomically and
-/// durably (`SecretFile`).
-public func writeSecretFile(_ path: String, _ secret: [UInt8]) throws(RuntimeError) {
-    try writeSecret(Array((hexString(secret) + "\n").utf8), to: path)
-}
-
-func writeSecret(_ bytes: [UInt8], to path: String) throws(RuntimeError) {
-    do { try SecretFile.write(bytes, to: path) } catch { throw RuntimeError("cannot write key file \(path): \(error)") }
-}
-
-/// A key file that group or others can read is refused, with the command that fixes it: a
-/// key another user may have copied is no longer this phone's alone.
-func refuseExposedSecret(_ path: String) throws(RuntimeError) {
-    if let why = SecretFile.exposure(of: path) { throw RuntimeError("refusing key file: \(why)") }
-}

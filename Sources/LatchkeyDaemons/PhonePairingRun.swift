@@ -2,6 +2,7 @@ import LatchkeyAgents
 import LatchkeyControl
 import LatchkeyPosix
 import LatchkeySecurity
+import LatchkeySettings
 import LatchkeyTransport
 import Logging
 

@@ -4,6 +4,7 @@ import Glibc
 import LatchkeyControl
 import LatchkeyGPIO
 import LatchkeyLock
+import LatchkeySettings
 import LatchkeySim
 import LatchkeySimGPIO
 

@@ -2,6 +2,7 @@ import LatchkeyControl
 import LatchkeyDaemons
 import LatchkeyKernel
 import LatchkeyLock
+import LatchkeySettings
 
 /// `latchkey doctor`: checks what the lock agent needs on this machine, each check a
 /// question to `DoctorProbes`, and says what to fix. Every "ok" is the answer of a probe.

@@ -1,6 +1,7 @@
 import LatchkeyConfig
 import LatchkeyControl
 import LatchkeyDaemons
+import LatchkeySettings
 
 /// Which state directory `status`, `log` and `keys` read: `--state-dir` when given, else the
 /// `state_directory` of the lock's configuration — `-c/--config`, or /etc/latchkey/lock.yaml

@@ -5,6 +5,7 @@ import LatchkeyPosix
 import LatchkeyControl
 import LatchkeyDaemons
 import LatchkeyDoctor
+import LatchkeySettings
 
 extension Latchkey {
     struct Doctor: ParsableCommand {

@@ -7,6 +7,7 @@ import LatchkeyPosix
 import LatchkeyControl
 import LatchkeyDaemons
 import LatchkeySecurity
+import LatchkeySettings
 import LatchkeyStore
 
 extension Latchkey {

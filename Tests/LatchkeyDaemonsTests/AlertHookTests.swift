@@ -7,6 +7,7 @@ import LatchkeyLock
 import LatchkeyManagers
 @testable import LatchkeyDaemons
 @testable import LatchkeyDemo
+@testable import LatchkeySettings
 import LatchkeySim
 import LatchkeySimGPIO
 import LatchkeyTransport

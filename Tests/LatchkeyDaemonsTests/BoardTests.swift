@@ -8,6 +8,7 @@ import Testing
 import Glibc
 #endif
 @testable import LatchkeyDaemons
+@testable import LatchkeySettings
 import LatchkeySimGPIO
 
 /// The repository's own board/ directory: the definitions we ship are the ones tested.

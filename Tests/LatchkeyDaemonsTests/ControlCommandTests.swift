@@ -4,6 +4,7 @@ import LatchkeyLockProtocol
 import LatchkeyManagers
 @testable import LatchkeyControl
 @testable import LatchkeyDaemons
+@testable import LatchkeySettings
 import LatchkeyTransport
 import Logging
 import Testing

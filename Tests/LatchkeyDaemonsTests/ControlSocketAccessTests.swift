@@ -6,6 +6,7 @@ import LatchkeyPosix
 @testable import LatchkeyControl
 @testable import LatchkeyDaemons
 @testable import LatchkeyDemo
+@testable import LatchkeySettings
 import Testing
 
 /// `bridge_user:` names the one user besides the agent's and root that reaches the control

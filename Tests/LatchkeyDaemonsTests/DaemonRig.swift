@@ -8,6 +8,7 @@ import LatchkeyPosix
 @testable import LatchkeyDaemons
 @testable import LatchkeyDemo
 import LatchkeySecurity
+@testable import LatchkeySettings
 import LatchkeySimAir
 import LatchkeySimGPIO
 import LatchkeyTransport

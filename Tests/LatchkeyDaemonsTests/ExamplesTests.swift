@@ -3,6 +3,7 @@ import LatchkeyConfig
 import LatchkeyPosix
 @testable import LatchkeyControl
 @testable import LatchkeyDaemons
+@testable import LatchkeySettings
 import Testing
 
 /// The example configurations in examples/ load with the loaders the agents use, against

@@ -5,6 +5,7 @@ import LatchkeyPosix
 @testable import LatchkeyControl
 @testable import LatchkeyDaemons
 @testable import LatchkeyDemo
+@testable import LatchkeySettings
 import Logging
 import Testing
 

@@ -2,6 +2,7 @@ import LatchkeyConfig
 import LatchkeyControl
 import LatchkeyPosix
 @testable import LatchkeyDaemons
+@testable import LatchkeySettings
 import Testing
 
 /// The configurations the Debian package installs as conffiles in /etc/latchkey

@@ -1,6 +1,7 @@
 import LatchkeyConfig
 import Testing
 @testable import LatchkeyDaemons
+@testable import LatchkeySettings
 
 /// `lock.realtime_priority` (docs/CONFIGURATION.md): SCHED_FIFO 10 unless configured.
 struct RealtimePrioritySettingsTests {

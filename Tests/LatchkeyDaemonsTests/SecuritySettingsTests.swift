@@ -1,6 +1,7 @@
 import Foundation
 import LatchkeyConfig
 import LatchkeySecurity
+@testable import LatchkeySettings
 import LatchkeySim
 import LatchkeyTransport
 import Testing

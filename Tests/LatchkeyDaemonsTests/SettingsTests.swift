@@ -1,5 +1,6 @@
 import LatchkeyConfig
 import LatchkeyLock
+@testable import LatchkeySettings
 import LatchkeyTransport
 import Testing
 @testable import LatchkeyDaemons

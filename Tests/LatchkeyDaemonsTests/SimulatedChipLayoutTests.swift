@@ -4,6 +4,7 @@ import LatchkeyGPIO
 import LatchkeyLock
 @testable import LatchkeyControl
 @testable import LatchkeyDaemons
+@testable import LatchkeySettings
 import LatchkeySim
 import LatchkeySimGPIO
 import Testing

@@ -2,6 +2,7 @@ import LatchkeyAgents
 import LatchkeyLockProtocol
 import LatchkeyManagers
 @testable import LatchkeyDaemons
+@testable import LatchkeySettings
 import LatchkeyTransport
 import Testing
 

@@ -1,5 +1,6 @@
 #if canImport(Glibc)
 import Glibc
+import LatchkeySettings
 #endif
 
 /// Whether this process's standard error goes to journald: systemd sets `JOURNAL_STREAM` to

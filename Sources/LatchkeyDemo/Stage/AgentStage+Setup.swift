@@ -5,6 +5,7 @@ import LatchkeyControl
 import LatchkeyDaemons
 import LatchkeyLock
 import LatchkeySecurity
+import LatchkeySettings
 import LatchkeyStore
 import LatchkeyTransport
 

@@ -18,7 +18,7 @@ public struct ExecutionSettings: Sendable, Equatable {
 
     public init() {}
 
-    static func read(_ root: ConfigTable) throws(ConfigError) -> ExecutionSettings {
+    package static func read(_ root: ConfigTable) throws(ConfigError) -> ExecutionSettings {
         var s = ExecutionSettings()
         guard let t = try root.table("execution") else { return s }
         if let m = try t.choice("mode", ExecutionMode.allCases.map(\.rawValue)) { s.mode = ExecutionMode(rawValue: m)! }

@@ -8,7 +8,7 @@ public enum TransportSettings: Equatable, Sendable {
     /// The Linux kernel's Bluetooth stack on an adapter (hci0, ...).
     case kernel(adapter: String)
 
-    static func read(_ root: ConfigTable, defaultAirSocket: String) throws(ConfigError) -> TransportSettings {
+    package static func read(_ root: ConfigTable, defaultAirSocket: String) throws(ConfigError) -> TransportSettings {
         let kind = try root.choice("transport", ["sim", "kernel"]) ?? "sim"
         let sim = try root.table("sim")
         let adapter = try root.string("adapter", default: "hci0")

@@ -84,5 +84,5 @@ package func bytes(fromHex hex: String) -> [UInt8]? {
 }
 
 extension Substring {
-    var trimmingSpaces: String { String(drop { $0 == " " }.reversed().drop { $0 == " " }.reversed()) }
+    package var trimmingSpaces: String { String(drop { $0 == " " }.reversed().drop { $0 == " " }.reversed()) }
 }

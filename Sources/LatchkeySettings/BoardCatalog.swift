@@ -70,7 +70,7 @@ public struct BoardCatalog: Sendable {
     }
 
     /// `/src/latchkey/.build/x86_64-unknown-linux-gnu/debug/latchkey` → `/src/latchkey`.
-    static func checkoutRoot(of executable: String) -> String? {
+    package static func checkoutRoot(of executable: String) -> String? {
         let parts = executable.split(separator: "/", omittingEmptySubsequences: false)
         guard let build = parts.lastIndex(of: ".build"), build > 0 else { return nil }
         return parts[..<build].joined(separator: "/")

@@ -119,7 +119,7 @@ public struct LockSettings: Sendable {
 
     /// Every wired line must be one the board offers; the error lists them, at the file and
     /// line that wired it (the lock configuration or the board file).
-    static func checkLines(_ wiring: LockWiring, on board: BoardDefinition, gpio: ConfigTable) throws(ConfigError) {
+    package static func checkLines(_ wiring: LockWiring, on board: BoardDefinition, gpio: ConfigTable) throws(ConfigError) {
         guard !board.lines.isEmpty else { return }
         for (field, line) in wiring.namedLines where !board.lines.contains(line) {
             throw gpio.invalid(field, "'\(line)' is not a line of board \(board.name); its lines: "
@@ -127,7 +127,7 @@ public struct LockSettings: Sendable {
         }
     }
 
-    static func readWiring(_ gpio: ConfigTable) throws(ConfigError) -> LockWiring {
+    package static func readWiring(_ gpio: ConfigTable) throws(ConfigError) -> LockWiring {
         let chip = try gpio.required("chip")
         let kind = try gpio.choice("actuator", ["hold", "pulse", "motor"]) ?? "hold"
         let actuator: ActuatorKind
