@@ -1,31 +1,43 @@
 // swift-tools-version: 6.2
 // Latchkey: a Bluetooth LE smart-lock agent and its phone-side central, for Pi-class Linux.
 //
-// The module graph is the layer diagram of docs/ARCHITECTURE.md; dependencies point down:
+// The module graph is the layer diagram of docs/ARCHITECTURE.md ("Layers"): a module depends
+// only on modules of lower layers; scripts/check-layers checks it, and CI builds with
+// `--explicit-target-dependency-import-check error`, so every import is declared here. Bottom up:
 //   LatchkeyATT        pure ATT PDUs, UUIDs, error codes (stdlib only, no I/O)
-//   LatchkeyGATT       pure GATT database, server and client state machines, chunked transfer
-//   LatchkeyTestKit    scripted PDU exchanges, fixture databases, PDU-parser verifier (tests only)
-//   LatchkeyTransport  the seam: event loop/clock, radio transport, ATT link protocols
-//   LatchkeySim        the deterministic twin: manual clock, simulated radio, in-process
-//   LatchkeyPosix      real-time poll(2) event loop, Unix sockets, signals (the only Glibc user so far)
-//   LatchkeySimAir     the simulated radio shared by processes: an "air" server on a Unix socket
-//   LatchkeyMgmt       pure codecs of the kernel's Bluetooth management (mgmt) protocol
-//   LatchkeyKernel     the real Linux world: mgmt + L2CAP ATT sockets, libgpiod 1.6 or 2.x loaded at run time (the only user of CBluetooth/CGPIOD)
-//   LatchkeyManagers   Core-Bluetooth-like central and peripheral managers, generic over the seam
-//   LatchkeyLockProtocol pure lock service protocol: UUIDs, command/challenge frames, rejections
-//   LatchkeySecurity   per-phone keys, sealed commands (ChaChaPoly), single-use challenges
+//   LatchkeyPhone      phone domain: the away/home presence machine and the state the phone keeps (pure)
 //   LatchkeyConfig     YAML configuration files with file:line:field errors (libyaml)
-//   LatchkeyPhone      phone domain: the away/home presence machine (pure)
-//   LatchkeyLock       lock domain: lock state machine, GPIO protocol, simulated GPIO
-//   LatchkeyAgents     the lock agent and the phone agent, wiring domain + managers + security
 //   LatchkeySQLite     a small typed wrapper over the system SQLite's C API (connection, statements, migrations)
-//   LatchkeyStore      the durable store behind the agents: SQLite, journal, log, keys, restoration
-//   LatchkeyRuntime    config files → agents on the real-time loop: the daemons behind the CLI
 //   LatchkeyBuildInfo  the version and the git commit `latchkey --version` prints (BuildCommitPlugin)
-//   LatchkeyMQTT       the MQTT seam: libmosquitto (the only user of CMosquitto) and a simulated broker
+//   LatchkeyTransport  the seam: event loop/clock, radio transport, ATT link protocols
+//   LatchkeyGATT       pure GATT database, server and client state machines, chunked transfer
+//   LatchkeyLockProtocol pure lock service protocol: UUIDs, command/challenge frames, rejections
+//   LatchkeySecurity   per-phone keys, sealed commands (ChaChaPoly), single-use challenges, the one gate
+//   LatchkeyManagers   Core-Bluetooth-like central and peripheral managers, generic over the seam
+//   LatchkeyGPIO       the GPIO seam, below the lock's domain and the kernel
+//   LatchkeyPosix      real-time poll(2) event loop, Unix sockets, signals
+//   LatchkeySim        the deterministic twin: manual clock, simulated radio, in-process
+//   LatchkeyMgmt       pure codecs of the kernel's Bluetooth management (mgmt) protocol
+//   LatchkeyLock       lock domain: lock state machine, actuator, journal and audit-log seams
+//   LatchkeyKernel     the real Linux world: mgmt + L2CAP ATT sockets, libgpiod 1.6 or 2.x loaded at run time (the only user of CBluetooth/CGPIOD)
+//   LatchkeySimAir     the simulated radio shared by processes: an "air" server on a Unix socket
+//   LatchkeySimGPIO    the simulated GPIO world: in-process and file-backed chips
+//   LatchkeyMQTT       the MQTT seam: libmosquitto (the only user of CMosquitto)
+//   LatchkeyTestKit    scripted PDU exchanges, fixture databases, PDU-parser verifier (tests only)
+//   LatchkeyAgents     the lock agent and the phone agent, wiring domain + managers + security
+//   LatchkeyStore      the durable store behind the agents: SQLite, journal, log, keys, restoration
+//   LatchkeySimMQTT    an in-process MQTT broker (tests only)
+//   LatchkeyControl    the control-socket protocol: dispatcher, client, paths, peer rules (all the bridge uses)
+//   LatchkeySettings   the agents' settings from their config files, the boards, the paired key file
+//   LatchkeyDaemons    config files → agents on the real-time loop: the daemons' wiring, journald, hooks
+//   LatchkeyInspection the read-only store behind `status`, `log`, `keys list`
+//   LatchkeyDoctor     `latchkey doctor`
 //   LatchkeyBridge     `latchkey mqtt`: agents' control sockets ↔ an MQTT broker (Home Assistant, fleets)
-//   latchkey           the CLI (the only module that picks a transport)
-//   latchkey-torture   the agents as processes, SIGKILLed at random moments; checks what survives
+//   LatchkeyDemo       `latchkey demo`: agents as processes on the simulated air, the story
+//   LatchkeyTorture    the torture harness: agents SIGKILLed at random moments, what survives
+//   latchkey           the CLI (the only module that picks a command)
+//   latchkey-torture   the torture's entry point
+//   latchkey-bench     the benchmarks, the store's included
 import PackageDescription
 
 let strictness: [SwiftSetting] = [
@@ -76,34 +88,41 @@ let package = Package(
         .target(name: "LatchkeyATT", swiftSettings: strictness),
         .target(name: "LatchkeyGATT", dependencies: ["LatchkeyATT"], swiftSettings: strictness),
         // Test support, imported by tests, the benchmark and fuzz targets, never by production modules.
-        .target(name: "LatchkeyTestKit", dependencies: ["LatchkeyGATT", "LatchkeyATT", "LatchkeySim"], swiftSettings: strictness),
+        .target(name: "LatchkeyTestKit", dependencies: ["LatchkeyATT", "LatchkeyGATT", "LatchkeyPosix", "LatchkeySim",
+                                                        "LatchkeyTransport"],
+                swiftSettings: strictness),
         .target(name: "LatchkeyTransport", dependencies: ["LatchkeyATT"], swiftSettings: strictness),
-        .target(name: "LatchkeySim", dependencies: ["LatchkeyTransport", "LatchkeyATT"], swiftSettings: strictness),
+        .target(name: "LatchkeySim", dependencies: ["LatchkeyTransport"], swiftSettings: strictness),
         // epoll-era calls Glibc does not import (ppoll, accept4, pipe2), sockaddr_un, signal self-pipe.
         .target(name: "CLinuxShims"),
-        .target(name: "LatchkeyPosix", dependencies: ["LatchkeyTransport", "CLinuxShims"], swiftSettings: strictness),
+        .target(name: "LatchkeyPosix", dependencies: ["CLinuxShims", "LatchkeyTransport"], swiftSettings: strictness),
         // libbluetooth headers (apt: libbluetooth-dev), for LatchkeyKernel only.
         .systemLibrary(name: "CBluetooth", pkgConfig: "bluez", providers: [.apt(["libbluetooth-dev"])]),
         // libgpiod 1.6 and 2.x prototypes, for LatchkeyKernel only: nothing is linked, the
         // library is dlopen()ed at run time (Sources/CGPIOD/shim.h says why).
         .systemLibrary(name: "CGPIOD"),
         .target(name: "LatchkeyMgmt", dependencies: ["LatchkeyTransport"], swiftSettings: strictness),
+        // The GPIO seam, below both the lock's domain and the kernel's libgpiod backends.
+        .target(name: "LatchkeyGPIO", dependencies: ["LatchkeyTransport"], swiftSettings: strictness),
+        // The simulated GPIO world (in-process and file-backed chips): the demo, `gpio.simulated_chip_root` and tests.
+        .target(name: "LatchkeySimGPIO", dependencies: ["LatchkeyGPIO", "LatchkeyTransport"], swiftSettings: strictness),
         .target(
             name: "LatchkeyKernel",
-            dependencies: ["LatchkeyATT", "LatchkeyMgmt", "LatchkeyTransport", "LatchkeyPosix", "LatchkeyLock", "CBluetooth", "CGPIOD",
-                           "CLinuxShims", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["CBluetooth", "CGPIOD", "CLinuxShims", "LatchkeyATT", "LatchkeyGPIO", "LatchkeyMgmt",
+                           "LatchkeyPosix", "LatchkeyTransport", .product(name: "Crypto", package: "swift-crypto")],
             // The syscall mocking hook exists in debug builds only (swift-system's ENABLE_MOCKING).
             swiftSettings: strictness + [.define("ENABLE_MOCKING", .when(configuration: .debug))]),
         .target(
             name: "LatchkeySimAir",
-            dependencies: ["LatchkeySim", "LatchkeyPosix", "LatchkeyTransport", "LatchkeyATT"],
+            dependencies: ["LatchkeyATT", "LatchkeyPosix", "LatchkeySim", "LatchkeyTransport"],
             swiftSettings: strictness),
         .target(
             name: "LatchkeyManagers",
-            dependencies: ["LatchkeyTransport", "LatchkeyGATT", "LatchkeyATT"],
+            dependencies: ["LatchkeyATT", "LatchkeyGATT", "LatchkeyTransport"],
             swiftSettings: strictness),
         // The lock's domain moves the bolt for a key only with what LatchkeySecurity's LockAuthority allowed.
-        .target(name: "LatchkeyLock", dependencies: ["LatchkeyTransport", "LatchkeySecurity"], swiftSettings: strictness),
+        .target(name: "LatchkeyLock", dependencies: ["LatchkeyGPIO", "LatchkeySecurity", "LatchkeyTransport"],
+                swiftSettings: strictness),
         .target(name: "LatchkeyPhone", swiftSettings: strictness),
         // libyaml 0.2 (apt: libyaml-dev), the parser Yams wraps, taken directly: Yams imports Foundation.
         .systemLibrary(name: "CYAML", pkgConfig: "yaml-0.1", providers: [.apt(["libyaml-dev"])]),
@@ -111,12 +130,13 @@ let package = Package(
         .target(name: "LatchkeyLockProtocol", dependencies: ["LatchkeyATT"], swiftSettings: strictness),
         .target(
             name: "LatchkeySecurity",
-            dependencies: ["LatchkeyLockProtocol", "LatchkeyTransport", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["LatchkeyLockProtocol", "LatchkeyTransport",
+                           .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: strictness),
         .target(
             name: "LatchkeyAgents",
-            dependencies: ["LatchkeyManagers", "LatchkeyPhone", "LatchkeyLock", "LatchkeyLockProtocol", "LatchkeySecurity",
-                           "LatchkeyTransport", "LatchkeyGATT", "LatchkeyATT"],
+            dependencies: ["LatchkeyATT", "LatchkeyGATT", "LatchkeyGPIO", "LatchkeyLock", "LatchkeyLockProtocol",
+                           "LatchkeyManagers", "LatchkeyPhone", "LatchkeySecurity", "LatchkeyTransport"],
             swiftSettings: strictness),
         // The system SQLite 3.40 (apt: libsqlite3-dev), for LatchkeySQLite only.
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
@@ -124,92 +144,134 @@ let package = Package(
         // The only module that speaks SQL: agents see the protocols they already define.
         .target(
             name: "LatchkeyStore",
-            dependencies: ["LatchkeyAgents", "LatchkeyLock", "LatchkeySecurity", "LatchkeyTransport", "LatchkeyManagers",
-                           "LatchkeySQLite"],
+            dependencies: ["CSQLite", "LatchkeyLock", "LatchkeyPhone", "LatchkeySQLite", "LatchkeySecurity",
+                           "LatchkeyTransport"],
             swiftSettings: strictness),
-        .target(
-            name: "LatchkeyRuntime",
-            dependencies: ["LatchkeyAgents", "LatchkeyConfig", "LatchkeyPosix", "LatchkeySimAir", "LatchkeySim",
-                           "LatchkeyLock", "LatchkeySecurity", "LatchkeyManagers", "LatchkeyTransport",
-                           "LatchkeyLockProtocol", "LatchkeyPhone", "LatchkeyStore", "LatchkeyKernel",
-                           .product(name: "Logging", package: "swift-log")],
-            swiftSettings: strictness),
+        // The control-socket protocol: dispatcher, server and client, paths, peer rules (all the bridge needs of the daemons).
+        .target(name: "LatchkeyControl", dependencies: ["LatchkeyAgents", "LatchkeyConfig", "LatchkeyManagers",
+                                                        "LatchkeyPosix", "LatchkeyTransport",
+                                                        .product(name: "Logging", package: "swift-log")], swiftSettings: strictness),
+        // The agents' settings from their config files, the boards, the paired key file.
+        .target(name: "LatchkeySettings", dependencies: ["LatchkeyAgents", "LatchkeyConfig", "LatchkeyControl",
+                                                         "LatchkeyLock", "LatchkeyManagers", "LatchkeyPosix",
+                                                         "LatchkeySecurity", "LatchkeySimAir", "LatchkeyTransport"], swiftSettings: strictness),
+        // Config files → agents on the real-time loop: the two daemons' wiring, journald, readiness, hooks.
+        .target(name: "LatchkeyDaemons", dependencies: ["LatchkeyAgents", "LatchkeyConfig", "LatchkeyControl",
+                                                        "LatchkeyGPIO", "LatchkeyKernel", "LatchkeyLock",
+                                                        "LatchkeyLockProtocol", "LatchkeyManagers", "LatchkeyPhone",
+                                                        "LatchkeyPosix", "LatchkeySecurity", "LatchkeySettings",
+                                                        "LatchkeySim", "LatchkeySimAir", "LatchkeySimGPIO",
+                                                        "LatchkeyStore", "LatchkeyTransport",
+                                                        .product(name: "Logging", package: "swift-log")],
+                swiftSettings: strictness),
+        // The read-only store behind `latchkey status`, `log` and `keys list`.
+        .target(name: "LatchkeyInspection", dependencies: ["LatchkeyAgents", "LatchkeyConfig", "LatchkeyControl",
+                                                           "LatchkeyDaemons", "LatchkeyLock", "LatchkeyLockProtocol",
+                                                           "LatchkeyPosix", "LatchkeySettings", "LatchkeyStore",
+                                                           "LatchkeyTransport"], swiftSettings: strictness),
+        // `latchkey doctor`: what the agents need on this machine.
+        .target(name: "LatchkeyDoctor", dependencies: ["LatchkeyControl", "LatchkeyDaemons", "LatchkeyGPIO",
+                                                       "LatchkeyInspection", "LatchkeyKernel", "LatchkeyLock",
+                                                       "LatchkeyPosix", "LatchkeySettings"], swiftSettings: strictness),
+        // `latchkey demo`: the air and the agents as processes, the story and its report.
+        .target(name: "LatchkeyDemo", dependencies: ["LatchkeyAgents", "LatchkeyControl", "LatchkeyDaemons",
+                                                     "LatchkeyGPIO", "LatchkeyLock", "LatchkeyPosix",
+                                                     "LatchkeySecurity", "LatchkeySettings", "LatchkeySimAir",
+                                                     "LatchkeySimGPIO", "LatchkeyStore", "LatchkeyTransport"], swiftSettings: strictness),
+        // The torture harness `latchkey-torture` runs: agents SIGKILLed at random moments, the audits.
+        .target(name: "LatchkeyTorture", dependencies: ["LatchkeyControl", "LatchkeyDaemons", "LatchkeyDemo",
+                                                        "LatchkeyGPIO", "LatchkeyLock", "LatchkeyPosix",
+                                                        "LatchkeySecurity", "LatchkeySim", "LatchkeySimGPIO",
+                                                        "LatchkeyStore", "LatchkeyTransport"],
+                swiftSettings: strictness),
         // libmosquitto 2.0 (apt: libmosquitto-dev), MQTT 5, for LatchkeyMQTT only: the broker's own client library.
         .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
         .target(name: "LatchkeyMQTT", dependencies: ["CMosquitto", "LatchkeyPosix", "LatchkeyTransport"],
                 swiftSettings: strictness),
+        // An in-process MQTT broker behind the same seam, for tests.
+        .target(name: "LatchkeySimMQTT", dependencies: ["LatchkeyMQTT", "LatchkeyTransport"], swiftSettings: strictness),
         .target(
             name: "LatchkeyBridge",
-            dependencies: ["LatchkeyMQTT", "LatchkeyConfig", "LatchkeyPosix", "LatchkeyTransport", "LatchkeyRuntime",
-                           "LatchkeyAgents", "LatchkeyBuildInfo",
-                           .product(name: "Logging", package: "swift-log")],
+            dependencies: ["LatchkeyAgents", "LatchkeyBuildInfo", "LatchkeyConfig", "LatchkeyControl", "LatchkeyMQTT",
+                           "LatchkeyPosix", "LatchkeyTransport", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictness),
         // The commit is baked in before every build (Plugins/BuildCommitPlugin: git, or $LATCHKEY_COMMIT).
         .plugin(name: "BuildCommitPlugin", capability: .buildTool()),
         .target(name: "LatchkeyBuildInfo", swiftSettings: strictness, plugins: ["BuildCommitPlugin"]),
         .executableTarget(
             name: "latchkey",
-            dependencies: ["LatchkeyRuntime", "LatchkeyBuildInfo", "LatchkeyAgents", "LatchkeyConfig", "LatchkeySimAir", "LatchkeyPosix", "LatchkeyStore",
-                           "LatchkeyLockProtocol",
-                           "LatchkeyBridge",
-                           "LatchkeyLock", "LatchkeySecurity", "LatchkeyTransport",
+            dependencies: ["LatchkeyAgents", "LatchkeyBridge", "LatchkeyBuildInfo", "LatchkeyConfig",
+                           "LatchkeyControl", "LatchkeyDaemons", "LatchkeyDemo", "LatchkeyDoctor",
+                           "LatchkeyInspection", "LatchkeyLock", "LatchkeyLockProtocol", "LatchkeyPosix",
+                           "LatchkeySecurity", "LatchkeySettings", "LatchkeySimAir", "LatchkeyStore",
                            .product(name: "ArgumentParser", package: "swift-argument-parser"),
                            .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictness, linkerSettings: agentLinkage),
         // Kills the agents at random moments and checks what survives (issue 5).
         .executableTarget(
             name: "latchkey-torture",
-            dependencies: ["LatchkeyRuntime", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["LatchkeyDaemons", "LatchkeyTorture", .product(name: "Logging", package: "swift-log")],
             // Linked like `latchkey`: its agents are copies of it, and it times their start.
             swiftSettings: strictness, linkerSettings: agentLinkage),
         // Counts malloc calls for the benchmark's allocations-per-PDU figure (bench only).
         .target(name: "CMallocCounter"),
         .executableTarget(
             name: "latchkey-bench",
-            dependencies: ["LatchkeyGATT", "LatchkeyATT", "CMallocCounter", "LatchkeyStore", "LatchkeyTransport"],
+            dependencies: ["CMallocCounter", "LatchkeyATT", "LatchkeyGATT", "LatchkeyLock", "LatchkeyStore",
+                           "LatchkeyTransport"],
             swiftSettings: strictness,
             // Export the counting malloc so the dynamic linker binds the Swift runtime's calls to it.
             linkerSettings: [.unsafeFlags(["-Xlinker", "--export-dynamic-symbol=malloc"], .when(platforms: [.linux]))]),
         .testTarget(name: "LatchkeyATTTests", dependencies: ["LatchkeyATT", "LatchkeyTestKit"]),
-        .testTarget(name: "LatchkeyGATTTests", dependencies: ["LatchkeyGATT", "LatchkeyATT", "LatchkeyTestKit"]),
-        .testTarget(name: "LatchkeySimTests", dependencies: ["LatchkeySim", "LatchkeyTransport"]),
+        .testTarget(name: "LatchkeyGATTTests", dependencies: ["LatchkeyATT", "LatchkeyGATT", "LatchkeyTestKit"]),
+        .testTarget(name: "LatchkeySimTests", dependencies: ["LatchkeyATT", "LatchkeySim", "LatchkeyTransport"]),
         .testTarget(
             name: "LatchkeyManagersTests",
-            dependencies: ["LatchkeyManagers", "LatchkeySim", "LatchkeyGATT", "LatchkeyATT", "LatchkeyTestKit"]),
-        .testTarget(name: "LatchkeyPosixTests", dependencies: ["LatchkeyPosix", "LatchkeyTransport"]),
-        .testTarget(name: "LatchkeyMgmtTests", dependencies: ["LatchkeyMgmt", "LatchkeyTransport", "LatchkeyATT"]),
+            dependencies: ["LatchkeyATT", "LatchkeyGATT", "LatchkeyManagers", "LatchkeySim", "LatchkeyTestKit",
+                           "LatchkeyTransport"]),
+        .testTarget(name: "LatchkeyPosixTests", dependencies: ["LatchkeyPosix", "LatchkeyTestKit", "LatchkeyTransport"]),
+        .testTarget(name: "LatchkeyMgmtTests", dependencies: ["LatchkeyATT", "LatchkeyMgmt", "LatchkeyTransport"]),
         .testTarget(
             name: "LatchkeyKernelTests",
-            dependencies: ["LatchkeyKernel", "LatchkeyMgmt", "LatchkeyPosix", "LatchkeyTransport", "LatchkeyLock",
-                           "LatchkeyManagers", "LatchkeyGATT", "LatchkeyATT"]),
+            dependencies: ["CGPIOD", "LatchkeyATT", "LatchkeyGATT", "LatchkeyGPIO", "LatchkeyKernel", "LatchkeyLock",
+                           "LatchkeyManagers", "LatchkeyMgmt", "LatchkeyPosix", "LatchkeyTestKit", "LatchkeyTransport"]),
         .testTarget(
             name: "LatchkeySimAirTests",
-            dependencies: ["LatchkeySimAir", "LatchkeySim", "LatchkeyPosix", "LatchkeyTransport", "LatchkeyATT"]),
-        .testTarget(name: "LatchkeySecurityTests", dependencies: ["LatchkeySecurity", "LatchkeyLockProtocol", "LatchkeySim"]),
+            dependencies: ["LatchkeyATT", "LatchkeyPosix", "LatchkeySim", "LatchkeySimAir", "LatchkeyTransport"]),
+        .testTarget(name: "LatchkeySecurityTests", dependencies: ["LatchkeyLockProtocol", "LatchkeySecurity",
+                                                                  "LatchkeySim", "LatchkeyTransport"]),
         .testTarget(name: "LatchkeyPhoneTests", dependencies: ["LatchkeyPhone"]),
         .testTarget(name: "LatchkeyConfigTests", dependencies: ["LatchkeyConfig"]),
         .testTarget(name: "LatchkeyBuildInfoTests", dependencies: ["LatchkeyBuildInfo"]),
         .testTarget(
             name: "LatchkeyAgentsTests",
-            dependencies: ["LatchkeyAgents", "LatchkeySim", "LatchkeyLock", "LatchkeyPhone", "LatchkeySecurity",
-                           "LatchkeyLockProtocol", "LatchkeyTransport", "LatchkeyManagers", "LatchkeyTestKit", "LatchkeyGATT"]),
+            dependencies: ["LatchkeyATT", "LatchkeyAgents", "LatchkeyGATT", "LatchkeyGPIO", "LatchkeyLock",
+                           "LatchkeyLockProtocol", "LatchkeyManagers", "LatchkeyPhone", "LatchkeySecurity",
+                           "LatchkeySim", "LatchkeySimGPIO", "LatchkeyTestKit", "LatchkeyTransport"]),
         .testTarget(
-            name: "LatchkeyRuntimeTests",
-            dependencies: ["LatchkeyRuntime", "LatchkeyConfig", "LatchkeyLock", "LatchkeyTransport", "LatchkeyPosix",
-                           "LatchkeyAgents", "LatchkeyLockProtocol", "LatchkeyManagers", "LatchkeySecurity", "LatchkeySim",
-                           "LatchkeyStore", "LatchkeyTestKit", "LatchkeySimAir", "LatchkeyBridge", "LatchkeyMQTT",
+            name: "LatchkeyDaemonsTests",
+            dependencies: ["LatchkeyAgents", "LatchkeyBridge", "LatchkeyConfig", "LatchkeyControl", "LatchkeyDaemons",
+                           "LatchkeyDemo", "LatchkeyDoctor", "LatchkeyGPIO", "LatchkeyInspection", "LatchkeyLock",
+                           "LatchkeyLockProtocol", "LatchkeyMQTT", "LatchkeyManagers", "LatchkeyPosix",
+                           "LatchkeySecurity", "LatchkeySettings", "LatchkeySim", "LatchkeySimAir", "LatchkeySimGPIO",
+                           "LatchkeyStore", "LatchkeyTestKit", "LatchkeyTorture", "LatchkeyTransport",
                            .product(name: "Logging", package: "swift-log")]),
         .testTarget(
             name: "LatchkeyBridgeTests",
-            dependencies: ["LatchkeyBridge", "LatchkeyMQTT", "LatchkeyConfig", "LatchkeyRuntime", "LatchkeySim",
-                           "LatchkeyTransport", "LatchkeyPosix"]),
-        .testTarget(name: "LatchkeyLockTests", dependencies: ["LatchkeyLock", "LatchkeySim"]),
-        .testTarget(name: "LatchkeySQLiteTests", dependencies: ["LatchkeySQLite"]),
+            dependencies: ["LatchkeyBridge", "LatchkeyConfig", "LatchkeyMQTT", "LatchkeyPosix", "LatchkeySim",
+                           "LatchkeySimMQTT", "LatchkeyTransport"]),
+        .testTarget(name: "LatchkeyLockTests", dependencies: ["LatchkeyGPIO", "LatchkeyLock", "LatchkeySim",
+                                                              "LatchkeySimGPIO", "LatchkeyTransport"]),
+        .testTarget(
+            name: "LatchkeySimGPIOTests",
+            dependencies: ["LatchkeyGPIO", "LatchkeyLock", "LatchkeySim", "LatchkeySimGPIO", "LatchkeyTransport"]),
+        .testTarget(name: "LatchkeySQLiteTests", dependencies: ["CSQLite", "LatchkeySQLite"]),
         .testTarget(
             name: "LatchkeyStoreTests",
-            dependencies: ["LatchkeyStore", "LatchkeyAgents", "LatchkeyLock", "LatchkeySecurity", "LatchkeyPhone",
-                           "LatchkeySim", "LatchkeyTransport", "LatchkeyManagers", "LatchkeyLockProtocol", "LatchkeyGATT",
-                           "LatchkeyATT"]),
+            dependencies: ["LatchkeyATT", "LatchkeyAgents", "LatchkeyDaemons", "LatchkeyGATT", "LatchkeyGPIO",
+                           "LatchkeyLock", "LatchkeyLockProtocol", "LatchkeyManagers", "LatchkeyPhone",
+                           "LatchkeySQLite", "LatchkeySecurity", "LatchkeySim", "LatchkeySimGPIO", "LatchkeyStore",
+                           "LatchkeyTransport"]),
     ]
 )
 

@@ -208,7 +208,7 @@ public final class LockAgent: PeripheralManagerDelegate {
             lastManualUnlock = event.time
         }
         var fields = [("kind", "\(event.kind)"), ("state", "\(event.lockStateAfter)"), ("door", "\(event.doorState)")]
-        // The key it concerns, when one does: journald's KEY_ID= (`AgentEvent.journaldEntry`, LatchkeyRuntime).
+        // The key it concerns, when one does: journald's KEY_ID= (`AgentEvent.journaldEntry`, LatchkeyDaemons).
         if let key = event.keyID { fields.append(("key", "\(key.rawValue)")) }
         events.emit(AgentEvent("lock.event", time: loop.now, fields))
         publishStatus()

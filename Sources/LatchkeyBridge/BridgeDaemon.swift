@@ -2,7 +2,7 @@ import LatchkeyBuildInfo
 import LatchkeyConfig
 import LatchkeyMQTT
 import LatchkeyPosix
-import LatchkeyRuntime
+import LatchkeyControl
 import LatchkeyTransport
 import Logging
 

@@ -3,7 +3,7 @@ import Glibc
 #endif
 import LatchkeyMQTT
 import LatchkeyPosix
-import LatchkeyRuntime
+import LatchkeyControl
 
 /// `latchkey doctor --mqtt`: what the running bridge would meet, asked now. One connection
 /// attempt to the broker with mqtt.yaml's credentials (its own client id, so a running bridge

@@ -1,5 +1,5 @@
 import LatchkeyPosix
-import LatchkeyRuntime
+import LatchkeyControl
 
 /// An agent's control socket (`<state_directory>/control.sock`), reached as the bridge's
 /// user: the socket's mode and group are the permission (docs/CONFIGURATION.md).

@@ -1,3 +1,4 @@
+import LatchkeyGPIO
 import LatchkeyTransport
 
 /// How the lock's actuator is driven. Every kind is safe when its outputs are inactive:

@@ -1,3 +1,4 @@
+import LatchkeyGPIO
 import LatchkeyTransport
 
 /// Software debounce for an input, on chips that do not debounce in the kernel

@@ -1,3 +1,4 @@
+import LatchkeyGPIO
 import LatchkeyTransport
 
 /// Which lines of which chip the lock uses: the part of a board definition (M10) the lock

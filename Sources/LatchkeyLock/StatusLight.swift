@@ -1,3 +1,4 @@
+import LatchkeyGPIO
 import LatchkeyTransport
 
 /// The board's status LED (`status_led_line`), showing at a glance what the lock is doing:

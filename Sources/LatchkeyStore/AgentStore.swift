@@ -1,4 +1,5 @@
 import CSQLite  // SQLITE_ERROR
+import LatchkeyPhone
 import LatchkeySQLite
 import LatchkeyTransport
 

@@ -95,3 +95,15 @@ public final class StoredEventLog {
         }
     }
 }
+
+extension AgentStore {
+    /// `count` copies of one encoded event in one transaction, with no wall-clock time: how
+    /// `latchkey-bench` fills a log before it times a reopen (the filling is not measured).
+    package func fillEventLog(with encoded: [UInt8], count: Int) throws(StoreError) {
+        try write { db in
+            for _ in 0..<count {
+                try db.execute(sql: "INSERT INTO event (wallNanos, bytes) VALUES (0, ?)", arguments: [Data(encoded)])
+            }
+        }
+    }
+}

@@ -1,4 +1,3 @@
-import LatchkeyAgents
 import LatchkeyLock
 import LatchkeyTransport
 

@@ -1,5 +1,4 @@
 import LatchkeySQLite
-import LatchkeyAgents
 import LatchkeyLock
 
 /// The lock's operating mode on disk, one row (migration "v3: operating mode"). `save` is

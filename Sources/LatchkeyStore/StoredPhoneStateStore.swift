@@ -1,6 +1,6 @@
 import FoundationEssentials
 import LatchkeySQLite
-import LatchkeyAgents
+import LatchkeyPhone
 
 /// The phone agent's `PhoneState` (presence, answered cycle, command counter) as one row of
 /// JSON, replaced whole at each `save` and durable when it returns. JSON because the state

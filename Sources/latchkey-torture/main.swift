@@ -1,7 +1,8 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import LatchkeyRuntime
+import LatchkeyDaemons
+import LatchkeyTorture
 import Logging
 
 // latchkey-torture --kills N [--seed S] [--verbose] [--trace] [--log-rows R]

@@ -2,7 +2,8 @@ import ArgumentParser
 import Logging
 import LatchkeyConfig
 import LatchkeyPosix
-import LatchkeyRuntime
+import LatchkeyControl
+import LatchkeyDaemons
 import LatchkeySimAir
 
 extension Latchkey {

@@ -1,5 +1,5 @@
 import ArgumentParser
-import LatchkeyRuntime
+import LatchkeyDemo
 
 extension Latchkey {
     struct Demo: ParsableCommand {
@@ -52,7 +52,7 @@ extension Latchkey {
                            : "latchkey demo: lock and phone agents on the simulated radio\n")
             }
             let report = mqtt ? MQTTDemo.run(json: json, verbose: verbose)
-                              : LatchkeyRuntime.Demo.run(json: json, verbose: verbose, probeCount: probe,
+                              : LatchkeyDemo.Demo.run(json: json, verbose: verbose, probeCount: probe,
                                                                           connectionIntervalMs: connectionInterval,
                                                                           idleIntervalMs: idleInterval)
             if json {

@@ -2,7 +2,10 @@ import ArgumentParser
 import LatchkeyBridge
 import LatchkeyConfig
 import LatchkeyPosix
-import LatchkeyRuntime
+import LatchkeyControl
+import LatchkeyDaemons
+import LatchkeyDoctor
+import LatchkeySettings
 
 extension Latchkey {
     struct Doctor: ParsableCommand {
@@ -50,18 +53,18 @@ extension Latchkey {
                 findings += doctor.run()
             }
             if json {
-                printLine(LatchkeyRuntime.Doctor.json(findings, agent: mqtt ? "mqtt" : phone ? "phone" : "lock").rendered)
+                printLine(LatchkeyDoctor.Doctor.json(findings, agent: mqtt ? "mqtt" : phone ? "phone" : "lock").rendered)
             } else {
                 for finding in findings { printLine("\(finding)") }
             }
-            if LatchkeyRuntime.Doctor.blocks(findings) { throw ExitCode(1) }
+            if LatchkeyDoctor.Doctor.blocks(findings) { throw ExitCode(1) }
         }
 
-        func lockDoctor(_ findings: inout [DoctorFinding]) -> LatchkeyRuntime.Doctor {
+        func lockDoctor(_ findings: inout [DoctorFinding]) -> LatchkeyDoctor.Doctor {
             let settings = loadLockSettings(config ?? "/etc/latchkey/lock.yaml", &findings)
             var adapter = "hci0"
             if case .kernel(let a)? = settings?.transport { adapter = a }
-            return LatchkeyRuntime.Doctor(
+            return LatchkeyDoctor.Doctor(
                 probes: .system, wiring: settings?.wiring, statusLEDLine: settings?.board?.statusLEDLine,
                 stateDirectory: settings?.stateDirectory ?? "/var/lib/latchkey/lock", adapter: adapter)
         }
@@ -77,7 +80,7 @@ extension Latchkey {
             }
         }
 
-        func phoneDoctor(_ findings: inout [DoctorFinding]) -> LatchkeyRuntime.Doctor {
+        func phoneDoctor(_ findings: inout [DoctorFinding]) -> LatchkeyDoctor.Doctor {
             let path = config ?? "/etc/latchkey/phone.yaml"
             var settings: PhoneSettings?
             do {
@@ -89,7 +92,7 @@ extension Latchkey {
             var adapter = "hci0"
             if case .kernel(let a)? = settings?.transport { adapter = a }
             let state = settings?.stateDirectory ?? "/var/lib/latchkey/phone"
-            var doctor = LatchkeyRuntime.Doctor(probes: .system, wiring: nil, stateDirectory: state, adapter: adapter)
+            var doctor = LatchkeyDoctor.Doctor(probes: .system, wiring: nil, stateDirectory: state, adapter: adapter)
             doctor.agent = .phone(keyFile: settings?.keySecretFile ?? state + "/" + PairedKeyFile.fileName)
             return doctor
         }

@@ -1,5 +1,7 @@
 import ArgumentParser
-import LatchkeyRuntime
+import LatchkeyControl
+import LatchkeyDaemons
+import LatchkeySettings
 
 extension Latchkey {
     /// The outside world of a lock on a simulated chip (`gpio.simulated_chip_root`), for

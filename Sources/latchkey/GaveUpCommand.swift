@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import ArgumentParser
-import LatchkeyRuntime
+import LatchkeyDaemons
 
 extension Latchkey {
     /// Run by `latchkey-gave-up@<role>.service`, the `OnFailure=` unit of both agents' units.

@@ -1,6 +1,8 @@
 import ArgumentParser
 import LatchkeyPosix
-import LatchkeyRuntime
+import LatchkeyControl
+import LatchkeyDaemons
+import LatchkeyInspection
 import LatchkeyStore
 
 /// `-c/--config` and `--state-dir` of the commands that read the lock's store.

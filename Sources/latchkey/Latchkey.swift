@@ -1,7 +1,9 @@
 import ArgumentParser
 import LatchkeyBuildInfo
 import LatchkeyConfig
-import LatchkeyRuntime
+import LatchkeyDaemons
+import LatchkeyDemo
+import LatchkeyDoctor
 
 // Every command names itself (`commandName:`): otherwise ArgumentParser derives each name with
 // `String(describing: Self.self)`, whose dynamic casts scan all the protocol conformances in

@@ -1,6 +1,7 @@
 import ArgumentParser
 import LatchkeyBridge
-import LatchkeyRuntime
+import LatchkeyControl
+import LatchkeyDaemons
 
 extension Latchkey {
     struct MQTT: ParsableCommand {

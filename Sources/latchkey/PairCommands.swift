@@ -4,8 +4,10 @@ import LatchkeyAgents
 import LatchkeyLock
 import LatchkeyLockProtocol
 import LatchkeyPosix
-import LatchkeyRuntime
+import LatchkeyControl
+import LatchkeyDaemons
 import LatchkeySecurity
+import LatchkeySettings
 import LatchkeyStore
 
 extension Latchkey {

@@ -1,7 +1,9 @@
 import ArgumentParser
 import LatchkeyLock
 import LatchkeyLockProtocol
-import LatchkeyRuntime
+import LatchkeyControl
+import LatchkeyDaemons
+import LatchkeyInspection
 import LatchkeySecurity
 import LatchkeyStore
 

@@ -1,10 +1,13 @@
 import LatchkeyAgents
 import LatchkeyGATT
+import LatchkeyGPIO
 import LatchkeyLock
 import LatchkeyLockProtocol
 import LatchkeyManagers
+import LatchkeyPhone
 import LatchkeySecurity
 import LatchkeySim
+import LatchkeySimGPIO
 import LatchkeyTestKit
 import LatchkeyTransport
 

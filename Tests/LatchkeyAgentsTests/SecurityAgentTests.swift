@@ -1,6 +1,7 @@
 import LatchkeyAgents
 import LatchkeyLock
 import LatchkeyLockProtocol
+import LatchkeyPhone
 import LatchkeySecurity
 import LatchkeySim
 import LatchkeyTransport

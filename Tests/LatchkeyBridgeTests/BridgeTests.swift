@@ -1,6 +1,7 @@
 import LatchkeyMQTT
 import LatchkeyPosix
 import LatchkeySim
+import LatchkeySimMQTT
 import LatchkeyTransport
 import Testing
 @testable import LatchkeyBridge

@@ -1,5 +1,6 @@
 import LatchkeyMQTT
 import LatchkeySim
+import LatchkeySimMQTT
 import LatchkeyTransport
 import Testing
 @testable import LatchkeyBridge

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import CGPIOD
+import LatchkeyGPIO
 import LatchkeyLock
 
 /// A GPIO character device as both libgpiod APIs see it, for tests on a kernel without GPIO:

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import LatchkeyMgmt
 import LatchkeyPosix
+import LatchkeyTestKit
 import LatchkeyTransport
 import Testing
 

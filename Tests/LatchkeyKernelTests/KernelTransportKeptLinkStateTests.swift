@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import LatchkeyPosix
+import LatchkeyTestKit
 import LatchkeyTransport
 import Testing
 

@@ -5,6 +5,7 @@ import LatchkeyATT
 import LatchkeyGATT
 import LatchkeyManagers
 import LatchkeyPosix
+import LatchkeyTestKit
 import LatchkeyTransport
 import Testing
 

@@ -1,3 +1,4 @@
+import LatchkeyGPIO
 import LatchkeyLock
 import LatchkeyPosix
 import LatchkeyTransport

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import CGPIOD
+import LatchkeyGPIO
 import LatchkeyLock
 import LatchkeyPosix
 import Testing

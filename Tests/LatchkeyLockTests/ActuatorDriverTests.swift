@@ -1,5 +1,7 @@
+import LatchkeyGPIO
 import LatchkeyLock
 import LatchkeySim
+import LatchkeySimGPIO
 import LatchkeyTransport
 import Testing
 

@@ -1,5 +1,7 @@
+import LatchkeyGPIO
 import LatchkeyLock
 import LatchkeySim
+import LatchkeySimGPIO
 import Testing
 
 /// Inputs are debounced once: by the kernel when the chip takes the period (libgpiod 2), else

@@ -1,5 +1,7 @@
+import LatchkeyGPIO
 @testable import LatchkeyLock
 import LatchkeySim
+import LatchkeySimGPIO
 import LatchkeyTransport
 
 /// A lock on a simulated chip with a manual clock: the hardware a test can see and drive.

@@ -1,3 +1,4 @@
+import LatchkeyGPIO
 @testable import LatchkeyLock
 import LatchkeySim
 import LatchkeyTransport

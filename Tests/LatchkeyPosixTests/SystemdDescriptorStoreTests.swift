@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import LatchkeyPosix
+import LatchkeyTestKit
 import Testing
 
 /// systemd's file descriptor store as the agent speaks it (sd_notify(3), sd_listen_fds(3)),

@@ -1,5 +1,7 @@
+import LatchkeyGPIO
 @testable import LatchkeyLock
 import LatchkeySim
+import LatchkeySimGPIO
 import LatchkeyStore
 import LatchkeyTransport
 import Testing

@@ -1,8 +1,11 @@
 import LatchkeyAgents
+import LatchkeyGPIO
 import LatchkeyLock
 import LatchkeyLockProtocol
+import LatchkeyPhone
 import LatchkeySecurity
 import LatchkeySim
+import LatchkeySimGPIO
 import LatchkeyStore
 import LatchkeyTransport
 import Testing

@@ -1,6 +1,7 @@
 import LatchkeyATT
 import LatchkeyGATT
 import LatchkeyManagers
+import LatchkeyDaemons
 import LatchkeySim
 import LatchkeyStore
 import LatchkeyTransport

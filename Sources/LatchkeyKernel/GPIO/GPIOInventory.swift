@@ -1,4 +1,4 @@
-import LatchkeyLock
+import LatchkeyGPIO
 
 /// What `latchkey doctor` needs from libgpiod without requesting anything: the line names
 /// of the chip with a given label (requesting would take the lines from a running agent),

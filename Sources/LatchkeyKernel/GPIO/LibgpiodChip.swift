@@ -1,4 +1,4 @@
-import LatchkeyLock
+import LatchkeyGPIO
 import LatchkeyPosix
 
 /// One open GPIO chip through libgpiod 1.6 or 2.x (`GPIODBackend`). Lines are found by name

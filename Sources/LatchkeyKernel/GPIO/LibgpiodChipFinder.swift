@@ -1,4 +1,4 @@
-import LatchkeyLock
+import LatchkeyGPIO
 import LatchkeyPosix
 
 /// Finds a GPIO chip by label through libgpiod (1.6 or 2.x, whichever `LibgpiodLoader`

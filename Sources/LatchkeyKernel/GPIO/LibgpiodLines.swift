@@ -1,4 +1,4 @@
-import LatchkeyLock
+import LatchkeyGPIO
 import LatchkeyPosix
 import LatchkeyTransport
 

@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import CGPIOD
-import LatchkeyLock
+import LatchkeyGPIO
 import LatchkeyPosix
 
 /// A line found by name on an open chip: v1's `struct gpiod_line *`, v2's offset.

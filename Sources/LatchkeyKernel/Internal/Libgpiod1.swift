@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import CGPIOD
-import LatchkeyLock
+import LatchkeyGPIO
 import LatchkeyPosix
 
 /// libgpiod 1.6 (libgpiod.so.2, the v1 API). Lines belong to their chip: a request is

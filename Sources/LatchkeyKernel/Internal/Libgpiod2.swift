@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import CGPIOD
-import LatchkeyLock
+import LatchkeyGPIO
 import LatchkeyPosix
 
 /// libgpiod 2.x (libgpiod.so.3, the v2 API): a line is requested through line settings

@@ -1,0 +1,269 @@
+import LatchkeyAgents
+import LatchkeyConfig
+import Logging
+import LatchkeyControl
+import LatchkeyGPIO
+import LatchkeyKernel
+import LatchkeyLock
+import LatchkeyManagers
+import LatchkeyPosix
+import LatchkeySecurity
+import LatchkeySettings
+import LatchkeySimAir
+import LatchkeySimGPIO
+import LatchkeyStore
+import LatchkeyTransport
+
+/// What the lock agent keeps on disk, opened by the caller (the CLI opens the SQLite store).
+public struct LockStores {
+    public var journal: any DecisionJournal
+    /// The decision recorded but never completed, if the last run died mid-way.
+    public var interrupted: LockDecision?
+    public var lastDecisionID: DecisionID?
+    public var log: any LockEventLog
+    public var keys: any KeyStore
+    /// Failed-attempt counts; durable in the SQLite store (docs/SECURITY.md, "Lockout").
+    public var lockout: any LockoutStore
+    /// Where pairing adds keys, and the lock's identity; nil: no pairing.
+    public var pairing: (registry: any KeyRegistry, identity: LockIdentity)?
+    /// Where the peripheral manager preserves its state (M6); nil: no restoration.
+    public var restoration: (any RestorationStorage)?
+    /// The store was found corrupt and started empty.
+    public var storeWasReset: Bool
+    /// Where the operating mode survives restarts; nil: it starts Normal every time.
+    public var operatingModes: (any OperatingModeStore)?
+    /// The SQLite store behind all of these (nil for stores of another kind): open read-only
+    /// on a read-only file system (`StoreReopener` tries read-write again).
+    public var store: AgentStore?
+    public init(journal: any DecisionJournal, interrupted: LockDecision?, lastDecisionID: DecisionID?,
+                log: any LockEventLog, keys: any KeyStore, lockout: any LockoutStore,
+                pairing: (registry: any KeyRegistry, identity: LockIdentity)? = nil,
+                restoration: (any RestorationStorage)? = nil, storeWasReset: Bool = false,
+                operatingModes: (any OperatingModeStore)? = nil, store: AgentStore? = nil) {
+        self.journal = journal; self.interrupted = interrupted; self.lastDecisionID = lastDecisionID
+        self.log = log; self.keys = keys; self.lockout = lockout; self.pairing = pairing
+        self.restoration = restoration; self.storeWasReset = storeWasReset; self.operatingModes = operatingModes
+        self.store = store
+    }
+}
+
+/// `latchkey lock`: the lock agent on the real-time loop until SIGTERM/SIGINT.
+public enum LockDaemon {
+    public static func run(_ settings: LockSettings, logger: Logger) throws(RuntimeError) {
+        let loop = PosixEventLoop()
+        let printer = EventPrinter.forAgent(format: settings.eventFormat)
+        // Here, not in `start`: tests run several daemons in one process, whose threads must
+        // not become real-time. Only this thread (the loop's) is: RealtimePriority.
+        RealtimePriority.enter(settings.realtimePriority, printer: printer, loop: loop, logger: logger)
+        let lock = try start(settings, on: loop, printer: printer, logger: logger)
+        try runUntilSignalled(loop, stopping: lock.stopping)
+        lock.close()
+    }
+
+    /// Everything `run` does before the loop runs: stores, transport, GPIO, the agent behind
+    /// its gate, signal handlers and the control socket.
+    static func start(_ settings: LockSettings, on loop: PosixEventLoop, printer: EventPrinter,
+                      logger: Logger, peers: ControlPeerIdentification = .kernel,
+                      ownsSignals: Bool = true) throws(RuntimeError) -> RunningAgent<LockAgent>
+    {
+        logger.info("lock agent starting", metadata: ["transport": "\(settings.transport)",
+                                                      "state": "\(settings.stateDirectory)",
+                                                      "chip": "\(settings.wiring.chipLabel)",
+                                                      "actuator": "\(settings.wiring.actuator)"])
+        let service = ServiceReadiness(notifier: SystemdNotifier(environment: ProcessEnvironment.current),
+                                       readyEvent: "lock.advertising", loop: loop, logger: logger)
+        service.observe(printer)
+        let stores = try StateStores.openLock(settings.stateDirectory, loop: loop, warn: { why in
+            printer.emit(AgentEvent("lock.store_wal_unprepared", time: loop.now, [("why", why)]))
+            logger.warning("the store's WAL file is not laid out: commits grow it", metadata: ["why": "\(why)"])
+        }) { message in
+            printer.emit(AgentEvent("lock.store_recovered", time: loop.now, [("detail", message)]))
+        }
+        stores.store?.onCheckpointFailure = { error in
+            printer.emit(AgentEvent("lock.store_checkpoint_failed", time: loop.now, [("error", error)]))
+            logger.warning("a WAL checkpoint failed; retried after the next write", metadata: ["error": "\(error)"])
+        }
+        try checkBridgeKey(settings, keys: stores.keys)
+        let transport = try openTransport(settings.transport, loop: loop, role: "lock", logger: logger,
+                                          keepsLinks: true)
+
+        // GPIO: the file-backed simulated chip when configured, else the real chip through libgpiod.
+        let reportGPIOError: (String) -> Void = { printer.emit(AgentEvent("lock.gpio_error", time: loop.now, [("error", $0)])) }
+        let chips: any GPIOChipFinder
+        let watcher: FileChipWatcher?
+        if let root = settings.simulatedGPIORoot {
+            // By hand, without the demo: the first start lays the chip out (inputs at rest).
+            if let created = try SimulatedChipLayout.ensure(root: root, wiring: settings.wiring) {
+                printer.emit(AgentEvent("lock.gpio_sim_created", time: loop.now, [("chip", created)]))
+            }
+            let fileChip: FileGPIOChip
+            do {
+                guard let c = try FileGPIOChipFinder(root: root, loop: loop).chip(labelled: settings.wiring.chipLabel)
+                        as? FileGPIOChip else { throw RuntimeError("GPIO chip \(settings.wiring.chipLabel) is not file-backed") }
+                fileChip = c
+            } catch let e as RuntimeError { throw e } catch {
+                throw RuntimeError("GPIO: \(error)")
+            }
+            chips = GPIOChipSet([fileChip])
+            watcher = try FileChipWatcher(chip: fileChip, loop: loop, onError: reportGPIOError)
+        } else {
+            chips = LibgpiodChipFinder(loop: loop) { reportGPIOError("\($0)") }
+            watcher = nil
+        }
+        let outputClock = OutputChangeClock(loop: loop)
+        let hardware: LockHardware
+        do {
+            hardware = try LockHardware.open(settings.wiring, chips: TimingChipFinder(chips, clock: outputClock), loop: loop)
+        } catch { throw RuntimeError("GPIO: \(error)") }
+        if watcher == nil, case .success(let library) = LibgpiodChipFinder.loadedLibrary {
+            // No watcher: the libgpiod branch above. Which libgpiod this machine gave us (1.6 or 2.x,
+            // docs/ARCHITECTURE.md); the chip is open, so it loaded.
+            printer.emit(AgentEvent("lock.gpio_library", time: loop.now, [("library", library)]))
+        }
+
+        let controller: LockController
+        do {
+            controller = try LockController(loop: loop, behaviour: settings.behaviour, hardware: hardware,
+                                            journal: stores.journal,
+                                            firstDecisionID: DecisionID((stores.lastDecisionID?.rawValue ?? 0) + 1))
+        } catch { throw RuntimeError.configuration("lock configuration: \(error)") }
+        let pairing = stores.pairing.map { PairingResponder(identity: $0.identity, registry: $0.registry, loop: loop) }
+        let agent = LockAgent(transport: transport, controller: controller, keys: stores.keys, log: stores.log,
+                              events: printer, configuration: settings.agent, outputClock: outputClock,
+                              lockout: stores.lockout, pairing: pairing, restoration: stores.restoration,
+                              operatingModes: stores.operatingModes)
+        // A store open read-only (the card is): the lock runs degraded and tries read-write again.
+        let reopener = StoreReopener(store: stores.store, agent: agent, loop: loop)
+        agent.peripheral.trace = { peer, direction, pdu in
+            logger.trace("ATT \(direction) \(peer): \(hex(pdu))")
+        }
+        if let storage = stores.restoration {
+            // M6 step 2: the managers that had work pending are handed back (here: ours, or none).
+            let pending = RestorationRegistry(storage: storage).identifiersWithPendingWork(.peripheral)
+            logger.info("relaunch", metadata: ["restoring": "\(pending)"])
+        }
+        if let recovered = stores.interrupted {
+            logger.notice("resuming after an interrupted decision", metadata: ["decision": "\(recovered.id)",
+                                                                              "operation": "\(recovered.operation)"])
+        }
+        // READY: the kernel has taken the advertising, and the bolt is at rest (a fresh lock
+        // drives it to locked first; the outputs are then inactive again).
+        service.afterRequestsAnswered = transport.afterRequestsAnswered
+        service.isSettled = { [weak agent] in
+            guard let agent else { return false }
+            return transport.isAdvertising && !agent.controller.machine.isMoving
+        }
+        let gates = AgentGates.lock(agent, settings: settings.execution, loop: loop, events: printer, logger: logger)
+        // A signal's disposition is process-wide: a test process running several daemons at
+        // once lets only the one that sends SIGTSTP/SIGCONT install them (`ownsSignals`).
+        if ownsSignals { try gates.installSignals(on: loop) }
+        agent.start(from: stores)
+        // One control socket: status, suspend/resume/execution (the application gate), and
+        // what `latchkey pair` sends (docs/SECURITY.md, "Pairing").
+        // The kernel learns whether its controller advertises beside a link when a central
+        // first links; the simulated radios always do.
+        let lockCommands = LockControlCommands.dispatcher(agent, application: gates.control, advertisingWhileLinked: {
+            (transport as? KernelTransport).map(\.advertisesWhileLinked) ?? true
+        }, store: stores.store)
+        // What `latchkey mqtt` asks for (BridgeControlCommands): the audit log by cursor, commands as its key.
+        let bridge = BridgeControlCommands(agent: agent, bridgeKey: settings.bridgeKeyID, read: { from, limit in
+            guard let log = (stores.log as? StoredLockRecords)?.log else {
+                throw RuntimeError("this lock's audit log is not the stored one (no wall-clock times to send)")
+            }
+            return try log.read(from: from, limit: limit)
+        })
+        var dispatcher = ControlDispatcher(
+            application: lockCommands.application, agentStatus: lockCommands.agentStatus,
+            agentCommands: { lockCommands.agentCommands($0, $1) || bridge.handle($0, reply: $1) },
+            agentUsage: lockCommands.agentUsage + ", " + BridgeControlCommands.usage)
+        dispatcher.peerCommands = BridgeControlCommands.peerCommands
+        dispatcher.onPeerRefused = ControlPeer.refusalEvent("lock", printer: printer, loop: loop)
+        let (control, path) = try dispatcher.serve(in: settings.stateDirectory, loop: loop, logger: logger, peers: peers,
+                                                   access: settings.controlSocketAccess)
+        return RunningAgent(agent: agent, gates: gates, control: control, controlPath: path,
+                            readiness: service, stopping: {
+            logger.info("lock agent stopping")
+            service.stopping()
+            printer.emit(AgentEvent("lock.stopping", time: loop.now))
+            agent.stop()
+        }, retained: [watcher, transport, bridge, reopener], closing: {
+            // Withdraws the advertising now, not whenever the last reference goes: a stopped
+            // lock must not stay connectable (docs/HIL.md, scenario d).
+            (transport as? KernelTransport)?.close()
+        })
+    }
+}
+
+extension LockDaemon {
+    /// A `bridge_key_id` that names a key unfit for the bridge stops the start (exit 78, at the
+    /// field's file and line): the bridge would otherwise run refused at every command, or act
+    /// with more than a household member's rights.
+    static func checkBridgeKey(_ settings: LockSettings, keys: any KeyStore) throws(RuntimeError) {
+        guard let id = settings.bridgeKeyID, let problem = BridgeKeyRule.problem(keys.key(id: id)) else { return }
+        var error = settings.bridgeKeySite ?? ConfigError(file: "lock.yaml", line: nil, field: "bridge_key_id", message: "")
+        error.message = "key \(id) \(problem)"
+        throw RuntimeError.configuration("\(error)")
+    }
+}
+
+extension LockAgent {
+    /// Starts the lock on what its store holds: a store found corrupt (and started empty)
+    /// is a LockFactoryReset alarm in the fresh log; then the sensors are read and the
+    /// interrupted decision, if any, is reconciled (each recovery is an event in the log).
+    public func start(from stores: LockStores) {
+        if stores.storeWasReset { logAlarm(.lockFactoryReset) }
+        start(recovered: stores.interrupted)
+    }
+}
+
+/// Opens the configured transport, with one clear sentence when it cannot.
+/// `keepsLinks`: an agent's links are kept in systemd's descriptor store where that is safe
+/// (`LinkKeeping`), and the links it hands back adopted.
+func openTransport(_ settings: TransportSettings, loop: PosixEventLoop, role: String, logger: Logger,
+                   keepsLinks: Bool = false) throws(RuntimeError) -> any BluetoothTransport
+{
+    switch settings {
+    case .sim(let socket, let address, let position):
+        do {
+            return try RemoteTransport(socketPath: socket, address: address, position: position, loop: loop)
+        } catch {
+            throw RuntimeError("cannot reach the simulated air at \(socket) (\(error)); start it with `latchkey air`")
+        }
+    case .kernel(let adapter):
+        do {
+            let store = keepsLinks ? LinkKeeping.openStore(logger: logger) : nil
+            // Failures while adopting kept links come before `onFailure` can be set: logged after.
+            let transport = try KernelTransport.open(adapter: adapter, loop: loop, descriptorStore: store)
+            transport.onFailure = { logger.warning("kernel transport: \($0)") }
+            for failure in transport.adoptionFailures { logger.warning("kernel transport: \(failure)") }
+            if !transport.adoptedLinks.isEmpty {
+                logger.notice("adopted links the service manager kept", metadata: [
+                    "links": "\(transport.adoptedLinks.map(\.description).joined(separator: ", "))"])
+            }
+            transport.mgmt.trace = { direction, packet in logger.trace("mgmt \(direction) \(packet.index) \(hex(packet.encoded()))") }
+            return transport
+        } catch where error.code == .noBluetooth {
+            throw RuntimeError("this kernel has no Bluetooth support (\(error.message)); use `transport: sim` "
+                               + "with `latchkey air` on this machine, or run on a kernel with Bluetooth")
+        } catch {
+            throw RuntimeError("cannot open Bluetooth adapter \(adapter): \(error)")
+        }
+    }
+}
+
+/// Runs the loop until SIGTERM or SIGINT, then calls `stopping` and returns.
+func runUntilSignalled(_ loop: PosixEventLoop, stopping: @escaping () -> Void) throws(RuntimeError) {
+    do {
+        let term = try loop.onSignal(.terminate) { stopping(); loop.stop() }
+        let int = try loop.onSignal(.interrupt) { stopping(); loop.stop() }
+        try loop.run()
+        term.cancel(); int.cancel()
+    } catch {
+        throw RuntimeError("event loop: \(error)")
+    }
+}
+
+/// Octets as lowercase hex, for `.trace` PDU logs.
+package func hex(_ bytes: [UInt8]) -> String {
+    bytes.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined(separator: " ")
+}

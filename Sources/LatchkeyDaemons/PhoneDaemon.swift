@@ -1,0 +1,130 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import LatchkeyAgents
+import Logging
+import LatchkeyControl
+import LatchkeyLockProtocol
+import LatchkeyManagers
+import LatchkeyPosix
+import LatchkeySettings
+import LatchkeyTransport
+
+/// `latchkey phone`: the phone agent on the real-time loop until SIGTERM/SIGINT, with a
+/// local control socket for scripted commands (ControlDispatcher, PhoneControlCommands).
+public enum PhoneDaemon {
+    public static func run(_ settings: PhoneSettings, logger: Logger) throws(RuntimeError) {
+        let loop = PosixEventLoop()
+        let phone = try start(settings, on: loop, printer: .forAgent(format: settings.eventFormat), logger: logger)
+        try runUntilSignalled(loop, stopping: phone.stopping)
+        phone.close()
+    }
+
+    /// Everything `run` does before the loop runs: key, stores, transport, the agent behind
+    /// its gate, signal handlers and the control socket.
+    static func start(_ settings: PhoneSettings, on loop: PosixEventLoop, printer: EventPrinter,
+                      logger: Logger, peers: ControlPeerIdentification = .kernel,
+                      ownsSignals: Bool = true) throws(RuntimeError) -> RunningAgent<PhoneAgent>
+    {
+        // A missing, unreadable or malformed key, or no lock to go to, is a configuration error
+        // (exit 78): no restart can fix it, and the unit's RestartPreventExitStatus=78 then stops
+        // systemd from running an unpaired phone into its start limit.
+        let keyID: UInt32, secret: [UInt8], pairedLock: BluetoothAddress?
+        do {
+            if let id = settings.keyID {
+                (keyID, secret, pairedLock) = (id, try readSecret(settings.keySecretFile), nil)
+            } else {
+                (keyID, secret, pairedLock) = try PairedKeyFile.read(settings.keySecretFile)
+            }
+        } catch {
+            throw RuntimeError.configuration(fileExists(settings.keySecretFile)
+                                             ? error.description : PairedKeyFile.missingAdvice(settings.keySecretFile))
+        }
+        // The configuration's address wins; else the one `latchkey phone pair` found by its scan.
+        guard let lockAddress = settings.lockAddress ?? pairedLock else {
+            throw RuntimeError.configuration("no lock_address in the configuration, nor in \(settings.keySecretFile); "
+                                             + "run `latchkey phone pair` (it finds the lock) or set lock_address")
+        }
+        logger.info("phone agent starting", metadata: ["transport": "\(settings.transport)",
+                                                       "lock": "\(lockAddress)",
+                                                       "state": "\(settings.stateDirectory)"])
+        let service = ServiceReadiness(notifier: SystemdNotifier(environment: ProcessEnvironment.current),
+                                       readyEvent: "phone.connect_pending", loop: loop, logger: logger)
+        service.observe(printer)
+        let (store, restoration) = try StateStores.openPhone(settings.stateDirectory, warn: { why in
+            printer.emit(AgentEvent("phone.store_wal_unprepared", time: loop.now, [("why", why)]))
+            logger.warning("the store's WAL file is not laid out: commits grow it", metadata: ["why": "\(why)"])
+        }) { message in
+            printer.emit(AgentEvent("phone.store_recovered", time: loop.now, [("detail", message)]))
+        }
+        logger.info("relaunch", metadata: [
+            "restoring": "\(RestorationRegistry(storage: restoration).identifiersWithPendingWork(.central))"])
+        let transport = try openTransport(settings.transport, loop: loop, role: "phone", logger: logger,
+                                          keepsLinks: true)
+        let agent: PhoneAgent
+        do {
+            agent = try PhoneAgent(transport: transport,
+                                   configuration: PhoneAgentConfiguration(lockAddress: lockAddress,
+                                                                          keyID: keyID, secret: secret,
+                                                                          gracePeriod: settings.gracePeriod,
+                                                                          connectOptions: settings.connectOptions,
+                                                                          arrivalIntentWindow: settings.arrivalIntentWindow,
+                                                                          nearbyLimit: settings.nearbyLimit,
+                                                                          connectionInterval: settings.connectionInterval,
+                                                                          idleConnectionInterval: settings.idleConnectionInterval),
+                                   store: store, events: printer, restoration: restoration)
+        } catch { throw RuntimeError("phone state in \(settings.stateDirectory): \(error)") }
+        agent.central.trace = { peer, direction, pdu in logger.trace("ATT \(direction) \(peer): \(hex(pdu))") }
+        // READY: the kernel has taken the pending connect (mgmt Add Device answered), or the
+        // link to the lock is up already (adopted from the descriptor store after a crash:
+        // a connected request is fulfilled, and no Add Device is sent for it).
+        service.afterRequestsAnswered = transport.afterRequestsAnswered
+        service.isSettled = { [lock = lockAddress] in isSettled(transport, lock: lock) }
+        let gates = try AgentGates.phone(agent, lock: lockAddress, settings: settings.execution, loop: loop,
+                                         events: printer, logger: logger)
+        // A signal's disposition is process-wide: a test process running several daemons at
+        // once lets only the one that sends SIGTSTP/SIGCONT install them (`ownsSignals`).
+        if ownsSignals { try gates.installSignals(on: loop) }
+        var dispatcher = PhoneControlCommands.dispatcher(agent, application: gates.control)
+        dispatcher.peerCommands = PhoneControlCommands.peerCommands
+        dispatcher.onPeerRefused = ControlPeer.refusalEvent("phone", printer: printer, loop: loop)
+        let (control, path) = try dispatcher.serve(in: settings.stateDirectory, loop: loop, logger: logger, peers: peers,
+                                                   access: settings.controlSocketAccess)
+        return RunningAgent(agent: agent, gates: gates, control: control, controlPath: path,
+                            readiness: service, stopping: {
+            logger.info("phone agent stopping")
+            service.stopping()
+            printer.emit(AgentEvent("phone.stopping", time: loop.now))
+            agent.stop()
+        }, retained: [transport])
+    }
+
+    /// What READY waits for once the transport answered: the never-timing-out connect to
+    /// `lock` registered, or its link up.
+    static func isSettled(_ transport: any BluetoothTransport, lock: BluetoothAddress) -> Bool {
+        transport.pendingConnections.contains(lock) || transport.connectedLinks.contains { $0.peer == lock }
+    }
+
+    /// Reads a key file: 64 hex digits (whitespace ignored).
+    static func readSecret(_ path: String) throws(RuntimeError) -> [UInt8] {
+        try refuseExposedSecret(path)
+        let text: String
+        do { text = try readTextFile(path) } catch { throw RuntimeError("cannot read key file \(path): \(error)") }
+        let hex = text.filter { !$0.isWhitespace }
+        guard hex.count == 64 else { throw RuntimeError("key file \(path): expected 64 hex digits") }
+        var out: [UInt8] = []
+        var it = hex.makeIterator()
+        while let a = it.next(), let b = it.next() {
+            guard let v = UInt8(String([a, b]), radix: 16) else { throw RuntimeError("key file \(path): not hex") }
+            out.append(v)
+        }
+        return out
+    }
+}
+
+/// Whether anything is at `path` (a dangling or unreadable entry counts: it is there to fix).
+func fileExists(_ path: String) -> Bool {
+    var info = stat()
+    return lstat(path, &info) == 0
+}
+
