@@ -313,4 +313,24 @@ if Context.environment["LATCHKEY_FUZZ"] == "1" {
     }
 }
 
+// The arm64 cross build's test run (scripts/cross-arm64 test, docs/ARM64.md) builds only the
+// test targets it runs under qemu and the targets they depend on: SwiftPM links every test
+// target into one bundle and `--build-tests` builds every target, and the rest (kernel,
+// runtime, bridge, the executables) would take minutes of the emulated stage's build.
+if let kept = Context.environment["LATCHKEY_TEST_TARGETS"] {
+    var needed = Set(kept.split(separator: " ").map(String.init))
+    var pending = Array(needed)
+    while let name = pending.popLast() {
+        for dependency in package.targets.first(where: { $0.name == name })?.dependencies ?? [] {
+            switch dependency {
+            case .targetItem(let target, _), .byNameItem(let target, _):
+                if needed.insert(target).inserted { pending.append(target) }
+            default: break
+            }
+        }
+    }
+    package.targets.removeAll { !needed.contains($0.name) }
+    package.products.removeAll()
+}
+
 treatingWarningsAsErrors(package.targets)

@@ -9,7 +9,9 @@ final class ScratchDirectory {
 
     init() {
         var template = Array("/tmp/latchkey-store-test-XXXXXX".utf8CString)
-        path = String(cString: mkdtemp(&template)!)
+        // The name is read inside the closure: the pointer `&template` would give mkdtemp is
+        // valid only during that call, and reading it afterwards crashed on arm64.
+        path = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
     }
 
     deinit { try? FileManager.default.removeItem(atPath: path) }
