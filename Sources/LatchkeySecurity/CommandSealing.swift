@@ -8,8 +8,19 @@ public enum CommandSealing {
     /// The phone side: seals `body` for the lock.
     public static func seal(_ body: CommandBody, keyID: UInt32, secret: [UInt8], counter: UInt64,
                             challenge: [UInt8]) throws -> CommandFrame {
+        try seal(body, keyID: keyID, secret: secret, counter: counter, challenge: challenge, nonce: ChaChaPoly.Nonce())
+    }
+
+    /// With a given nonce: docs/PROTOCOL.md's test vectors (a phone must never reuse one).
+    static func seal(_ body: CommandBody, keyID: UInt32, secret: [UInt8], counter: UInt64, challenge: [UInt8],
+                     nonce octets: [UInt8]) throws -> CommandFrame {
+        try seal(body, keyID: keyID, secret: secret, counter: counter, challenge: challenge,
+                 nonce: try ChaChaPoly.Nonce(data: octets))
+    }
+
+    private static func seal(_ body: CommandBody, keyID: UInt32, secret: [UInt8], counter: UInt64, challenge: [UInt8],
+                             nonce: ChaChaPoly.Nonce) throws -> CommandFrame {
         precondition(challenge.count == CommandFrame.challengeLength)
-        let nonce = ChaChaPoly.Nonce()
         var frame = CommandFrame(keyID: keyID, counter: counter, challenge: challenge, nonce: Array(nonce), sealed: [])
         let box = try ChaChaPoly.seal(body.bytes, using: SymmetricKey(data: secret), nonce: nonce,
                                       authenticating: frame.associatedData)

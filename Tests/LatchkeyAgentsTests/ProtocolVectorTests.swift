@@ -3,7 +3,7 @@ import LatchkeyATT
 import LatchkeyGATT
 import LatchkeyLock
 import LatchkeyLockProtocol
-import LatchkeySecurity
+@testable import LatchkeySecurity
 import LatchkeySim
 import LatchkeyTransport
 import Testing
@@ -13,8 +13,8 @@ import Testing
 /// from the inputs the code builds exactly these octets, and from these octets it reads
 /// exactly these values, answers exactly these errors.
 ///
-/// One direction is shown indirectly: `CommandSealing.seal` draws its nonce itself, so a
-/// command frame is assembled from the vector's nonce and checked by opening it.
+/// Both directions: a command frame sealed by the phone's code with the vector's nonce is the
+/// vector's octets, and the vector's octets open (and pass the lock's whole check).
 /// ChaCha20-Poly1305 is deterministic for a key, nonce, associated data and plaintext, so a
 /// frame that opens to the body under that header is the only frame the seal could write.
 struct ProtocolVectorTests {
@@ -71,6 +71,10 @@ struct ProtocolVectorTests {
             let frame = try CommandFrame(decoding: octets)
             #expect(frame == built)
             #expect(try CommandSealing.open(frame, secret: secret) == f.octets("body"), "\(op) opens")
+            // And the other way: the phone's sealing, given the vector's nonce, makes these octets.
+            let sealed = try CommandSealing.seal(body, keyID: keyID, secret: secret, counter: UInt64(f.int("counter")),
+                                                 challenge: challenge, nonce: f.octets("nonce"))
+            #expect(sealed.bytes == octets, "\(op) sealed by the phone's code")
 
             // The lock's whole check, with the vector's challenge issued on the link.
             let key = PhoneKey(id: keyID, name: "vector", secret: secret, role: .admin, mayRequestArrivalUnlock: true)
