@@ -487,6 +487,7 @@ public final class LockAgent: PeripheralManagerDelegate {
         while found.count < limit {
             let page = try log.events(from: next, limit: 200)
             guard let last = page.last else { break }
+            // An event that does not decode cannot be shown to name this key: it is not sent.
             for row in page where (try? LockEvent(decoding: row.bytes))?.keyID == KeyID(key) {
                 found.append(row)
                 if found.count == limit { break }

@@ -117,6 +117,7 @@ extension BridgeDoctor {
         stranger.delegate = strangerProbe
         ownConnection.connect()
         stranger.connect()
+        // A wait the loop cannot finish leaves an outcome nil: reported below as refused or unmeasured.
         _ = try? loop.run(until: { ownProbe.outcome != nil && strangerProbe.outcome != nil }, timeout: patience)
         guard case .success? = strangerProbe.outcome else {
             return [.ok("an anonymous client is refused by the broker")]
@@ -147,9 +148,15 @@ extension BridgeDoctor {
             let acked = {
                 ready.allSatisfy { $0 >= 0 ? ownProbe.acknowledged.contains($0) : strangerProbe.acknowledged.contains(-1 - $0) }
             }
+            // Each wait below ends on its condition or its bound; what did not arrive by then is
+            // judged as not delivered, which is the measurement.
             _ = try? loop.run(until: acked, timeout: patience)
-            if let id = try? ownConnection.publish(MQTTMessage(topic: prefix + "/doctor", text: "probe", qos: 1, retain: false)) {
+            do {
+                let id = try ownConnection.publish(MQTTMessage(topic: prefix + "/doctor", text: "probe", qos: 1, retain: false))
                 _ = try? loop.run(until: { ownProbe.acknowledged.contains(id) }, timeout: patience)
+            } catch {
+                findings.append(.fix("\(prefix): the bridge's own probe could not be published: \(error)"))
+                continue
             }
             let readable = { strangerProbe.received.contains { $0.topic.hasPrefix(prefix + "/") } }
             let commanded = { (t: String) in ownProbe.received.contains { $0.topic == t && $0.text == "{\"doctor\":\"probe\"}" } }
