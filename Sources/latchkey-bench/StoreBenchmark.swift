@@ -106,10 +106,12 @@ public enum StoreBenchmark {
 
     private static func withScratchStore<T>(in directory: String, _ body: (AgentStore) throws -> T) throws -> T {
         var template = Array("\(directory)/latchkey-bench-XXXXXX".utf8CString)
-        guard let made = mkdtemp(&template) else {
+        // The name is read inside the closure: the buffer mkdtemp fills lives only there.
+        guard let scratch = template.withUnsafeMutableBufferPointer({ buffer in
+            mkdtemp(buffer.baseAddress!).map { String(cString: $0) }
+        }) else {
             throw StoreError.fileSystem(path: directory, call: "mkdtemp", errno: errno)
         }
-        let scratch = String(cString: made)
         // A scratch directory left behind is litter in /var/tmp, not a wrong figure.
         defer { try? FileManager.default.removeItem(atPath: scratch) }
         let store = try AgentStore(directory: scratch, fileName: "bench.db")

@@ -12,6 +12,7 @@ import LatchkeySimGPIO
 import LatchkeyStore
 import LatchkeyTestKit
 import LatchkeyTransport
+import LatchkeyPosix
 
 /// A lock agent and a phone agent as the daemons build them — SQLite stores in their state
 /// directories (`StateStores`), restoration on — over an in-process simulated air, on one
@@ -57,8 +58,7 @@ final class Household {
     init(phoneAt position: Double = 1, motorRun: Duration = Household.motorRun, actuator: ActuatorKind? = nil) throws {
         self.motorRun = motorRun
         self.actuator = actuator ?? .motor(runTime: motorRun)
-        var template = Array("/tmp/latchkey-household-XXXXXX".utf8CString)
-        directory = String(cString: mkdtemp(&template)!)
+        directory = try! RuntimeDirectory.makeTemporary(prefix: "latchkey-household")
         let loop = loop
         wallClock = WallClock { 1_750_000_000_000_000_000 + loop.now.nanoseconds }
         air = SimulatedAir(loop: loop, seed: 11)

@@ -10,7 +10,7 @@ final class ScratchDatabase {
 
     init() {
         var template = Array("/tmp/latchkey-sqlite-test-XXXXXX".utf8CString)
-        directory = String(cString: mkdtemp(&template)!)
+        directory = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
     }
 
     func open() throws -> Database { try Database(path: path, busyTimeout: .milliseconds(50)) }
