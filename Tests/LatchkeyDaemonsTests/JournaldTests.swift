@@ -99,7 +99,7 @@ final class FakeJournald {
         #expect(JournaldLogHandler.priority(level).rawValue == priority)
     }
 
-    /// The jam's two entries exactly as the HIL's 65-systemd-journal-warning logged them.
+    /// The jam's two entries exactly as the HIL's 85-systemd-journal-warning logged them.
     @Test func aJamsFailedUnlockIsFiledAtWarning() {
         let t = Instant(nanoseconds: 12_345_000_000)
         let failed = AgentEvent("lock.event", time: t, [
