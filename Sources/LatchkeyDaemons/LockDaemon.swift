@@ -188,7 +188,7 @@ public enum LockDaemon {
             agent.stop()
         }, retained: [watcher, transport, bridge, reopener], closing: {
             // Withdraws the advertising now, not whenever the last reference goes: a stopped
-            // lock must not stay connectable (docs/HIL.md, scenario d).
+            // lock must not stay connectable (docs/TESTING.md, scenario d).
             (transport as? KernelTransport)?.close()
         })
     }

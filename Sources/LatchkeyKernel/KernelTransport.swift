@@ -117,7 +117,7 @@ public final class KernelTransport: BluetoothTransport {
     /// re-sent once it has been without a link this long. Our choice: 5 s, above the kernel's
     /// own 4 s connection attempt (HCI_LE_AUTOCONN_TIMEOUT; the update also skips a running
     /// attempt), for one mgmt command and a scan restart per interval while away. HIL
-    /// scenario i provokes the failure and sees the re-link (docs/HIL.md, "What the suite found").
+    /// scenario i provokes the failure and sees the re-link (docs/LINUX-BLE.md, "What the HIL suite found").
     var pendingRefreshInterval = KernelTransport.defaultPendingRefreshInterval
     /// `pendingRefreshInterval`'s value unless a test sets it (`latchkey doctor --phone` names it).
     public static let defaultPendingRefreshInterval: Duration = .seconds(5)

@@ -233,7 +233,7 @@ survive_kill() {
 
 # command_after_restart OP: `phone-ctl OP` right after an agent's restart, accepted by the lock.
 # btvirt can hand the phone a forgotten link then (hci0's kernel logs "ACL packet for unknown
-# connection handle 42"; docs/HIL.md, "Recovery bounds"): the command is not delivered and the
+# connection handle 42"; docs/TESTING.md, "Recovery bounds"): the command is not delivered and the
 # link ends; the phone must then link again by itself and the command is sent once more. Sets
 # REPLY, ACCEPTED (the lock's lock.command_accepted line) and RETRIED (said in PASS lines).
 command_after_restart() {

@@ -181,7 +181,7 @@ last_linked_before() {
 }
 
 # A forgotten link: hci$P holds a link that hci$L's kernel does not (it deleted it under a new
-# link, or its host is down while its controller still advertises: docs/HIL.md). On a radio
+# link, or its host is down while its controller still advertises: docs/TESTING.md). On a radio
 # the supervision timeout ends it; btvirt has none, so only the phone giving up on it does: its
 # first command's 5 s timeout (a returning phone with a valid cache sends `present` at once),
 # or its GATT setup timeout (10 s) when it had to ask the lock first. forgotten_watch_start samples every 100 ms in the background and keeps the

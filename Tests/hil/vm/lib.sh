@@ -94,7 +94,7 @@ has_link() { set -- /sys/class/bluetooth/hci$1:*; [ -e "$1" ]; }
 
 # controllers_reset INDEX...: the kernel's state a scenario may leave behind, cleared where
 # it is found, so a scenario starts from the same controllers whatever ran before it:
-#   a link (on hci1 also one hci0's kernel forgot, docs/HIL.md)  power off and on: the
+#   a link (on hci1 also one hci0's kernel forgot, docs/TESTING.md)  power off and on: the
 #                          power-on resets the controller (HCI Reset), which ends its links
 #   an advertising instance (the kernel keeps a SIGKILLed agent's)  removed (rm-adv 0: all)
 #   an auto-connect entry (a phone's Add Device outlives it)   removed (del-device, all)
