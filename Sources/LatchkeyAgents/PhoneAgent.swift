@@ -14,7 +14,7 @@ public struct PhoneAgentConfiguration: Sendable {
     /// short drops a body or a door between phone and lock cause; configurable per home.
     public var gracePeriod: Duration
     public var connectOptions: ConnectOptions
-    /// The central manager's restore identifier (M6): its request, link and attribute cache
+    /// The central manager's restore identifier: its request, link and attribute cache
     /// are preserved under it when the agent is given a `RestorationStorage`.
     public var restoreIdentifier: String
     /// A command with no answer by then is given up and the link dropped, so that the

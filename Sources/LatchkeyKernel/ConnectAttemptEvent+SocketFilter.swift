@@ -20,7 +20,7 @@ extension ConnectAttemptEvent {
     /// event codes only) cannot express: of the LE Meta events only the connection completes
     /// (`connectionCompleteSubevents`) pass; advertising reports and every other subevent are
     /// dropped by the kernel before they are queued, so they never wake the phone. Measured in
-    /// the HIL VM (docs/TESTING.md, scenario b2): the kernel programs its auto-connect scan with
+    /// the HIL VM (docs/TESTING.md, scenario 11): the kernel programs its auto-connect scan with
     /// filter policy 0x01 (accept list only), but a controller that reports other advertisers
     /// anyway (btvirt does) woke the phone once per advertisement without this. Events that
     /// are not LE Meta pass: HCI_FILTER already narrowed them to LE Create Connection Cancel's.

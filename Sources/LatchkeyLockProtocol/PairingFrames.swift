@@ -12,7 +12,7 @@
 ///     50      name length n (0...32)
 ///     51..    the name the phone proposes (UTF-8, n octets, printable: `PairingName`)
 public struct PairingRequest: Equatable, Sendable {
-    /// 2: nonces, the 128-bit fingerprint and the owner's confirmation (issue 16); a version-1
+    /// 2: nonces, the 128-bit fingerprint and the owner's confirmation; a version-1
     /// request is refused as malformed.
     public static let version: UInt8 = 2
     public static let kind: UInt8 = 0x10

@@ -1,7 +1,7 @@
 /// The multi-step jobs an agent keeps going after the callback that started them returned,
 /// by name: Core Bluetooth apps bracket such work with `beginBackgroundTask` /
 /// `endBackgroundTask`. While one is open, the application gate counts the wake-up that
-/// started it as still being handled, so the wake budget (M5) measures the whole job — a
+/// started it as still being handled, so the wake budget measures the whole job — a
 /// GATT exchange, a command and its answer, the actuator's movement — not just the first
 /// callback.
 ///

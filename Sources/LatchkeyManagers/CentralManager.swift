@@ -52,7 +52,7 @@ public final class CentralManager: BluetoothTransportDelegate {
 
     /// Peripherals this manager has seen or been asked about (retrievePeripherals).
     var known: [BluetoothAddress: Peripheral] = [:]
-    /// Outstanding connect requests with their options (M4 alerts read these).
+    /// Outstanding connect requests with their options (connection alerts read these).
     public internal(set) var pendingConnects: [BluetoothAddress: ConnectOptions] = [:]
     /// Options of the request that produced each current connection.
     public internal(set) var connectedOptions: [BluetoothAddress: ConnectOptions] = [:]

@@ -1,6 +1,6 @@
 import LatchkeyTransport
 
-/// State preservation and restoration (M6), the Linux form of Core Bluetooth's:
+/// State preservation and restoration, the Linux form of Core Bluetooth's:
 ///
 /// 1. a manager opts in with a restore identifier (`ManagerOptions.restoreIdentifier`),
 ///    unique per manager and role;

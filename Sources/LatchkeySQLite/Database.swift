@@ -4,7 +4,7 @@ import CSQLite
 ///
 /// The names follow GRDB's (`execute(sql:arguments:)`, `Row.fetchOne`, `Int64.fetchOne(db,
 /// sql:)`, `changesCount`), which this replaced: GRDB imports Foundation, and a static binary
-/// that links full Foundation carries ICU — ~6 MB of each agent's resident memory (issue 8).
+/// that links full Foundation carries ICU — ~6 MB of each agent's resident memory.
 ///
 /// Used from one thread (the agent's event loop): the connection is opened without SQLite's
 /// own mutex, and nothing here is Sendable. Prepared statements are cached by their SQL (the

@@ -38,7 +38,7 @@ public enum PairedKeyFile {
         try writeSecret(Array((text + "\n").utf8), to: path)
     }
 
-    /// The key id, the secret and the lock's address (nil in a file written before issue 16)
+    /// The key id, the secret and the lock's address (nil in a file written by a version before pairing recorded it)
     /// from a paired-key file.
     public static func read(_ path: String) throws(RuntimeError)
         -> (keyID: UInt32, secret: [UInt8], lockAddress: BluetoothAddress?)

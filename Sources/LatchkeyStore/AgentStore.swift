@@ -3,7 +3,7 @@ import LatchkeyPhone
 import LatchkeySQLite
 import LatchkeyTransport
 
-/// The durable store behind an agent (M6, M7): one SQLite file in the agent's state
+/// The durable store behind an agent: one SQLite file in the agent's state
 /// directory, holding the decision journal, the event log, the phone keys and their
 /// counters, the phone state and the managers' restoration entries.
 ///
@@ -112,7 +112,7 @@ public final class AgentStore {
     private static func connect(_ path: String, access: Database.Access) throws(StoreError) -> Database {
         // Another process (a `latchkey keys` command) may hold the write lock for one small
         // transaction; wait for it rather than fail a decision. 1 s: far above one fsync
-        // (~ms, `StoreBenchmark`) and far below M5's 10 s wake budget.
+        // (~ms, `StoreBenchmark`) and far below the 10 s wake budget.
         try storeOperation(path: path) { try Database(path: path, busyTimeout: .seconds(1), access: access) }
     }
 
@@ -146,7 +146,7 @@ public final class AgentStore {
     /// `Database.extendWALFile`): without it, every commit of a lock's first ~1,000 pages
     /// after each start — a new store, and every clean restart, since close empties the WAL
     /// — grew the file, and under a writer syncing beside it the decision's commit in front
-    /// of the motor had a p99 of 7.4 ms against 0.45 ms at its median (README, "Under load").
+    /// of the motor had a p99 of 7.4 ms against 0.45 ms at its median (CHANGELOG.md, "Under load, and the table in one command").
     ///
     /// Not fatal, and never the card's last space: the file is laid out only while at least
     /// `walWorkingSize` more stays free on its file system. A store that is not laid out (a

@@ -6,7 +6,7 @@ import LatchkeyLock
 import LatchkeyStore
 import LatchkeyTransport
 
-/// Measurements for the README (issue 5, item 8), printed by `latchkey-bench`. They run on a
+/// Measurements for docs/PERFORMANCE.md, printed by `latchkey-bench`. They run on a
 /// real file system: `directory` must be disk-backed (the default /var/tmp is, by the FHS;
 /// /tmp may be tmpfs, where fsync costs nothing and the figures would lie).
 public enum StoreBenchmark {

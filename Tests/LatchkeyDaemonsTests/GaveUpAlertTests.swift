@@ -6,7 +6,7 @@ import LatchkeyControl
 @testable import LatchkeyDemo
 import Testing
 
-/// issue 19: when systemd gives up on an agent, its OnFailure= unit runs `latchkey gave-up`,
+/// When systemd gives up on an agent, its OnFailure= unit runs `latchkey gave-up`,
 /// which alerts through the agents' sinks: a journal line and `execution.alert_hook`.
 @Suite struct GaveUpAlertTests {
     private func tempDirectory() -> String {

@@ -2,7 +2,7 @@
 # only as the installed units, started and stopped with systemctl. Each scenario starts clean
 # (unit_scenario_begin): units stopped, their failed state and start counters reset, no test
 # drop-in, empty state directories, the controllers reset, fresh configuration in
-# /etc/latchkey and a freshly provisioned key — as README.md's steps 3-5 leave a machine.
+# /etc/latchkey and a freshly provisioned key — as README.md's steps 2-5 leave a machine.
 #
 # The one change to the units the suite makes everywhere is where standard output goes: the
 # agents' event timeline (event_format: json, one object a line) is appended to a file the
@@ -98,7 +98,7 @@ execution:
 YAML
 }
 
-# README.md, step 5: the key added on the lock's side as the service user, its secret given
+# docs/PAIRING.md: the key added on the lock's side as the service user, its secret given
 # to the phone's configuration (0600, owned by latchkey).
 provision_unit_key() {
     runuser -u latchkey -- latchkey keys add --state-dir /var/lib/latchkey/lock --id 1 --name hil-phone \

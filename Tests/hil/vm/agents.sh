@@ -20,7 +20,7 @@ scenario_begin() {
     trap scenario_end EXIT
     local t0; t0=$(now_int)
     rm -rf $W && mkdir -p $W
-    # The neighbour (scenario b2) stops advertising: raw HCI, as b2 drives it.
+    # The neighbour (scenario 11) stops advertising: raw HCI, as b2 drives it.
     [ -n "${RIG_NEIGHBOUR_INDEX:-}" ] && hcitool -i hci$RIG_NEIGHBOUR_INDEX cmd 0x08 0x000a 00 > /dev/null 2>&1
     controllers_reset $L $P || setup_error "the controllers are not clean after a reset: $(for i in $L $P; do btmgmt --index $i con; echo "hci$i adv $(kernel_adv_instances $i) devices: $(cat /sys/kernel/debug/bluetooth/hci$i/device_list)"; done)"
     rig_start
