@@ -2,19 +2,13 @@ import LatchkeyMgmt
 import LatchkeyPosix
 import LatchkeyTransport
 
-/// The seam on the Linux kernel's Bluetooth stack, for one adapter: the mgmt socket for
-/// the controller (power, advertising, discovery, the auto-connect list, timing) and
-/// L2CAP sockets on the ATT channel for the links.
-///
-/// What the application asks for is mirrored here and re-asserted whenever the kernel may
-/// have forgotten it: when the controller powers on, when its index reappears, and when
-/// another mgmt client (bluetoothd initialising the adapter, say) removes our advertising
-/// instance or one of our devices. A call updates the mirror at once (so `isAdvertising`
-/// is true right after `startAdvertising`); a command the kernel refuses is asked again
-/// after a capped backoff (KernelTransport+Retry.swift), reported to the delegate and
-/// `onFailure`, and the mirror says it is not held until it takes.
-///
-/// Everything happens on the `PosixEventLoop`: mgmt events, accepts, link I/O.
+/// The seam on the Linux kernel's Bluetooth stack, for one adapter: the mgmt socket for the
+/// controller and L2CAP sockets on the ATT channel for the links, all on the `PosixEventLoop`.
+/// What the application asks for is mirrored here and re-asserted whenever the kernel may have
+/// forgotten it (power-on, the index reappearing, another mgmt client removing ours). A call
+/// updates the mirror at once; a refused command is retried with a capped backoff
+/// (KernelTransport+Retry.swift), reported, and the mirror says it is not held until it takes.
+/// docs/ARCHITECTURE.md, "The kernel transport (LatchkeyKernel)".
 public final class KernelTransport: BluetoothTransport {
     /// The one advertising instance we use (1...254; mgmt-api.txt, Add Advertising).
     public static let advertisingInstance: UInt8 = 1

@@ -3,22 +3,13 @@ import LatchkeyPhone
 import LatchkeySQLite
 import LatchkeyTransport
 
-/// The durable store behind an agent: one SQLite file in the agent's state
-/// directory, holding the decision journal, the event log, the phone keys and their
-/// counters, the phone state and the managers' restoration entries.
-///
-/// Durability: WAL journal with `synchronous=FULL`, so every write transaction is fsync'ed
-/// to the WAL before the call that made it returns — `record` of a decision, `recordCounter`,
-/// `save` of the phone state, an event append. The connection is synchronous and used from
-/// the one event loop: a write blocks the loop for one fsync (`StoreBenchmark` measures it),
-/// which is the point — nothing moves before it is written.
-///
-/// Opening checks the file: a file that is not a database, or fails `PRAGMA
-/// integrity_check`, throws `StoreError.corrupt` naming it; see `StoreCorruption` for what
-/// the caller does then (quarantine, start empty, stay locked).
-///
-/// Only this module speaks SQL (through `LatchkeySQLite`); agents see the protocols they
-/// define (`DecisionJournal`, `KeyStore`, `PhoneStateStore`) and the types below.
+/// The durable store behind an agent: one SQLite file in its state directory holding the
+/// decision journal, the event log, the phone keys and their counters, the phone state and the
+/// restoration entries. WAL with `synchronous=FULL`: every write transaction is fsync'ed before
+/// the call returns, on the one event loop, so nothing moves before it is written. Opening
+/// checks the file (`PRAGMA integrity_check`) and throws `StoreError.corrupt` naming it
+/// (`StoreCorruption` says what the caller does). Only this module speaks SQL (through
+/// `LatchkeySQLite`); agents see the protocols it defines.
 public final class AgentStore {
     /// The state directory (mode 0700).
     public let directory: String
