@@ -134,16 +134,11 @@ public final class AgentStore {
     }
 
     /// Gives the WAL file its working size before any decision is written (`walWorkingSize`,
-    /// `Database.extendWALFile`): without it, every commit of a lock's first ~1,000 pages
-    /// after each start — a new store, and every clean restart, since close empties the WAL
-    /// — grew the file, and under a writer syncing beside it the decision's commit in front
-    /// of the motor had a p99 of 7.4 ms against 0.45 ms at its median (CHANGELOG.md, "Under load, and the table in one command").
-    ///
-    /// Not fatal, and never the card's last space: the file is laid out only while at least
-    /// `walWorkingSize` more stays free on its file system. A store that is not laid out (a
-    /// nearly full card, a failed write) works as before, its commits growing the file, and
-    /// says why in `walNotPrepared`, which the agents report as a warning. What a failed
-    /// write wrote before it failed stays: those blocks are the WAL's.
+    /// `Database.extendWALFile`): otherwise every commit of a lock's first ~1,000 pages after each
+    /// start grew the file, and under a syncing writer the commit in front of the motor had a p99
+    /// of 7.4 ms against 0.45 ms at its median (CHANGELOG.md, "Under load, and the table in one
+    /// command"). Never the card's last space: only while `walWorkingSize` more stays free. A store
+    /// not laid out works as before and says why in `walNotPrepared` (a warning).
     private func prepareWAL() {
         do {
             walNotPrepared = try storeOperation(path: path) {
@@ -248,16 +243,11 @@ public final class AgentStore {
     /// SQLite's own threshold: a checkpoint once the WAL holds this many frames.
     public static let checkpointFrames = 1_000
 
-    /// Where a due checkpoint runs: nil, right after the write that made it due; the lock's
-    /// store hands it to its event loop's next turn (`StateStores.openLock`), so that no
-    /// write on a command's way to the motor (the decision's record, the backlog written
-    /// before it, a lockout count the verifier saves) is followed by one before the line
-    /// has changed: the record and the drive happen in one turn (`LockController`).
-    ///
-    /// SQLite's own checkpoint ran inside the commit that crossed `checkpointFrames`, before
-    /// that commit's call returned; the connection counts frames instead
-    /// (`Database.takeOverCheckpoints`). A checkpoint copies the WAL's pages into the
-    /// database file and syncs that file.
+    /// Where a due checkpoint runs: nil, right after the write that made it due; the lock's store
+    /// hands it to its event loop's next turn (`StateStores.openLock`), so no write on a command's
+    /// way to the motor is followed by a checkpoint before the line has changed (the record and the
+    /// drive happen in one turn, `LockController`). The connection counts WAL frames itself
+    /// (`Database.takeOverCheckpoints`) instead of SQLite checkpointing inside a commit.
     public var checkpointScheduler: ((@escaping () -> Void) -> Void)?
     private var checkpointScheduled = false
 
