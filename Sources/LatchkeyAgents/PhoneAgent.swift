@@ -91,7 +91,6 @@ public struct PhoneAgentConfiguration: Sendable {
 /// tracks away/home, and makes one authenticated arrival request per away→home cycle, only
 /// inside the window an arrival intent opened. A bare re-link never sends anything that
 /// opens the door.
-///
 /// With a `RestorationStorage` its central manager preserves the request, the link and the
 /// lock's attribute cache: a relaunched agent adopts a link that survived it and resumes
 /// its GATT setup where it stopped (`PhoneAgent+Restoration.swift`) — it never discovers

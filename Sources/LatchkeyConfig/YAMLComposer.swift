@@ -35,7 +35,6 @@ struct YAMLSyntaxError: Error {
 }
 
 /// Builds the node tree of one YAML document from libyaml's parser events.
-///
 /// libyaml (the reference C parser, the one Yams wraps) does the parsing; this file only
 /// assembles its events. Taking it directly instead of through Yams keeps full Foundation and
 /// ICU out of the agents: Yams imports Foundation (NSRegularExpression, DateFormatter), which

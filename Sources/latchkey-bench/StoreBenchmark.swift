@@ -22,7 +22,6 @@ public enum StoreBenchmark {
     /// The time `record` takes to make one decision durable (commit + fsync of the WAL),
     /// `count` times, in a fresh store, after `warmUp` decisions that are not timed.
     /// Completing each decision is not timed.
-    ///
     /// Cold (no warm-up) and warm alike, a commit overwrites WAL blocks in place: the store
     /// lays its WAL file out to its working size when it opens (`AgentStore.prepareWAL`).
     /// Before it did, each of a new store's first ~1,000 pages made the file longer, and the
