@@ -2,7 +2,7 @@ import LatchkeyManagers
 import LatchkeyTransport
 
 /// Which phone (key) each central address authenticated as, preserved like the manager's own
-/// state (M6). A link adopted after a restart carries no new command, so without this the
+/// state. A link adopted after a restart carries no new command, so without this the
 /// lock would not know whose departure to lock behind.
 struct LockBindings: PreservedState {
     static let role = RestorationRole.peripheral

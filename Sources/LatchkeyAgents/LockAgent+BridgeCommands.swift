@@ -19,15 +19,12 @@ public enum BridgeCommandRefusal: Error, Equatable, Sendable, CustomStringConver
 }
 
 extension LockAgent {
-    /// A lock or unlock from a local bridge (`latchkey mqtt`) acting as its own key `keyID`,
-    /// reached through the control socket, whose permissions are the authentication (the
-    /// bridge holds no secret). `LockAuthority` decides on the key as the store holds it now
-    /// (`BridgeKeyRule`: present, not revoked, role user without arrival unlock; an unlock not
-    /// locked out), then the lock's rules (operating mode — the bridge is a remote source, so
-    /// No Remote Lock/Unlock refuses it —, door, busy bolt); the decision is journalled before
-    /// the actuator moves and the audit log names the key, with source ProprietaryRemote
-    /// ("through the MQTT bridge"). A refusal of the key is in the audit log under it, as a
-    /// refused phone frame is.
+    /// A lock or unlock from a local bridge (`latchkey mqtt`) acting as its own key `keyID`, through
+    /// the control socket, whose permissions are the authentication (the bridge holds no secret).
+    /// `LockAuthority` decides on the key as stored now (`BridgeKeyRule`), then the lock's rules
+    /// (operating mode, the bridge being a remote source; door; busy bolt); the decision is
+    /// journalled before the actuator moves, and the audit log names the key with source
+    /// ProprietaryRemote, refusals included.
     public func bridgeCommand(_ operation: LockOperationType, keyID: UInt32) -> Result<DecisionID?, BridgeCommandRefusal> {
         let authorization: Authorization
         switch verifier.authority.authorize(operation == .lock ? .lock : .unlock, keyID: keyID, via: .bridge) {

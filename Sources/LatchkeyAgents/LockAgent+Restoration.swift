@@ -2,7 +2,7 @@ import LatchkeyLock
 import LatchkeyLockProtocol
 import LatchkeyManagers
 
-/// The lock agent across its own death (M6, M7): the peripheral manager restores the
+/// The lock agent across its own death: the peripheral manager restores the
 /// service at the handles phones have cached and the links that survived, with their
 /// subscriptions; the lock reports what it went through as Matter alarms in its log.
 extension LockAgent {

@@ -19,7 +19,7 @@ public struct LockAgentConfiguration: Sendable {
     public var arrivalPolicy: ArrivalPolicy
     /// Failed-attempt limits and disable times (docs/SECURITY.md, "Lockout").
     public var lockout: LockoutPolicy
-    /// The peripheral manager's restore identifier (M6): advertising, the service's handles
+    /// The peripheral manager's restore identifier: advertising, the service's handles
     /// and the subscribed centrals are preserved under it when the agent has a storage.
     public var restoreIdentifier: String
     /// The service this version publishes. A relaunch that finds another one preserved
@@ -125,7 +125,7 @@ public final class LockAgent: PeripheralManagerDelegate {
     public private(set) var commandLatencies: [Double] = []
     /// The wake-up work this agent marks: an accepted command until the controller is at
     /// rest again (decision journalled, actuator moved, outcome journalled, logged and
-    /// notified), so that a background wake-up for the write is timed to its end (M5).
+    /// notified), so that a background wake-up for the write is timed to its end.
     /// The runtime attaches the application gate.
     public let backgroundTasks = BackgroundTasks()
     static let commandTask = "command"
@@ -440,7 +440,7 @@ public final class LockAgent: PeripheralManagerDelegate {
         }
     }
 
-    // MARK: Event log transfer (M9)
+    // MARK: Event log transfer
 
     private func startTransfer(_ bytes: [UInt8], to central: Central) -> ATTErrorCode? {
         // A malformed request is answered with its ATT error.

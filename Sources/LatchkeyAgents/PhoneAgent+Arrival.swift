@@ -1,7 +1,7 @@
 import LatchkeyLock
 import LatchkeyLockProtocol
 
-/// The arrival request (M8): only inside an arrival intent's window, once per away→home
+/// The arrival request: only inside an arrival intent's window, once per away→home
 /// cycle, and once more when the first met a moving bolt — the lock refuses a command during
 /// a movement as busy, having decided nothing, and an owner coming home while the door
 /// relocks should not find it locked.

@@ -1,7 +1,7 @@
 import LatchkeyTransport
 
 /// A fast connection interval while the link is set up or a command runs, a slow one while
-/// it idles (issue 22's lever; figures in docs/ARCHITECTURE.md, "Link to unlock"). At 7.5 ms
+/// it idles (the lever for an idle link; figures in docs/ARCHITECTURE.md, "Link to unlock"). At 7.5 ms
 /// both radios meet 133 times a second; an idle owner at home needs none of that. After
 /// `idleAfter` with nothing to do — by default the held challenge's life, so a command
 /// that finds a challenge held also finds the link fast — the phone asks for

@@ -4,7 +4,7 @@ import LatchkeyLockProtocol
 import LatchkeyManagers
 import LatchkeyTransport
 
-/// Reading the lock's audit log over the data-transfer characteristic (M9): subscribe,
+/// Reading the lock's audit log over the data-transfer characteristic: subscribe,
 /// write a `LogRequest`, reassemble the chunked notifications, open them under the link's
 /// session (the lock refuses a link without one), decode the events.
 extension PhoneAgent {

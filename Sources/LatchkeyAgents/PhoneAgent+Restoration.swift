@@ -2,7 +2,7 @@ import LatchkeyATT
 import LatchkeyLockProtocol
 import LatchkeyManagers
 
-/// The GATT setup as a sequence that resumes where it stopped (M6 step 4): each step looks
+/// The GATT setup as a sequence that resumes where it stopped (restoration's step 4, docs/RESTORATION.md): each step looks
 /// at what the lock's proxy already holds — from this link, an earlier link, or the cache
 /// a relaunch restored — and only asks the lock for what is missing. A phone that comes
 /// back to a lock it knows is ready at once (its command opens the link's session, then it

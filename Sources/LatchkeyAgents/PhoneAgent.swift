@@ -14,7 +14,7 @@ public struct PhoneAgentConfiguration: Sendable {
     /// short drops a body or a door between phone and lock cause; configurable per home.
     public var gracePeriod: Duration
     public var connectOptions: ConnectOptions
-    /// The central manager's restore identifier (M6): its request, link and attribute cache
+    /// The central manager's restore identifier: its request, link and attribute cache
     /// are preserved under it when the agent is given a `RestorationStorage`.
     public var restoreIdentifier: String
     /// A command with no answer by then is given up and the link dropped, so that the
@@ -91,7 +91,6 @@ public struct PhoneAgentConfiguration: Sendable {
 /// tracks away/home, and makes one authenticated arrival request per away→home cycle, only
 /// inside the window an arrival intent opened. A bare re-link never sends anything that
 /// opens the door.
-///
 /// With a `RestorationStorage` its central manager preserves the request, the link and the
 /// lock's attribute cache: a relaunched agent adopts a link that survived it and resumes
 /// its GATT setup where it stopped (`PhoneAgent+Restoration.swift`) — it never discovers

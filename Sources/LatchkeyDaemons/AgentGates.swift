@@ -6,7 +6,7 @@ import LatchkeySettings
 import LatchkeyTransport
 import Logging
 
-/// Puts each daemon's application layer behind its gate (M4, M5): the mode from the
+/// Puts each daemon's application layer behind its gate: the mode from the
 /// configuration, suspend/resume through control commands and SIGTSTP/SIGCONT, alerts to
 /// the log and the hook, reports to the timeline, and the agent's wake-up work marked
 /// against the gate's budget.

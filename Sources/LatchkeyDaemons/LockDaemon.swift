@@ -26,7 +26,7 @@ public struct LockStores {
     public var lockout: any LockoutStore
     /// Where pairing adds keys, and the lock's identity; nil: no pairing.
     public var pairing: (registry: any KeyRegistry, identity: LockIdentity)?
-    /// Where the peripheral manager preserves its state (M6); nil: no restoration.
+    /// Where the peripheral manager preserves its state; nil: no restoration.
     public var restoration: (any RestorationStorage)?
     /// The store was found corrupt and started empty.
     public var storeWasReset: Bool
@@ -138,7 +138,7 @@ public enum LockDaemon {
             logger.trace("ATT \(direction) \(peer): \(hex(pdu))")
         }
         if let storage = stores.restoration {
-            // M6 step 2: the managers that had work pending are handed back (here: ours, or none).
+            // Restoration's step 2: the managers that had work pending are handed back (here: ours, or none).
             let pending = RestorationRegistry(storage: storage).identifiersWithPendingWork(.peripheral)
             logger.info("relaunch", metadata: ["restoring": "\(pending)"])
         }
@@ -188,7 +188,7 @@ public enum LockDaemon {
             agent.stop()
         }, retained: [watcher, transport, bridge, reopener], closing: {
             // Withdraws the advertising now, not whenever the last reference goes: a stopped
-            // lock must not stay connectable (docs/HIL.md, scenario d).
+            // lock must not stay connectable (docs/TESTING.md, scenario 32).
             (transport as? KernelTransport)?.close()
         })
     }

@@ -4,7 +4,7 @@ import Logging
 
 /// `lock.realtime_priority`: `latchkey lock` asks for SCHED_FIFO before its loop runs, so a
 /// command's path is not preempted by ordinary work; under two busy loops and a syncing writer
-/// a preempted command waited a scheduler tick or more (README, "Under load, and the table in
+/// a preempted command waited a scheduler tick or more (CHANGELOG.md, "Under load, and the table in
 /// one command"). What it got is an event and the `status` field `scheduling=`.
 enum RealtimePriority {
     /// `lock.realtime policy=fifo priority=N`, or `lock.realtime_refused` (a warning: the lock

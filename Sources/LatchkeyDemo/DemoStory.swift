@@ -173,7 +173,7 @@ public enum Demo {
         r.record("restarted lock resumes the journalled unlock decision", recovered && decided, latencyMs: since(killedAt),
                  "phone-ctl said: \(unlockReply.isEmpty ? "(link lost before the answer)" : unlockReply)")
         // The system (the air, like the kernel) keeps the link for ~2 s without its owner: a
-        // lock back within that adopts it with its subscriptions (M6); later, the phone re-links.
+        // lock back within that adopts it with its subscriptions; later, the phone re-links.
         let adopted = { w.lockEvent("lock.restored", since: t, where: { ($0.field("centrals") ?? "0") != "0" }) != nil }
         let backWithPhone = w.wait(.seconds(10)) { adopted() || w.phoneEvent("phone.linked", since: t) != nil }
         let how = adopted() ? "link adopted by the restarted lock (restored with its subscription"

@@ -1,7 +1,7 @@
 import LatchkeyTransport
 
 /// A lock or unlock the lock has decided to carry out: the intent written to the journal
-/// BEFORE the actuator moves (M7; docs/LOCK-RULES.md, "Decisions that survive death"), so
+/// BEFORE the actuator moves (docs/LOCK-RULES.md, "Decisions that survive death"), so
 /// that after a crash the lock knows what was in flight.
 public struct LockDecision: Hashable, Sendable {
     public var id: DecisionID

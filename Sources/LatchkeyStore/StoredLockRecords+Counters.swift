@@ -1,7 +1,7 @@
 import LatchkeySQLite
 import LatchkeySecurity
 
-// Issue 3 (command received → actuator line, p99 < 5 ms): the command's new counter and
+// The lock's path target (command received → actuator line, p99 < 5 ms): the command's new counter and
 // the decision it leads to are made durable in ONE transaction, one fsync, instead of two.
 // The rules stay: the counter is durable no later than the decision (same commit), and a
 // decision that fails to persist moves nothing (its transaction, counter included, rolls

@@ -10,16 +10,12 @@ import LatchkeySim
 import LatchkeyStore
 import LatchkeyTransport
 
-/// `latchkey-torture --kills N`: the lock and phone agents as processes on the simulated
-/// air, random lock/unlock traffic from the phone's control socket, and N SIGKILLs at
-/// random moments — of the lock agent mostly, of the phone agent or of both sometimes —
-/// each followed by a restart after a random delay (inside the kernel's 2 s idle-link time
-/// or past it, now and then past an unlock's 5 s window). After each restart it checks
-/// what `TortureAudit` says, and that the phone works again (a command goes through).
-///
-/// Everything random comes from one seed, so a failing run can be replayed; the moments
-/// are drawn, never fixed, and land in every phase: idle, a command crossing, the journal
-/// write, the motor running, auto-relock, start-up.
+/// `latchkey-torture --kills N`: the agents as processes on the simulated air, random
+/// lock/unlock traffic, and N SIGKILLs at random moments (mostly the lock, sometimes the phone
+/// or both), each followed by a restart after a random delay; after each, `TortureAudit` and a
+/// command that must go through. One seed draws everything, so a failing run replays; the
+/// moments land in every phase (idle, a command crossing, the journal write, the motor
+/// running, auto-relock, start-up). docs/TESTING.md, "Torture".
 public enum Torture {
     public struct Options: Sendable {
         public var kills: Int

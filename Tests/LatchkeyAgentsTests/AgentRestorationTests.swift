@@ -8,7 +8,7 @@ import LatchkeyTestKit
 import LatchkeyTransport
 import Testing
 
-/// M6 end to end: the agents across their own deaths on the in-process radio, counted in
+/// State preservation and restoration end to end: the agents across their own deaths on the in-process radio, counted in
 /// the PDUs the phone sends. Discovery is a cost paid once per lock, not once per link or
 /// once per process.
 struct AgentRestorationTests {

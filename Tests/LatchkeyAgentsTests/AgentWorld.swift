@@ -35,7 +35,7 @@ final class AgentWorld {
     let phoneStore = InMemoryPhoneStateStore()
     let lockouts = InMemoryLockoutStore()
     let identity = try! LockIdentity(rawPrivateKey: LockIdentity.newRawPrivateKey())
-    /// What the managers preserve (M6), kept across the agents' deaths like the store is.
+    /// What the managers preserve, kept across the agents' deaths like the store is.
     let phoneRestoration = InMemoryRestorationStorage()
     let lockRestoration = InMemoryRestorationStorage()
     /// The lock's operating mode across its restarts.

@@ -2,7 +2,7 @@ import LatchkeyAgents
 import LatchkeyLock
 import Testing
 
-/// An arrival unlock that meets a moving bolt (M8, docs/LOCK-RULES.md rule 4): the lock refuses
+/// An arrival unlock that meets a moving bolt (docs/LOCK-RULES.md rule 4): the lock refuses
 /// it as busy, deciding nothing; the phone asks once more when the bolt is at rest, and the
 /// cycle is spent by that answer — still one unlock per away→home cycle.
 struct ArrivalRetryTests {

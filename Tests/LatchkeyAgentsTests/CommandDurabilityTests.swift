@@ -62,7 +62,7 @@ final class CommitRecorder: KeyStore, DecisionJournal {
     }
 }
 
-/// Issue 3's path, command received → actuator line: one durable commit, holding both the
+/// The lock's path, command received → actuator line: one durable commit, holding both the
 /// key's new counter and the decision, before the line moves; and neither rule weakened.
 struct CommandDurabilityTests {
     static func world() throws -> (AgentWorld, CommitRecorder) {

@@ -6,7 +6,7 @@ import LatchkeySim
 import LatchkeyTransport
 import Testing
 
-/// Issue 22, item 5: a 64 KiB audit-log transfer over notifications at the negotiated MTU
+/// A 64 KiB audit-log transfer over notifications at the negotiated MTU
 /// runs at ≥ 90 % of the link's rate — notifications per connection event (what the link
 /// model's airtime and buffers allow) × their payload (MTU − 3) per interval — with nothing
 /// lost or reordered, through the `false`/ready back-pressure path (the lock offers chunks

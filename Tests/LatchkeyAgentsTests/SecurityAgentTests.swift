@@ -209,7 +209,7 @@ struct BruteForceAndRevocationTests {
         #expect(w.logged(.lockOperationError(attempt, .invalidCredential)) == 3, "each failure is logged")
         #expect(w.logged(.doorLockAlarm(.wrongCodeEntryLimit)) == 1, "reaching the limit raises the alarm")
         #expect(!w.latchEnergised)
-        // The events name the key they concern: journald files it as KEY_ID= (issue 23).
+        // The events name the key they concern: journald files it as KEY_ID=.
         #expect(w.lockEvents.events.contains { $0.name == "lock.lockout" && $0.field("key") == "1" })
         #expect(w.lockEvents.events.contains {
             $0.name == "lock.event" && $0.field("kind")?.hasPrefix("lockOperationError") == true && $0.field("key") == "1"

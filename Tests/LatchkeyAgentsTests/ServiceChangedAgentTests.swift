@@ -8,7 +8,7 @@ import LatchkeyTestKit
 import LatchkeyTransport
 import Testing
 
-/// Issue 5 item 3 end to end: a lock relaunched as another version (its service changed)
+/// Service Changed end to end: a lock relaunched as another version (its service changed)
 /// tells the phone whose link survived it with Service Changed; a phone that was dead
 /// through it finds out from the Database Hash; either way the phone binds to the new
 /// handles before it writes anything, and the next sealed command opens the door. A lock

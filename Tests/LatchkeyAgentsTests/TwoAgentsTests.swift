@@ -4,7 +4,7 @@ import LatchkeyPhone
 import LatchkeySim
 import Testing
 
-/// The lock and the phone agents end to end on the in-process radio (M7, M8).
+/// The lock and the phone agents end to end on the in-process radio.
 struct TwoAgentsTests {
     @Test func returningHomeUnlocksOnceThenAutoRelocks() throws {
         let w = try AgentWorld(autoRelock: .seconds(30), grace: .seconds(5), phoneStartsAt: 100)
@@ -106,7 +106,7 @@ struct TwoAgentsTests {
     }
 }
 
-/// The audit log read over BLE through the chunked data-transfer characteristic (M9).
+/// The audit log read over BLE through the chunked data-transfer characteristic.
 struct EventLogTransferTests {
     @Test func thePhoneReadsTheLocksAuditLogInChunks() throws {
         let w = try AgentWorld(autoRelock: .seconds(5), grace: .seconds(2), phoneStartsAt: 100)

@@ -22,7 +22,7 @@ func ask(_ dispatcher: ControlDispatcher, _ line: String) -> [String] {
     return replies
 }
 
-/// The control commands at unit level (M5): the dispatcher both daemons answer their
+/// The control commands at unit level: the dispatcher both daemons answer their
 /// control socket with, on the agents and gates the daemons build (AgentGates), on a
 /// manual loop. Wrong commands are answered with an error and change nothing; the right
 /// ones change what the managers do.

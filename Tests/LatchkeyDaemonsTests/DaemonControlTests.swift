@@ -9,7 +9,7 @@ import LatchkeyPosix
 import LatchkeyTransport
 import Testing
 
-/// M5 at the daemon level: real control sockets and real signals (SIGTSTP, SIGCONT sent
+/// Execution modes at the daemon level: real control sockets and real signals (SIGTSTP, SIGCONT sent
 /// with kill(2) and raise(3) to this process's self-pipe handlers), on the daemons as the
 /// CLI sets them up, over the simulated air. Serialized: a signal's disposition is
 /// process-wide, so only one of these may own SIGTSTP/SIGCONT at a time.

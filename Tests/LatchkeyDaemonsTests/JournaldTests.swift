@@ -68,7 +68,7 @@ final class FakeJournald {
     }
 }
 
-/// Issue 23: under systemd the agents log to journald with priorities `journalctl -p` reads
+/// Under systemd the agents log to journald with priorities `journalctl -p` reads
 /// and fields `journalctl -o json` shows, and without timestamps of their own.
 @Suite struct JournaldTests {
     @Test func theLogHandlerSendsPriorityFieldsAndNoTimestamp() throws {
@@ -99,7 +99,7 @@ final class FakeJournald {
         #expect(JournaldLogHandler.priority(level).rawValue == priority)
     }
 
-    /// The jam's two entries exactly as the HIL's 65-systemd-journal-warning logged them.
+    /// The jam's two entries exactly as the HIL's 85-systemd-journal-warning logged them.
     @Test func aJamsFailedUnlockIsFiledAtWarning() {
         let t = Instant(nanoseconds: 12_345_000_000)
         let failed = AgentEvent("lock.event", time: t, [
@@ -123,7 +123,7 @@ final class FakeJournald {
             AgentEvent("lock.command_rejected", time: t), AgentEvent("lock.command_refused", time: t),
             AgentEvent("lock.arrival_refused", time: t), AgentEvent("lock.transport_refused", time: t),
             AgentEvent("phone.command_timeout", time: t),
-            // Arrival unlock refused as a suspected relay (issue 15's events).
+            // Arrival unlock refused as a suspected relay (the relay check's events).
             AgentEvent("lock.suspected_relay", time: t, [("key", "key#1"), ("reason", "tooSlow")]),
             AgentEvent("lock.event", time: t, [("kind", "suspectedRelay(tooSlow key#1)")]),
         ]

@@ -68,7 +68,7 @@ import Testing
         #expect(h.phoneSent.serviceDiscovery == 0, "the lock's services came back from the store")
     }
 
-    /// The HIL's finding (61-systemd-restart): a fail-secure lock killed after its unlock
+    /// The HIL's finding (81-systemd-restart): a fail-secure lock killed after its unlock
     /// completed (no decision open) is locked when it comes back, and the log must say so —
     /// not end on "unlocked" until the next event, which `latchkey status` would print.
     @Test func sigkillOfAFailSecureLockAfterItsUnlockLogsTheRelockItFindsAtStart() throws {

@@ -6,7 +6,7 @@ import LatchkeyTransport
 @testable import LatchkeyDaemons
 import Testing
 
-/// Store faults fail safe and loud (issue 14), on the whole lock agent with its SQLite store
+/// Store faults fail safe and loud, on the whole lock agent with its SQLite store
 /// behind a fault switch (FaultyStore): a full, broken or read-only card.
 @Suite struct StoreFaultTests {
     func storeField(_ h: Household) -> String? {
@@ -61,7 +61,7 @@ import Testing
         try StateStores.openKeys(h.lockState).lastCounter(keyID: h.key.id)
     }
 
-    /// HIL scenario w found it: with the disk full, `lock` moved the bolt and the phone was
+    /// HIL scenario 23 found it: with the disk full, `lock` moved the bolt and the phone was
     /// told `storage failure` (the counter could not be written after the accepted lock).
     /// The answer says what happened; the counter is held in memory (a replay of it is
     /// refused) and written with the journal's backlog once the store takes writes.
@@ -106,7 +106,7 @@ import Testing
         #expect(storeField(h)?.contains("journal") == false)
     }
 
-    /// HIL scenario w found it: a lock started on a read-only card exited 1 (it opened its
+    /// HIL scenario 23 found it: a lock started on a read-only card exited 1 (it opened its
     /// store for writing), a restart loop under systemd. It runs degraded instead: the
     /// store read-only, `lock` done, `unlock` refused, the fault in `status` and a warning;
     /// read-write again, what waited is written.

@@ -6,7 +6,7 @@ import LatchkeyManagers
 import LatchkeyTransport
 import Testing
 
-/// M5's wake budget on the agents as the daemons wire them (AgentGates): a suspended
+/// The wake budget on the agents as the daemons wire them (AgentGates): a suspended
 /// background agent woken by an event is timed until the whole job it marked is done —
 /// the phone from the re-formed link through the GATT setup, the arrival request and the
 /// lock's report that the bolt moved; the lock from the command's write through the

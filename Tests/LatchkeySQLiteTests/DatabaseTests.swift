@@ -163,7 +163,7 @@ struct DatabaseTests {
 }
 
 /// `latchkey status`, `log` and `keys list` open the agent's file beside the running agent:
-/// a read-only connection never creates a file and cannot write one (issue 23).
+/// a read-only connection never creates a file and cannot write one.
 struct ReadOnlyDatabaseTests {
     @Test func aReadOnlyConnectionNeverCreatesTheFile() throws {
         let scratch = ScratchDatabase()

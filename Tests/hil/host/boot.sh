@@ -12,7 +12,7 @@ boot_vm() {
     # no_timer_check: the kernel's check that the IO-APIC timer ticks runs in a fixed window of
     # (emulated) time, which a TCG vCPU starved by a loaded host can miss: "Kernel panic - not
     # syncing: IO-APIC + timer doesn't work!" 0.05 s into a boot at load ~20 (seen once,
-    # docs/HIL.md "What the suite found"). Virtual machines' kernels commonly skip it.
+    # docs/LINUX-BLE.md "What the HIL suite found"). Virtual machines' kernels commonly skip it.
     local append="console=ttyS0 panic=-1 quiet no_timer_check ${HIL_APPEND:-}hil.scenarios=$scenarios hil.timeout=$HIL_VM_TIMEOUT hil.verbose=${HIL_VERBOSE:-0}"
     say "qemu: kernel $KVER, scenarios: ${scenarios:-all}; console log: $CONSOLE_LOG"
     # -nic none: the VM needs no network. panic=-1 and -no-reboot: a kernel panic ends qemu.
