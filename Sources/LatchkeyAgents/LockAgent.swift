@@ -333,9 +333,9 @@ public final class LockAgent: PeripheralManagerDelegate {
     }
 
     /// Makes the verified command's counter durable unless a write of the lock's records
-    /// already carried it (the decision: `KeyStore.stageCounter`). Runs before any other
-    /// durable effect of the command and before its answer; a failure answers
-    /// `storageFailure`.
+    /// already carried it (the decision: `DecisionJournal.record(_:committing:)`; the event of
+    /// a refusal). Runs before any other durable effect of the command and before its answer;
+    /// a failure answers `storageFailure`.
     func commitCounter(key: UInt32) -> CommandRejection? {
         do { try verifier.commitCounter() } catch {
             emit(.lockCommandRefused(key: "\(key)", error: "counter not stored: \(error)"))
@@ -382,8 +382,10 @@ public final class LockAgent: PeripheralManagerDelegate {
         }
         let changesBefore = outputClock?.changeCount ?? 0
         let decidedBefore = controller.lastRecordedDecision
-        if let error = controller.submit(verified.authorization, validUntil: received + configuration.challengeLifetime,
-                                         relockAfter: relockAfter) {
+        // The counter-with-decision rule: the store commits the key's counter with the decision (one fsync).
+        if let error = controller.submit(verified.authorization,
+                                         counter: KeyCounter(keyID: key, counter: verified.counter),
+                                         validUntil: received + configuration.challengeLifetime, relockAfter: relockAfter) {
             emit(.lockCommandRefused(key: "\(key)", op: "\(op)", error: "\(error)"))
             // A moving bolt decided nothing: the phone asks once more after it, on the same departure.
             if op == .arrivalUnlock && error == .busy, let credit { departuresSeen[key] = credit }
@@ -391,7 +393,7 @@ public final class LockAgent: PeripheralManagerDelegate {
         }
         // Accepted. Remember who is here (for departure) and measure our own path.
         if op == .lock { commitLockCounter(key: key) }  // the bolt moves whatever the store says
-        else if let failed = commitCounter(key: key) { return failed }  // carried by the decision: nothing to do
+        else if let failed = commitCounter(key: key) { return failed }  // committed with the decision: nothing left
         // The movement's outcome arrives later as an event (`lockEvent`): wake work until then.
         if controller.machine.isMoving { backgroundTasks.begin(Self.commandTask) }
         bind(central, to: key)
