@@ -349,7 +349,7 @@ extension EventKind {
         [.seconds])
     public static let pairFound = EventKind(
         "pair.found", "A lock in its pairing window was found.",
-        [.lock, .name, .fingerprint])
+        [.lock, EventField("name", "the lock's name"), .fingerprint])
     public static let pairConnecting = EventKind(
         "pair.connecting", "Connecting to the lock found.",
         [.lock])
@@ -575,18 +575,18 @@ extension EventField {
     static let error = EventField("error", "what went wrong, as the failing layer described it")
     static let event = EventField("event", "the transport event concerned")
     static let fingerprint = EventField("fingerprint", "the lock identity's fingerprint")
-    static let key = EventField("key", "the phone key the event concerns (its number)")
+    static let key = EventField("key", "the phone key the event concerns: its number (written key#N by some events)")
     static let links = EventField("links", "how many links are up")
     static let lock = EventField("lock", "the lock: its address or link identifier")
     static let lost = EventField("lost", "events lost to a full queue so far")
-    static let mode = EventField("mode", "an operating mode (normal, vacation, privacy, noRemoteLockUnlock, passage)")
+    static let mode = EventField("mode", "an operating mode (normal, noRemoteLockUnlock, passage)")
     static let ms = EventField("ms", "a duration in milliseconds")
     static let name = EventField("name", "a key's name, escaped for one line")
     static let op = EventField("op", "the operation asked for (lock, unlock, arrivalUnlock, ...)")
-    static let presence = EventField("presence", "the presence state (away, nearby, home)")
+    static let presence = EventField("presence", "the presence state (unknown, home, leaving, away, nearby)")
     static let priority = EventField("priority", "the SCHED_FIFO priority")
     static let reason = EventField("reason", "why, in a word or a phrase")
-    static let role = EventField("role", "the key's role (owner, guest)")
+    static let role = EventField("role", "the key's role (admin, user)")
     static let seconds = EventField("seconds", "a duration in whole seconds")
     static let sequence = EventField("sequence", "the audit-log sequence number")
     static let source = EventField("source", "how the request came in")
