@@ -1,3 +1,4 @@
+import LatchkeyEvents
 import LatchkeyTransport
 
 /// A fast connection interval while the link is set up or a command runs, a slow one while
@@ -43,11 +44,11 @@ extension PhoneAgent {
     private func askForInterval(_ interval: Duration, slowing: Bool) {
         if lockPeripheral.requestConnectionInterval(interval) {
             linkSlowed = slowing
-            emit("phone.link_interval", ["ms": "\(interval.milliseconds)", "why": slowing ? "idle" : "busy"])
+            emit(.phoneLinkInterval(ms: "\(interval.milliseconds)", why: slowing ? "idle" : "busy"))
         } else if !linkIntervalRefusalSaid {
             // Once per agent: the kernel transport cannot update a live link (no mgmt command).
             linkIntervalRefusalSaid = true
-            emit("phone.link_interval_unsupported", ["ms": "\(interval.milliseconds)"])
+            emit(.phoneLinkIntervalUnsupported(ms: "\(interval.milliseconds)"))
         }
     }
 }

@@ -1,3 +1,4 @@
+import LatchkeyEvents
 import LatchkeyGATT
 import LatchkeyLock
 import LatchkeyLockProtocol
@@ -50,7 +51,7 @@ extension PhoneAgent {
     private func logFetchWentSilent() {
         guard let fetch = logFetch else { return }
         logFetch = nil
-        emit("phone.log_fetch_timeout", ["received": "\(fetch.octets)"])
+        emit(.phoneLogFetchTimeout(received: "\(fetch.octets)"))
         fetch.completion(.failure(.notDelivered("log transfer: nothing from the lock for \(Self.logFetchSilence)")))
     }
 

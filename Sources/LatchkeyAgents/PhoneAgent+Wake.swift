@@ -1,3 +1,4 @@
+import LatchkeyEvents
 import LatchkeyLockProtocol
 import LatchkeyManagers
 
@@ -38,7 +39,7 @@ extension PhoneAgent {
         guard backgroundTasks.openTasks.contains(Self.boltReportTask) else { return }
         boltReportTimer?.cancel()
         boltReportTimer = loop.schedule(after: Self.boltReportTimeout) { [weak self] in
-            self?.emit("phone.bolt_report_timeout")
+            self?.emit(.phoneBoltReportTimeout)
             self?.boltReported()
         }
     }

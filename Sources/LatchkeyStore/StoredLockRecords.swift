@@ -42,6 +42,15 @@ public final class StoredLockRecords: DecisionJournal, LockEventLog {
         try writeCarryingCounter { db in try journal.record(decision, in: db) }
     }
 
+    /// The counter-with-decision rule: the key's new counter and the decision its command led
+    /// to, in one transaction — one commit, one fsync, before the actuator moves. A failed
+    /// write takes both with it, and the counter stays staged for the agent to commit alone.
+    public func record(_ decision: LockDecision, committing counter: KeyCounter) throws {
+        try commitNoted()
+        let journal = journal
+        try writeCarryingCounter(counter) { db in try journal.record(decision, in: db) }
+    }
+
     public func complete(_ id: DecisionID, outcome: DecisionOutcome) throws {
         try commitNoted()
         noted = (id, outcome)

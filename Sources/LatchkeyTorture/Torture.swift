@@ -3,6 +3,7 @@ import Glibc
 #endif
 import LatchkeyControl
 import LatchkeyDemo
+import LatchkeyEvents
 import LatchkeyLock
 import LatchkeyPosix
 import LatchkeySecurity
@@ -233,12 +234,12 @@ struct TortureRun {
     private mutating func startLock() throws -> Double? {
         let spawned = stage.loop.now
         _ = try stage.startLock()
-        guard stage.wait(.seconds(15), until: { stage.lockEvent("lock.started", since: spawned) != nil }) else {
+        guard stage.wait(.seconds(15), until: { stage.lockEvent(.lockStarted, since: spawned) != nil }) else {
             throw RuntimeError("the lock agent did not start")
         }
         // willRestoreState follows the air's welcome, which may come after the sensors are read.
-        stage.wait(.seconds(5)) { stage.lockEvent("lock.restored", since: spawned) != nil }
-        guard let restored = stage.lockEvent("lock.restored", since: spawned)?.0.field("t_ms").flatMap(Double.init)
+        stage.wait(.seconds(5)) { stage.lockEvent(.lockRestored, since: spawned) != nil }
+        guard let restored = stage.lockEvent(.lockRestored, since: spawned)?.0.field("t_ms").flatMap(Double.init)
         else { return nil }
         return restored - Double(spawned.nanoseconds) / 1_000_000
     }

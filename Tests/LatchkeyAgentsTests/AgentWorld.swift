@@ -1,4 +1,5 @@
 import LatchkeyAgents
+import LatchkeyEvents
 import LatchkeyGATT
 import LatchkeyGPIO
 import LatchkeyLock
@@ -94,8 +95,8 @@ final class AgentWorld {
         try startPhone(grace: grace)
         if leaves {
             // The phone's own proof too: a sealed reply opened, so it counts itself home first.
-            precondition(advance(until: { lockEvents.names().contains("lock.phone_present")
-                && phoneEvents.names().contains("phone.link_verified") }, limit: .seconds(5)))
+            precondition(advance(until: { lockEvents.names().contains(EventKind.lockPhonePresent.name)
+                && phoneEvents.names().contains(EventKind.phoneLinkVerified.name) }, limit: .seconds(5)))
             walkPhone(to: position)
         }
     }

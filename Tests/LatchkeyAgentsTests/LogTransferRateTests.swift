@@ -1,4 +1,5 @@
 import LatchkeyAgents
+import LatchkeyEvents
 import LatchkeyLock
 import LatchkeyLockProtocol
 import LatchkeyManagers
@@ -18,7 +19,7 @@ struct LogTransferRateTests {
 
     @Test func a64KiBLogCrossesAtNinetyPercentOfTheLinksRateWithNothingLostOrReordered() throws {
         let w = try AgentWorld(autoRelock: nil, grace: .seconds(5), phoneStartsAt: 2)
-        #expect(w.advance(until: { w.lockEvents.names().contains("lock.phone_present") }, limit: .seconds(3)))
+        #expect(w.advance(until: { w.lockEvents.names().contains(EventKind.lockPhonePresent.name) }, limit: .seconds(3)))
         #expect(w.linkSetUp())
         w.loop.advance(by: .milliseconds(200))
         // 29-octet events in 5-octet records: 1,927 fill the 64 KiB a sealed reply carries.

@@ -1,5 +1,6 @@
 import Foundation
 import LatchkeyAgents
+import LatchkeyEvents
 import LatchkeyGPIO
 import LatchkeyLock
 import LatchkeyLockProtocol
@@ -175,7 +176,7 @@ final class Household {
     func settle() throws {
         try startLock()
         try startPhone()
-        let ready = advance(until: { self.count("phone.gatt_ready", in: self.phoneEvents) > 0
+        let ready = advance(until: { self.count(EventKind.phoneGattReady.name, in: self.phoneEvents) > 0
                                      && self.lock?.controller.lockState == .locked })
         if !ready { throw RuntimeError("the household did not settle: \(phoneEvents.names())") }
         loop.advance(by: .milliseconds(200))  // the phone's `present` command
