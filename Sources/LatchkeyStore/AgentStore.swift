@@ -56,7 +56,7 @@ public final class AgentStore {
         } else {
             try fileSystem.prepare(directory, path)
         }
-        connection = try Self.connect(path, access: access)
+        connection = try Self.connect(path, access: access, vfs: fileSystem.sqliteVFS)
         if access == .readOnly {
             try checkIntegrity()
             try requireCurrentSchema()
@@ -94,7 +94,7 @@ public final class AgentStore {
         // every write (SQLITE_READONLY at BEGIN IMMEDIATE; seen on a remounted tmpfs).
         try storeOperation(path: path) { try connection.close() }
         do throws(StoreError) {
-            connection = try Self.connect(path, access: .readWrite)
+            connection = try Self.connect(path, access: .readWrite, vfs: fileSystem.sqliteVFS)
             try storeOperation(path: path) { try Self.configure(connection) }
             try migrate()
             isReadOnly = false
@@ -104,16 +104,16 @@ public final class AgentStore {
                 + "its commits grow the WAL until the agent's next start lays it out"
         } catch {
             // Reading again, as before; when even that fails, every use of the store throws.
-            if let reading = try? Self.connect(path, access: .readOnly) { connection = reading }
+            if let reading = try? Self.connect(path, access: .readOnly, vfs: fileSystem.sqliteVFS) { connection = reading }
             throw error
         }
     }
 
-    private static func connect(_ path: String, access: Database.Access) throws(StoreError) -> Database {
+    private static func connect(_ path: String, access: Database.Access, vfs: String?) throws(StoreError) -> Database {
         // Another process (a `latchkey keys` command) may hold the write lock for one small
         // transaction; wait for it rather than fail a decision. 1 s: far above one fsync
         // (~ms, `StoreBenchmark`) and far below M5's 10 s wake budget.
-        try storeOperation(path: path) { try Database(path: path, busyTimeout: .seconds(1), access: access) }
+        try storeOperation(path: path) { try Database(path: path, busyTimeout: .seconds(1), access: access, vfs: vfs) }
     }
 
     /// The WAL file's working size: SQLite checkpoints once the WAL holds 1,000 pages
