@@ -1,4 +1,4 @@
-import CSQLite  // SQLITE_ERROR
+import CSQLite  // SQLITE_ERROR, SQLITE_IOERR, SQLITE_FULL
 import LatchkeyPhone
 import LatchkeySQLite
 import LatchkeyTransport
@@ -249,10 +249,46 @@ public final class AgentStore {
     func write<T>(_ body: (Database) throws -> T) throws(StoreError) -> T {
         guard !isClosed else { throw .database(path: path, message: "the store is closed") }
         if let fault = injectedWriteFault?() { throw fault }
-        let result = try storeOperation(path: path) { try connection.inTransaction(.immediate, body) }
+        let result: T
+        do {
+            result = try connection.inTransaction(.immediate, body)
+        } catch {
+            if let failure = error as? DatabaseError, failure.resultCode == SQLITE_IOERR || failure.resultCode == SQLITE_FULL {
+                supersedeFailedCommit()
+            }
+            throw StoreError.wrapping(error, path: path)
+        }
         scheduleCheckpointIfDue()
         return result
     }
+
+    /// After a write transaction failed in I/O (SQLITE_IOERR, SQLITE_FULL): one small
+    /// commit, so that the failed one can never come back. A commit whose sync failed has
+    /// written all its WAL frames, the last marked as a commit; SQLite forgets them, but they
+    /// are in the file (the page cache, at least), and the next process's WAL recovery
+    /// would find them valid: a decision whose `record` threw — the lock did not move, its
+    /// caller was told it failed — would be open on disk, and resumed at the next start.
+    /// The next commit writes its frames where the failed ones begin, which breaks their
+    /// checksum chain. When the disk refuses this one too (read-only), nothing more can be
+    /// done here; the caller still gets the first error, and `unsupersededCommits` counts it.
+    private func supersedeFailedCommit() {
+        failedCommits += 1
+        do {
+            try connection.inTransaction(.immediate) { db in
+                try db.execute(sql: """
+                    INSERT INTO meta (name, value) VALUES ('failedCommits', 1)
+                    ON CONFLICT (name) DO UPDATE SET value = value + 1
+                    """)
+            }
+        } catch {
+            unsupersededCommits += 1
+        }
+    }
+
+    /// Write transactions that failed in I/O since the store opened (`supersedeFailedCommit`).
+    public private(set) var failedCommits = 0
+    /// Of those, the ones the store could not supersede: the disk refused that write too.
+    public private(set) var unsupersededCommits = 0
 
     /// SQLite's own threshold: a checkpoint once the WAL holds this many frames.
     public static let checkpointFrames = 1_000
