@@ -1,5 +1,5 @@
 import Foundation
-import LatchkeyLock
+@testable import LatchkeyLock
 import LatchkeySecurity
 import LatchkeySim
 import LatchkeySimDisk
@@ -36,12 +36,12 @@ import Testing
         static let firstCounter: UInt64 = 10
         static let firstDecision: UInt64 = 1
 
-        init(seed: UInt64) { disk = SimulatedDisk(seed: seed) }
-
-        func open() throws(StoreError) -> AgentStore {
-            try AgentStore(directory: fixture.scratch.state, fileName: StoreFixture.fileName, wallClock: fixture.clocks.wall,
-                           fileSystem: .system.through(sqliteVFS: disk.vfsName))
+        init(seed: UInt64) {
+            disk = SimulatedDisk(seed: seed)
+            fixture.fileSystem = .system.through(sqliteVFS: disk.vfsName)
         }
+
+        func open() throws(StoreError) -> AgentStore { try fixture.open() }
 
         /// The store as the commands find it: a key whose counter is `firstCounter`, and a
         /// completed lock decision.
@@ -214,6 +214,56 @@ import Testing
     }
 
     // MARK: Refused writes
+
+    /// The same faults under the lock itself: at any write or sync of an unlock's record, the
+    /// unlock line never rises, and the lock killed then and restarted a second later (inside
+    /// the unlock's 5 s window, where an interrupted unlock is resumed) does not unlock either.
+    @Test(arguments: [DiskFault.diskFull, .ioError, .readOnly])
+    func theUnlockLineNeverRisesForADecisionWhoseCommitFailed(fault: DiskFault) throws {
+        typealias LockProcess = LockRecoveryFromStoreTests.LockProcess
+        func locked(_ lock: Lock) throws -> LockProcess {
+            let process = try LockProcess(lock.fixture)
+            process.loop.advance(by: .seconds(2))
+            #expect(process.controller.lockState == .locked)
+            return process
+        }
+        let unlock = LockCommand(.unlock, source: .remote, who: KeyID(7))
+        // The unlock's points, from a run without faults.
+        let dry = Lock(seed: Self.seed)
+        let process = try locked(dry)
+        let before = (dry.disk.writes, dry.disk.syncs)
+        process.controller.submit(unlock)
+        process.loop.run()
+        #expect(process.driving.unlock, "without a fault the motor runs")
+        let triggers = ((before.0 + 1)...dry.disk.writes).map(DiskTrigger.write)
+            + ((before.1 + 1)...dry.disk.syncs).map(DiskTrigger.sync)
+        let commitSync = DiskTrigger.sync(dry.disk.syncs)
+
+        for trigger in triggers {
+            let point = "seed \(Self.seed), \(fault) at \(trigger)"
+            let lock = Lock(seed: Self.seed)
+            do {
+                let first = try locked(lock)
+                lock.disk.schedule(fault, at: trigger)
+                first.controller.submit(unlock)
+                first.loop.run()
+                #expect(lock.disk.fired.count == 1, "\(point): the fault fired")
+                #expect(!first.driving.unlock, "\(point): the unlock line rose for a decision that is not on disk")
+                lock.disk.killProcess()
+            }
+            lock.disk.makeRoom()
+            lock.disk.remountReadWrite()
+            try lock.disk.restart()
+            lock.fixture.clocks.advance(by: .seconds(1))
+            let second = try LockProcess(lock.fixture)
+            let check = { #expect(!second.driving.unlock, "\(point): the restarted lock unlocks for a refused command") }
+            if fault == .readOnly, trigger == commitSync {
+                withKnownIssue("a read-only file system keeps a commit whose sync it refused") { check() }
+            } else {
+                check()
+            }
+        }
+    }
 
     /// A full disk, an I/O error or a read-only file system at any write or sync of a
     /// decision's commit: `record` throws (so the lock does not move), and the decision is
