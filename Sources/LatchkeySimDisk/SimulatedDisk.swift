@@ -75,14 +75,22 @@ public final class SimulatedDisk {
     public init(seed: UInt64, plan: DiskFaultPlan = DiskFaultPlan()) {
         self.seed = seed
         random = SplitMix64(seed: seed)
-        for (trigger, fault) in plan.faults { scheduled[trigger] = fault }
         registration = VFSRegistration(disk: self)
+        schedule(plan)
     }
 
     // MARK: Faults
 
     /// `fault` fires at `trigger` (replacing one scheduled there).
     public func schedule(_ fault: DiskFault, at trigger: DiskTrigger) { scheduled[trigger] = fault }
+
+    /// Every fault of `plan`, in its order.
+    public func schedule(_ plan: DiskFaultPlan) {
+        for (trigger, fault) in plan.faults { schedule(fault, at: trigger) }
+    }
+
+    /// Drops the faults that have not fired (they stay scheduled across `restart()`).
+    public func cancelScheduledFaults() { scheduled = [:] }
 
     /// What becomes of the unsynced writes at a power cut.
     public enum PowerCutDraw: Sendable {
@@ -401,16 +409,17 @@ public struct DiskFaultPlan: Sendable {
 
     public init(_ faults: [(DiskTrigger, DiskFault)] = []) { self.faults = faults }
 
-    /// `count` faults of `kinds` at writes in `1...writes` and syncs in `1...syncs`, drawn
-    /// from `seed`: the same seed, the same plan.
-    public static func drawn(seed: UInt64, count: Int, writes: Int, syncs: Int,
+    /// `count` faults of `kinds` at writes in `writes` and syncs in `syncs` (the disk's
+    /// counts: `SimulatedDisk.writes`, `.syncs`), drawn from `seed`: the same seed, the same
+    /// plan. Two drawn at one trigger: the later replaces the earlier when scheduled.
+    public static func drawn(seed: UInt64, count: Int, writes: ClosedRange<Int>, syncs: ClosedRange<Int>,
                              kinds: [DiskFault] = DiskFault.allCases) -> DiskFaultPlan {
-        precondition(writes > 0 && syncs > 0 && !kinds.isEmpty)
+        precondition(!kinds.isEmpty)
         var random = SplitMix64(seed: seed)
         var plan = DiskFaultPlan()
         for _ in 0..<count {
             let trigger: DiskTrigger = random.next(through: 1) == 0
-                ? .write(random.next(in: 1...writes)) : .sync(random.next(in: 1...syncs))
+                ? .write(random.next(in: writes)) : .sync(random.next(in: syncs))
             plan.faults.append((trigger, kinds[random.next(in: 0...(kinds.count - 1))]))
         }
         return plan

@@ -72,9 +72,9 @@ import Testing
     }
 
     @Test func aDrawnPlanIsItsSeed() {
-        let a = DiskFaultPlan.drawn(seed: 7, count: 20, writes: 100, syncs: 30)
-        let b = DiskFaultPlan.drawn(seed: 7, count: 20, writes: 100, syncs: 30)
-        let c = DiskFaultPlan.drawn(seed: 8, count: 20, writes: 100, syncs: 30)
+        let a = DiskFaultPlan.drawn(seed: 7, count: 20, writes: 1...100, syncs: 1...30)
+        let b = DiskFaultPlan.drawn(seed: 7, count: 20, writes: 1...100, syncs: 1...30)
+        let c = DiskFaultPlan.drawn(seed: 8, count: 20, writes: 1...100, syncs: 1...30)
         #expect(a.faults.map { "\($0.0) \($0.1)" } == b.faults.map { "\($0.0) \($0.1)" })
         #expect(a.faults.map { "\($0.0) \($0.1)" } != c.faults.map { "\($0.0) \($0.1)" })
     }
