@@ -16,7 +16,7 @@ import LatchkeySim
 /// - **Process kill** (`killProcess`): the handles die, the page cache stays.
 /// - **Disk full** (`.diskFull`): the call fails with SQLITE_FULL, and from then on every
 ///   write that would make a file longer does, until `makeRoom()`.
-/// - **I/O error** (`.ioError`): the call fails once (ExtendedCode.ioErrWrite, _FSYNC); a failed
+/// - **I/O error** (`.ioError`): the call fails once (SQLITE_IOERR_WRITE, _FSYNC); a failed
 ///   sync leaves its writes unsynced.
 /// - **Read-only** (`.readOnly`): the file system is remounted read-only: this and every
 ///   later write, truncate and sync of unsynced writes fail (SQLITE_IOERR_*, as EROFS gives),
@@ -373,7 +373,7 @@ public enum DiskTrigger: Hashable, Sendable, CustomStringConvertible {
 public enum DiskFault: Hashable, Sendable, CaseIterable, CustomStringConvertible {
     /// SQLITE_FULL, and the disk stays full (`SimulatedDisk.makeRoom`).
     case diskFull
-    /// ExtendedCode.ioErrWrite or ExtendedCode.ioErrFsync, once.
+    /// SQLITE_IOERR_WRITE or SQLITE_IOERR_FSYNC, once.
     case ioError
     /// The file system goes read-only (`SimulatedDisk.remountReadWrite`).
     case readOnly
