@@ -270,7 +270,8 @@ public final class AgentStore {
     /// caller was told it failed — would be open on disk, and resumed at the next start.
     /// The next commit writes its frames where the failed ones begin, which breaks their
     /// checksum chain. When the disk refuses this one too (read-only), nothing more can be
-    /// done here; the caller still gets the first error, and `unsupersededCommits` counts it.
+    /// done here; the caller still gets the first error, and `unsupersededCommits` counts it
+    /// (a store open read-only resumes no interrupted unlock: `StoredDecisionJournal.interrupted`).
     private func supersedeFailedCommit() {
         failedCommits += 1
         do {

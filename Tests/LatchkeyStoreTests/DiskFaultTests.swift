@@ -209,6 +209,48 @@ import Testing
         #expect(lock.disk.syncsByFile[database] == databaseSyncsBefore, "none of the database file")
     }
 
+    /// The card goes read-only at the sync of an unlock's record and stays so; the lock is
+    /// killed and restarted a second later, inside the unlock's window, on the read-only card
+    /// (`AgentStore.openForAgent` opens it read-only). The refused unlock is back in the
+    /// journal (the page cache kept its frames), and the lock does not carry it out.
+    @Test func aLockRestartedOnTheReadOnlyCardDoesNotResumeTheUnlockItRefused() throws {
+        typealias LockProcess = LockRecoveryFromStoreTests.LockProcess
+        let unlock = LockCommand(.unlock, source: .remote, who: KeyID(7))
+        let dry = Lock(seed: Self.seed)
+        let process = try LockProcess(dry.fixture)
+        process.loop.advance(by: .seconds(2))
+        process.controller.submit(unlock)
+        process.loop.run()
+        #expect(process.driving.unlock, "without a fault the motor runs")
+        let commitSync = DiskTrigger.sync(dry.disk.syncs)
+        let point = "seed \(Self.seed), read-only at \(commitSync)"
+
+        let lock = Lock(seed: Self.seed)
+        lock.fixture.fileSystem = StoreFileSystem.readOnly(while: { [disk = lock.disk] in disk.isReadOnly })
+            .through(sqliteVFS: lock.disk.vfsName)
+        do {
+            let first = try LockProcess(lock.fixture)
+            first.loop.advance(by: .seconds(2))
+            lock.disk.schedule(.readOnly, at: commitSync)
+            first.controller.submit(unlock)
+            first.loop.run()
+            #expect(lock.disk.fired.count == 1 && !first.driving.unlock, "\(point): refused, the motor idle")
+            lock.disk.killProcess()
+        }
+        try lock.disk.restart()
+        lock.fixture.clocks.advance(by: .seconds(1))
+        let second = try LockProcess(lock.fixture) { fixture in
+            try AgentStore.openForAgent(directory: fixture.scratch.state, fileName: StoreFixture.fileName,
+                                        wallClock: fixture.clocks.wall, fileSystem: fixture.fileSystem)
+        }
+        #expect(second.store.isReadOnly, "\(point)")
+        #expect(try second.journal.entries().last?.decision.operation == .unlock,
+                "\(point): the refused unlock is on the card as the restarted lock reads it")
+        second.loop.advance(by: .seconds(10))
+        #expect(!second.driving.unlock && second.controller.lockState != .unlocked,
+                "\(point): the restarted lock carried out the unlock it had refused")
+    }
+
     /// Three faults of any kind drawn from each of `seeds` seeds over three commands and the stop,
     /// the disk healed and the next process started after them: the store opens and passes
     /// its integrity check, nothing committed is lost or goes back, and a decision whose
