@@ -27,6 +27,7 @@
 //   LatchkeyTestKit    scripted PDU exchanges, fixture databases, PDU-parser verifier (tests only)
 //   LatchkeyAgents     the lock agent and the phone agent, wiring domain + managers + security
 //   LatchkeyStore      the durable store behind the agents: SQLite, journal, log, keys, restoration
+//   LatchkeySimDisk    a disk under SQLite that loses unsynced writes at a power cut, fills, goes read-only (tests only)
 //   LatchkeySimMQTT    an in-process MQTT broker (tests only)
 //   LatchkeyControl    the control-socket protocol: dispatcher, client, paths, peer rules (all the bridge uses)
 //   LatchkeySettings   the agents' settings from their config files, the boards, the paired key file
@@ -145,6 +146,8 @@ let package = Package(
         // The system SQLite 3.40 (apt: libsqlite3-dev), for LatchkeySQLite only.
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .target(name: "LatchkeySQLite", dependencies: ["CSQLite"], swiftSettings: strictness),
+        // A disk under SQLite that fails on cue (power cuts, disk full, read-only): tests and simulations only.
+        .target(name: "LatchkeySimDisk", dependencies: ["CSQLite", "LatchkeySim"], swiftSettings: strictness),
         // The only module that speaks SQL: agents see the protocols they already define.
         .target(
             name: "LatchkeyStore",
@@ -272,14 +275,14 @@ let package = Package(
         .testTarget(
             name: "LatchkeySimGPIOTests",
             dependencies: ["LatchkeyGPIO", "LatchkeyLock", "LatchkeySim", "LatchkeySimGPIO", "LatchkeyTransport"]),
-        .testTarget(name: "LatchkeySQLiteTests", dependencies: ["CSQLite", "LatchkeySQLite"]),
+        .testTarget(name: "LatchkeySQLiteTests", dependencies: ["CSQLite", "LatchkeySQLite", "LatchkeySimDisk"]),
         .testTarget(
             name: "LatchkeyStoreTests",
             dependencies: ["CSQLiteSyncCounter", "LatchkeyATT", "LatchkeyAgents", "LatchkeyDaemons", "LatchkeyEvents",
                            "LatchkeyGATT", "LatchkeyGPIO",
                            "LatchkeyLock", "LatchkeyLockProtocol", "LatchkeyManagers", "LatchkeyPhone",
-                           "LatchkeySQLite", "LatchkeySecurity", "LatchkeySim", "LatchkeySimGPIO", "LatchkeyStore",
-                           "LatchkeyTransport"]),
+                           "LatchkeySQLite", "LatchkeySecurity", "LatchkeySim", "LatchkeySimDisk", "LatchkeySimGPIO",
+                           "LatchkeyStore", "LatchkeyTransport"]),
     ]
 )
 

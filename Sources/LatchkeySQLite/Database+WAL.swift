@@ -29,6 +29,12 @@ extension Database {
         guard let write = methods.xWrite, let sync = methods.xSync else {
             throw DatabaseError(extendedResultCode: SQLITE_MISUSE, message: "the WAL file's methods are missing")
         }
+        // The file may be shorter than it is on the disk: SQLite truncates a kept WAL to zero
+        // at a clean close without syncing, and its checkpointed frames stay on the disk
+        // until the truncation is. Zeros written over them unsynced, then a power cut that
+        // keeps the old header and some of the zeros, leave a WAL whose valid prefix SQLite
+        // replays over the newer database file: an older state. Sync the truncation first.
+        try check(sync(file, SQLITE_SYNC_NORMAL), "syncing the WAL file before laying it out")
         // 64 KiB at a time: a few calls for the 4 MiB the store asks for, little memory.
         let chunk = [UInt8](repeating: 0, count: 64 * 1024)
         var offset = size

@@ -30,14 +30,20 @@ public final class Database {
     /// Opens the file at `path` (creating it if needed, for `.readWrite`). A file that is not
     /// a database opens fine: SQLite reads it at the first statement, which then fails with
     /// SQLITE_NOTADB. `busyTimeout`: how long a statement waits for another process's lock.
-    public init(path: String, busyTimeout: Duration, access: Access = .readWrite) throws(DatabaseError) {
+    /// `vfs`: the registered SQLite VFS to open it through (a test's failing disk), nil for
+    /// the default (the real file system).
+    public init(path: String, busyTimeout: Duration, access: Access = .readWrite, vfs: String? = nil) throws(DatabaseError) {
         self.path = path
         var connection: OpaquePointer?
         let flags = switch access {
         case .readWrite: SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
         case .readOnly: SQLITE_OPEN_READONLY
         }
-        let code = sqlite3_open_v2(path, &connection, flags | SQLITE_OPEN_NOMUTEX, nil)
+        let code = if let vfs {
+            sqlite3_open_v2(path, &connection, flags | SQLITE_OPEN_NOMUTEX, vfs)
+        } else {
+            sqlite3_open_v2(path, &connection, flags | SQLITE_OPEN_NOMUTEX, nil)
+        }
         guard code == SQLITE_OK, let connection else {
             let error = DatabaseError.last(code, on: connection)
             sqlite3_close_v2(connection)

@@ -1,4 +1,4 @@
-import CSQLite  // SQLITE_ERROR
+import CSQLite  // SQLITE_ERROR, SQLITE_IOERR, SQLITE_FULL
 import LatchkeyPhone
 import LatchkeySQLite
 import LatchkeyTransport
@@ -47,7 +47,7 @@ public final class AgentStore {
         } else {
             try fileSystem.prepare(directory, path)
         }
-        connection = try Self.connect(path, access: access)
+        connection = try Self.connect(path, access: access, vfs: fileSystem.sqliteVFS)
         if access == .readOnly {
             try checkIntegrity()
             try requireCurrentSchema()
@@ -85,7 +85,7 @@ public final class AgentStore {
         // every write (SQLITE_READONLY at BEGIN IMMEDIATE; seen on a remounted tmpfs).
         try storeOperation(path: path) { try connection.close() }
         do throws(StoreError) {
-            connection = try Self.connect(path, access: .readWrite)
+            connection = try Self.connect(path, access: .readWrite, vfs: fileSystem.sqliteVFS)
             try storeOperation(path: path) { try Self.configure(connection) }
             try migrate()
             isReadOnly = false
@@ -95,16 +95,16 @@ public final class AgentStore {
                 + "its commits grow the WAL until the agent's next start lays it out"
         } catch {
             // Reading again, as before; when even that fails, every use of the store throws.
-            if let reading = try? Self.connect(path, access: .readOnly) { connection = reading }
+            if let reading = try? Self.connect(path, access: .readOnly, vfs: fileSystem.sqliteVFS) { connection = reading }
             throw error
         }
     }
 
-    private static func connect(_ path: String, access: Database.Access) throws(StoreError) -> Database {
+    private static func connect(_ path: String, access: Database.Access, vfs: String?) throws(StoreError) -> Database {
         // Another process (a `latchkey keys` command) may hold the write lock for one small
         // transaction; wait for it rather than fail a decision. 1 s: far above one fsync
         // (~ms, `StoreBenchmark`) and far below the 10 s wake budget.
-        try storeOperation(path: path) { try Database(path: path, busyTimeout: .seconds(1), access: access) }
+        try storeOperation(path: path) { try Database(path: path, busyTimeout: .seconds(1), access: access, vfs: vfs) }
     }
 
     /// The WAL file's working size: SQLite checkpoints once the WAL holds 1,000 pages
@@ -235,10 +235,44 @@ public final class AgentStore {
     func write<T>(_ body: (Database) throws -> T) throws(StoreError) -> T {
         guard !isClosed else { throw .database(path: path, message: "the store is closed") }
         if let fault = injectedWriteFault?() { throw fault }
-        let result = try storeOperation(path: path) { try connection.inTransaction(.immediate, body) }
+        let result: T
+        do {
+            result = try connection.inTransaction(.immediate, body)
+        } catch {
+            if let failure = error as? DatabaseError, failure.resultCode == SQLITE_IOERR || failure.resultCode == SQLITE_FULL {
+                supersedeFailedCommit()
+            }
+            throw StoreError.wrapping(error, path: path)
+        }
         scheduleCheckpointIfDue()
         return result
     }
+
+    /// After a write transaction failed in I/O (SQLITE_IOERR, SQLITE_FULL): one small
+    /// commit, so the failed one can never come back. A commit whose sync failed has its WAL
+    /// frames in the file, the last marked as a commit, and the next process's recovery would
+    /// find them valid: a decision whose `record` threw would be resumed at the next start.
+    /// This commit's frames overwrite theirs and break their checksum chain. When the disk
+    /// refuses it too (read-only), `unsupersededCommits` counts it, and a store open
+    /// read-only resumes no interrupted unlock (`StoredDecisionJournal.interrupted`).
+    private func supersedeFailedCommit() {
+        failedCommits += 1
+        do {
+            try connection.inTransaction(.immediate) { db in
+                try db.execute(sql: """
+                    INSERT INTO meta (name, value) VALUES ('failedCommits', 1)
+                    ON CONFLICT (name) DO UPDATE SET value = value + 1
+                    """)
+            }
+        } catch {
+            unsupersededCommits += 1
+        }
+    }
+
+    /// Write transactions that failed in I/O since the store opened (`supersedeFailedCommit`).
+    public private(set) var failedCommits = 0
+    /// Of those, the ones the store could not supersede: the disk refused that write too.
+    public private(set) var unsupersededCommits = 0
 
     /// SQLite's own threshold: a checkpoint once the WAL holds this many frames.
     public static let checkpointFrames = 1_000

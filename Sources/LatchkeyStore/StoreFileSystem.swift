@@ -12,11 +12,20 @@ public struct StoreFileSystem {
     let prepare: (_ directory: String, _ file: String) throws(StoreError) -> Void
     /// Bytes free for the store's writes in `directory`, or nil when unknown.
     let freeBytes: (_ directory: String) -> Int64?
+    /// The registered SQLite VFS the store opens its file through; nil: SQLite's default.
+    let sqliteVFS: String?
 
     init(prepare: @escaping (_ directory: String, _ file: String) throws(StoreError) -> Void,
-         freeBytes: @escaping (_ directory: String) -> Int64? = StoreFiles.freeBytes(at:)) {
+         freeBytes: @escaping (_ directory: String) -> Int64? = StoreFiles.freeBytes(at:), sqliteVFS: String? = nil) {
         self.prepare = prepare
         self.freeBytes = freeBytes
+        self.sqliteVFS = sqliteVFS
+    }
+
+    /// The same file system, with SQLite's reads, writes and syncs going through the VFS
+    /// registered as `name` (a simulated disk that fails on cue).
+    public func through(sqliteVFS name: String) -> StoreFileSystem {
+        StoreFileSystem(prepare: prepare, freeBytes: freeBytes, sqliteVFS: name)
     }
 
     /// The real calls.

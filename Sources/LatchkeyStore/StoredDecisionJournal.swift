@@ -73,7 +73,8 @@ public final class StoredDecisionJournal: DecisionJournal {
     /// The latest decision recorded and never completed — what a restarted lock passes to
     /// `LockController.start(recovered:)` — with its instants on this process's monotonic
     /// clock (`DecisionDeadlineRule`). An unlock past its window comes back with its
-    /// deadline at or before `monotonicNow()`, so the lock resolves to locked.
+    /// deadline at or before `monotonicNow()`, so the lock resolves to locked. So does an
+    /// interrupted unlock in a store open read-only (see below).
     public func interrupted() throws(StoreError) -> LockDecision? {
         let path = store.path
         let found: (LockDecision, DecisionDeadlineRule.WallTimes)? = try store.read { db in
@@ -83,8 +84,15 @@ public final class StoredDecisionJournal: DecisionJournal {
             return try Self.decode(row, path: path)
         }
         guard let (decision, wall) = found else { return nil }
-        return DecisionDeadlineRule.rebase(decision, wall: wall, wallNow: store.wallClock.nanosecondsSinceEpoch(),
-                                           monotonicNow: monotonicNow())
+        let now = monotonicNow()
+        var rebased = DecisionDeadlineRule.rebase(decision, wall: wall, wallNow: store.wallClock.nanosecondsSinceEpoch(),
+                                                  monotonicNow: now)
+        // A lock on a read-only store refuses unlocks (it can record neither one nor its end),
+        // so it resumes none either. On a card that went read-only, an open unlock may also be
+        // a commit the card refused — its caller told so, the motor never run — read back from
+        // the kernel's page cache (`AgentStore.supersedeFailedCommit` cannot write there).
+        if store.isReadOnly, rebased.operation == .unlock, rebased.deadline > now { rebased.deadline = now }
+        return rebased
     }
 
     /// The highest id ever recorded (kept even when its row is gone), so that a restarted

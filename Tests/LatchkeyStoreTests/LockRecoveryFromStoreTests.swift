@@ -21,12 +21,13 @@ import Testing
         let journal: StoredDecisionJournal
         let controller: LockController
 
-        init(_ fixture: StoreFixture) throws {
+        /// `open`: how this process opens its store (the fixture's `open()` by default).
+        init(_ fixture: StoreFixture, open: ((StoreFixture) throws -> AgentStore)? = nil) throws {
             chip = SimulatedGPIOChip(label: "sim-lock", lineNames: ["UNLOCK", "LOCK"], loop: loop)
             let wiring = LockWiring(chipLabel: "sim-lock", actuator: .motor(runTime: .seconds(2)),
                                     unlockOutput: .init("UNLOCK"), lockOutput: .init("LOCK"))
             let hardware = try LockHardware.open(wiring, chips: GPIOChipSet([chip]), loop: loop)
-            store = try fixture.open()
+            store = try open?(fixture) ?? fixture.open()
             journal = store.decisionJournal(monotonicNow: { [loop] in loop.now })
             let next = DecisionID((try journal.lastDecisionID()?.rawValue ?? 0) + 1)
             controller = try LockController(loop: loop, hardware: hardware, journal: journal, firstDecisionID: next)

@@ -46,10 +46,13 @@ final class StoreFixture {
     let clocks = TestClocks()
     static let fileName = "lock.db"
 
+    /// What the store opens through: the real calls, or a simulated disk's VFS.
+    var fileSystem = StoreFileSystem.system
+
     var path: String { scratch.state + "/" + Self.fileName }
 
     func open() throws(StoreError) -> AgentStore {
-        try AgentStore(directory: scratch.state, fileName: Self.fileName, wallClock: clocks.wall)
+        try AgentStore(directory: scratch.state, fileName: Self.fileName, wallClock: clocks.wall, fileSystem: fileSystem)
     }
 
     func journal(_ store: AgentStore) -> StoredDecisionJournal {
