@@ -43,8 +43,11 @@ fetch_arm64_userland() {
         say "arm64 userland ($ARM64_SUITE, cached in $VM_SOURCE)"
         return 0
     fi
-    mirror=$(apt-get indextargets --format '$(SITE)' 2>/dev/null | sed -n 1p)
-    [[ -n $mirror ]] || die "no Debian mirror in the host's apt sources (run apt-get update first)"
+    # The host's own Debian mirror (the one its release comes from, not a security mirror).
+    local codename
+    codename=$(. /etc/os-release && echo "$VERSION_CODENAME")
+    mirror=$(apt-get indextargets --format '$(SITE) $(RELEASE)' 2>/dev/null | awk -v r="$codename" '$2 == r && !found++ { print $1 }')
+    [[ -n $mirror ]] || die "no Debian mirror for $codename in the host's apt sources (run apt-get update first)"
     rm -rf "$VM_SOURCE" && mkdir -p "$(dirname "$VM_SOURCE")"
     local packages
     packages=$(IFS=,; echo "${ARM64_PACKAGES[*]}")
