@@ -9,6 +9,7 @@
 //   LatchkeyConfig     YAML configuration files with file:line:field errors (libyaml)
 //   LatchkeySQLite     a small typed wrapper over the system SQLite's C API (connection, statements, migrations)
 //   LatchkeyBuildInfo  the version and the git commit `latchkey --version` prints (BuildCommitPlugin)
+//   LatchkeyEvents     the catalogue of the agents' timeline events: names, meanings, fields (docs/EVENTS.md)
 //   LatchkeyTransport  the seam: event loop/clock, radio transport, ATT link protocols
 //   LatchkeyGATT       pure GATT database, server and client state machines, chunked transfer
 //   LatchkeyLockProtocol pure lock service protocol: UUIDs, command/challenge frames, rejections
@@ -124,6 +125,8 @@ let package = Package(
         .target(name: "LatchkeyLock", dependencies: ["LatchkeyGPIO", "LatchkeySecurity", "LatchkeyTransport"],
                 swiftSettings: strictness),
         .target(name: "LatchkeyPhone", swiftSettings: strictness),
+        // Every timeline event declared once; emitters, the demo, the torture and docs/EVENTS.md read it.
+        .target(name: "LatchkeyEvents", swiftSettings: strictness),
         // libyaml 0.2 (apt: libyaml-dev), the parser Yams wraps, taken directly: Yams imports Foundation.
         .systemLibrary(name: "CYAML", pkgConfig: "yaml-0.1", providers: [.apt(["libyaml-dev"])]),
         .target(name: "LatchkeyConfig", dependencies: ["CYAML"], swiftSettings: strictness),
@@ -135,8 +138,9 @@ let package = Package(
             swiftSettings: strictness),
         .target(
             name: "LatchkeyAgents",
-            dependencies: ["LatchkeyATT", "LatchkeyGATT", "LatchkeyGPIO", "LatchkeyLock", "LatchkeyLockProtocol",
-                           "LatchkeyManagers", "LatchkeyPhone", "LatchkeySecurity", "LatchkeyTransport"],
+            dependencies: ["LatchkeyATT", "LatchkeyEvents", "LatchkeyGATT", "LatchkeyGPIO", "LatchkeyLock",
+                           "LatchkeyLockProtocol", "LatchkeyManagers", "LatchkeyPhone", "LatchkeySecurity",
+                           "LatchkeyTransport"],
             swiftSettings: strictness),
         // The system SQLite 3.40 (apt: libsqlite3-dev), for LatchkeySQLite only.
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
@@ -148,7 +152,7 @@ let package = Package(
                            "LatchkeyTransport"],
             swiftSettings: strictness),
         // The control-socket protocol: dispatcher, server and client, paths, peer rules (all the bridge needs of the daemons).
-        .target(name: "LatchkeyControl", dependencies: ["LatchkeyAgents", "LatchkeyConfig", "LatchkeyManagers",
+        .target(name: "LatchkeyControl", dependencies: ["LatchkeyAgents", "LatchkeyConfig", "LatchkeyEvents", "LatchkeyManagers",
                                                         "LatchkeyPosix", "LatchkeyTransport",
                                                         .product(name: "Logging", package: "swift-log")], swiftSettings: strictness),
         // The agents' settings from their config files, the boards, the paired key file.
@@ -157,7 +161,7 @@ let package = Package(
                                                          "LatchkeySecurity", "LatchkeySimAir", "LatchkeyTransport"], swiftSettings: strictness),
         // Config files → agents on the real-time loop: the two daemons' wiring, journald, readiness, hooks.
         .target(name: "LatchkeyDaemons", dependencies: ["LatchkeyAgents", "LatchkeyConfig", "LatchkeyControl",
-                                                        "LatchkeyGPIO", "LatchkeyKernel", "LatchkeyLock",
+                                                        "LatchkeyEvents", "LatchkeyGPIO", "LatchkeyKernel", "LatchkeyLock",
                                                         "LatchkeyLockProtocol", "LatchkeyManagers", "LatchkeyPhone",
                                                         "LatchkeyPosix", "LatchkeySecurity", "LatchkeySettings",
                                                         "LatchkeySim", "LatchkeySimAir", "LatchkeySimGPIO",
@@ -175,12 +179,12 @@ let package = Package(
                                                        "LatchkeyPosix", "LatchkeySettings"], swiftSettings: strictness),
         // `latchkey demo`: the air and the agents as processes, the story and its report.
         .target(name: "LatchkeyDemo", dependencies: ["LatchkeyAgents", "LatchkeyControl", "LatchkeyDaemons",
-                                                     "LatchkeyGPIO", "LatchkeyLock", "LatchkeyPosix",
+                                                     "LatchkeyEvents", "LatchkeyGPIO", "LatchkeyLock", "LatchkeyPosix",
                                                      "LatchkeySecurity", "LatchkeySettings", "LatchkeySimAir",
                                                      "LatchkeySimGPIO", "LatchkeyStore", "LatchkeyTransport"], swiftSettings: strictness),
         // The torture harness `latchkey-torture` runs: agents SIGKILLed at random moments, the audits.
         .target(name: "LatchkeyTorture", dependencies: ["LatchkeyControl", "LatchkeyDaemons", "LatchkeyDemo",
-                                                        "LatchkeyGPIO", "LatchkeyLock", "LatchkeyPosix",
+                                                        "LatchkeyEvents", "LatchkeyGPIO", "LatchkeyLock", "LatchkeyPosix",
                                                         "LatchkeySecurity", "LatchkeySim", "LatchkeySimGPIO",
                                                         "LatchkeyStore", "LatchkeyTransport"],
                 swiftSettings: strictness),
@@ -201,7 +205,7 @@ let package = Package(
         .executableTarget(
             name: "latchkey",
             dependencies: ["LatchkeyAgents", "LatchkeyBridge", "LatchkeyBuildInfo", "LatchkeyConfig",
-                           "LatchkeyControl", "LatchkeyDaemons", "LatchkeyDemo", "LatchkeyDoctor",
+                           "LatchkeyControl", "LatchkeyDaemons", "LatchkeyDemo", "LatchkeyDoctor", "LatchkeyEvents",
                            "LatchkeyInspection", "LatchkeyLock", "LatchkeyLockProtocol", "LatchkeyPosix",
                            "LatchkeySecurity", "LatchkeySettings", "LatchkeySimAir", "LatchkeyStore",
                            .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -215,6 +219,8 @@ let package = Package(
             swiftSettings: strictness, linkerSettings: agentLinkage),
         // Counts malloc calls for the benchmark's allocations-per-PDU figure (bench only).
         .target(name: "CMallocCounter"),
+        // Counts SQLite's syncs through a forwarding VFS: the store tests' one-fsync-per-command figure (tests only).
+        .target(name: "CSQLiteSyncCounter"),
         .executableTarget(
             name: "latchkey-bench",
             dependencies: ["CMallocCounter", "LatchkeyATT", "LatchkeyGATT", "LatchkeyLock", "LatchkeyStore",
@@ -243,15 +249,16 @@ let package = Package(
         .testTarget(name: "LatchkeyPhoneTests", dependencies: ["LatchkeyPhone"]),
         .testTarget(name: "LatchkeyConfigTests", dependencies: ["LatchkeyConfig"]),
         .testTarget(name: "LatchkeyBuildInfoTests", dependencies: ["LatchkeyBuildInfo"]),
+        .testTarget(name: "LatchkeyEventsTests", dependencies: ["LatchkeyEvents"]),
         .testTarget(
             name: "LatchkeyAgentsTests",
-            dependencies: ["LatchkeyATT", "LatchkeyAgents", "LatchkeyGATT", "LatchkeyGPIO", "LatchkeyLock",
+            dependencies: ["LatchkeyATT", "LatchkeyAgents", "LatchkeyEvents", "LatchkeyGATT", "LatchkeyGPIO", "LatchkeyLock",
                            "LatchkeyLockProtocol", "LatchkeyManagers", "LatchkeyPhone", "LatchkeySecurity",
                            "LatchkeySim", "LatchkeySimGPIO", "LatchkeyTestKit", "LatchkeyTransport"]),
         .testTarget(
             name: "LatchkeyDaemonsTests",
             dependencies: ["LatchkeyAgents", "LatchkeyBridge", "LatchkeyConfig", "LatchkeyControl", "LatchkeyDaemons",
-                           "LatchkeyDemo", "LatchkeyDoctor", "LatchkeyGPIO", "LatchkeyInspection", "LatchkeyLock",
+                           "LatchkeyDemo", "LatchkeyDoctor", "LatchkeyEvents", "LatchkeyGPIO", "LatchkeyInspection", "LatchkeyLock",
                            "LatchkeyLockProtocol", "LatchkeyMQTT", "LatchkeyManagers", "LatchkeyPosix",
                            "LatchkeySecurity", "LatchkeySettings", "LatchkeySim", "LatchkeySimAir", "LatchkeySimGPIO",
                            "LatchkeyStore", "LatchkeyTestKit", "LatchkeyTorture", "LatchkeyTransport",
@@ -268,7 +275,8 @@ let package = Package(
         .testTarget(name: "LatchkeySQLiteTests", dependencies: ["CSQLite", "LatchkeySQLite"]),
         .testTarget(
             name: "LatchkeyStoreTests",
-            dependencies: ["LatchkeyATT", "LatchkeyAgents", "LatchkeyDaemons", "LatchkeyGATT", "LatchkeyGPIO",
+            dependencies: ["CSQLiteSyncCounter", "LatchkeyATT", "LatchkeyAgents", "LatchkeyDaemons", "LatchkeyEvents",
+                           "LatchkeyGATT", "LatchkeyGPIO",
                            "LatchkeyLock", "LatchkeyLockProtocol", "LatchkeyManagers", "LatchkeyPhone",
                            "LatchkeySQLite", "LatchkeySecurity", "LatchkeySim", "LatchkeySimGPIO", "LatchkeyStore",
                            "LatchkeyTransport"]),
@@ -285,7 +293,7 @@ let package = Package(
 // Clang importer, and the system headers it imports are not ours. A plugin target takes no
 // build settings at all (SwiftPM refuses the manifest): .ci/run fails on any `warning:` the
 // build prints from our files, which covers plugins.
-let targetsInC: Set<String> = ["CLinuxShims", "CMallocCounter"]
+let targetsInC: Set<String> = ["CLinuxShims", "CMallocCounter", "CSQLiteSyncCounter"]
 func treatingWarningsAsErrors(_ targets: [Target]) {
     for target in targets where target.type != .system && target.type != .plugin && target.type != .binary {
         if targetsInC.contains(target.name) {

@@ -1,20 +1,12 @@
 import Foundation
 import PackagePlugin
 
-/// Bakes the git commit of the sources into the `LatchkeyBuildInfo` module, so that
-/// `latchkey --version` names the exact sources a lock runs, in every kind of build:
-/// a plain `swift build` of a clone, CI's static release build, a Debian package build.
-///
-/// A build command that runs `scripts/build-commit`, which needs no network:
-/// `$LATCHKEY_COMMIT` when set (a source tarball has no .git: the packaging sets it), else
-/// `git rev-parse` of the package directory (`-dirty` when tracked files changed), else
-/// "unknown". Its inputs are what moves when either answer can change: git's HEAD, index
-/// and HEAD reflog (a commit, an amend, a checkout, a reset) and every source file of the
-/// package and the manifest (an edit that makes the tree dirty). SwiftPM re-plans — and
-/// so re-reads this list — whenever files are added or removed. (A prebuild command is not
-/// enough: SwiftPM runs those only when it re-plans, so a commit that adds no file left
-/// the old commit in the binary.) The script rewrites the generated file only when the
-/// text changes, so a build with nothing new compiles nothing.
+/// Bakes the git commit of the sources into `LatchkeyBuildInfo`, so `latchkey --version` names
+/// the exact sources in every kind of build. A build command runs `scripts/build-commit` (no
+/// network: `$LATCHKEY_COMMIT`, else `git rev-parse` with `-dirty`, else "unknown"); its inputs
+/// are git's HEAD, index and HEAD reflog and every source file, so a commit or an edit reruns it
+/// (a prebuild command ran only when SwiftPM re-planned, leaving an old commit in the binary).
+/// It rewrites the generated file only when the text changes. docs/BUILDING.md, "Version".
 @main
 struct BuildCommitPlugin: BuildToolPlugin {
     func createBuildCommands(context: PluginContext, target: Target) throws -> [Command] {

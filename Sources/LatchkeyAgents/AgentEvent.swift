@@ -1,3 +1,4 @@
+import LatchkeyEvents
 import LatchkeyTransport
 
 /// One line of an agent's machine-readable timeline (what `latchkey demo` and the HIL
@@ -9,6 +10,11 @@ public struct AgentEvent: Sendable, Equatable {
 
     public init(_ name: String, time: Instant, _ fields: [(String, String)] = []) {
         self.name = name; self.time = time; self.fields = fields
+    }
+
+    /// The line of a catalogue event (LatchkeyEvents), as every emitter makes one.
+    public init(_ event: Event, time: Instant) {
+        self.init(event.name, time: time, event.fields)
     }
 
     public static func == (a: Self, b: Self) -> Bool {

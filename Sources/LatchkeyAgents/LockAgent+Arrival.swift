@@ -1,3 +1,4 @@
+import LatchkeyEvents
 import LatchkeyLock
 import LatchkeyLockProtocol
 import LatchkeyManagers
@@ -18,10 +19,10 @@ extension LockAgent {
         let elapsed = challengeReadAt.removeValue(forKey: central.linkID).map { received - $0 } ?? .zero
         let interval = central.connectionInterval
         // The figures of every arrival, accepted or not: what the bounds are chosen from.
-        emit("lock.arrival_timing", ["key": "\(key)", "challenge_to_command_ms": "\(elapsed.milliseconds)",
-                                     "interval_ms": interval.map { "\($0.milliseconds)" } ?? "unknown"])
+        emit(.lockArrivalTiming(key: "\(key)", challengeToCommandMs: "\(elapsed.milliseconds)",
+                                intervalMs: interval.map { "\($0.milliseconds)" } ?? "unknown"))
         if let reason = policy.relaySuspicion(elapsed: elapsed, interval: interval) {
-            emit("lock.suspected_relay", ["key": "\(key)", "reason": "\(reason)"])
+            emit(.lockSuspectedRelay(key: "\(key)", reason: "\(reason)"))
             lockEvent(securityEvent(.suspectedRelay(SuspectedRelayRecord(reason, who: KeyID(key), elapsed: elapsed,
                                                                          interval: interval))))
             return .suspectedRelay
@@ -41,12 +42,12 @@ extension LockAgent {
         switch operation {
         case .lock, .unlock, .unlockWithTimeout:
             departuresSeen[key] = nil
-            emit("lock.departure_credit_spent", ["key": "\(key)", "op": "\(operation)"])
+            emit(.lockDepartureCreditSpent(key: "\(key)", op: "\(operation)"))
         case .present, .setOperatingMode, .arrivalUnlock:
             guard clock == nil else { return }
             departuresSeen[key] = .some(time)
-            emit("lock.departure_credit_clock", ["key": "\(key)", "op": "\(operation)",
-                                                 "seconds": "\(configuration.arrivalPolicy.departureCreditAfterReturn.components.seconds)"])
+            emit(.lockDepartureCreditClock(key: "\(key)", op: "\(operation)",
+                                           seconds: "\(configuration.arrivalPolicy.departureCreditAfterReturn.components.seconds)"))
         }
     }
 
@@ -68,7 +69,7 @@ extension LockAgent {
             guard let self else { return }
             arrivalRelockTimer = nil
             guard controller.lockState != .locked, !controller.doorState.isOpen else { return }
-            emit("lock.arrival_relock", ["key": "\(key)", "seconds": "\(wait.components.seconds)"])
+            emit(.lockArrivalRelock(key: "\(key)", seconds: "\(wait.components.seconds)"))
             controller.lockAutomatically(for: KeyID(key))
         }
     }

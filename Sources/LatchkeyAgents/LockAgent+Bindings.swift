@@ -1,8 +1,9 @@
+import LatchkeyEvents
 import LatchkeyManagers
 import LatchkeyTransport
 
 /// Which phone (key) each central address authenticated as, preserved like the manager's own
-/// state (M6). A link adopted after a restart carries no new command, so without this the
+/// state. A link adopted after a restart carries no new command, so without this the
 /// lock would not know whose departure to lock behind.
 struct LockBindings: PreservedState {
     static let role = RestorationRole.peripheral
@@ -27,7 +28,7 @@ extension LockAgent {
             bindingsFault = nil
         } catch {
             bindingsFault = "\(error)"
-            emit("lock.restoration_failed", ["error": "bindings not saved: \(error)"])
+            emit(.lockRestorationFailed(error: "bindings not saved: \(error)"))
         }
     }
 
@@ -50,7 +51,7 @@ extension LockAgent {
             try storage.save(bindings, identifier: LockBindings.identifier)
         } catch {
             bindingsFault = "\(error)"
-            emit("lock.restoration_failed", ["error": "bindings of revoked key \(key) not removed: \(error)"])
+            emit(.lockRestorationFailed(error: "bindings of revoked key \(key) not removed: \(error)"))
         }
     }
 
@@ -62,7 +63,7 @@ extension LockAgent {
             return bindings
         } catch {
             bindingsFault = "\(error)"
-            emit("lock.restoration_failed", ["error": "bindings unreadable, left as they are: \(error)"])
+            emit(.lockRestorationFailed(error: "bindings unreadable, left as they are: \(error)"))
             return nil
         }
     }
@@ -79,13 +80,13 @@ extension LockAgent {
             guard sessions[central.linkID]?.keyID == key else {
                 // Its phone's never-ending connect request re-links at once and proves its key
                 // with the `present` every link sends; anyone else using that address is gone.
-                emit("lock.binding_not_restored", ["key": "\(key)", "central": "\(central.identifier)",
-                                                   "reason": "no kept session of that key on the link"])
+                emit(.lockBindingNotRestored(key: "\(key)", central: "\(central.identifier)",
+                                             reason: "no kept session of that key on the link"))
                 drop(central, because: "a phone's address without its kept session: it re-links and proves its key")
                 continue
             }
             rebind(central, to: key)
-            emit("lock.binding_restored", ["key": "\(key)", "central": "\(central.identifier)"])
+            emit(.lockBindingRestored(key: "\(key)", central: "\(central.identifier)"))
         }
     }
 }

@@ -1,3 +1,4 @@
+import LatchkeyEvents
 import LatchkeyLock
 import LatchkeySecurity
 
@@ -20,12 +21,12 @@ extension LockAgent {
         case .success(let e):
             engaged = e
         }
-        emit("lock.bridge_wrong_code", ["key": "\(keyID)"])
+        emit(.lockBridgeWrongCode(key: "\(keyID)"))
         let record = LockOperationRecord(operation: .unlock, source: .proprietaryRemote, who: KeyID(keyID))
         lockEvent(securityEvent(.lockOperationError(record, .invalidCredential)))
         if let engaged {
-            emit("lock.lockout", ["principal": "\(engaged.principal)", "level": "\(engaged.level)",
-                                  "seconds": "\(engaged.duration.components.seconds)", "key": "\(keyID)"])
+            emit(.lockLockout(principal: "\(engaged.principal)", level: "\(engaged.level)",
+                              seconds: "\(engaged.duration.components.seconds)", key: "\(keyID)"))
             lockEvent(securityEvent(.doorLockAlarm(.wrongCodeEntryLimit)))
         }
         return .success(engaged)

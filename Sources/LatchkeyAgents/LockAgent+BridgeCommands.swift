@@ -1,3 +1,4 @@
+import LatchkeyEvents
 import LatchkeyLock
 import LatchkeySecurity
 
@@ -19,15 +20,12 @@ public enum BridgeCommandRefusal: Error, Equatable, Sendable, CustomStringConver
 }
 
 extension LockAgent {
-    /// A lock or unlock from a local bridge (`latchkey mqtt`) acting as its own key `keyID`,
-    /// reached through the control socket, whose permissions are the authentication (the
-    /// bridge holds no secret). `LockAuthority` decides on the key as the store holds it now
-    /// (`BridgeKeyRule`: present, not revoked, role user without arrival unlock; an unlock not
-    /// locked out), then the lock's rules (operating mode — the bridge is a remote source, so
-    /// No Remote Lock/Unlock refuses it —, door, busy bolt); the decision is journalled before
-    /// the actuator moves and the audit log names the key, with source ProprietaryRemote
-    /// ("through the MQTT bridge"). A refusal of the key is in the audit log under it, as a
-    /// refused phone frame is.
+    /// A lock or unlock from a local bridge (`latchkey mqtt`) acting as its own key `keyID`, through
+    /// the control socket, whose permissions are the authentication (the bridge holds no secret).
+    /// `LockAuthority` decides on the key as stored now (`BridgeKeyRule`), then the lock's rules
+    /// (operating mode, the bridge being a remote source; door; busy bolt); the decision is
+    /// journalled before the actuator moves, and the audit log names the key with source
+    /// ProprietaryRemote, refusals included.
     public func bridgeCommand(_ operation: LockOperationType, keyID: UInt32) -> Result<DecisionID?, BridgeCommandRefusal> {
         let authorization: Authorization
         switch verifier.authority.authorize(operation == .lock ? .lock : .unlock, keyID: keyID, via: .bridge) {
@@ -39,7 +37,7 @@ extension LockAgent {
             case .revoked: refusal = .keyNotAllowed(keyID, .revoked)
             case .notPermitted, .malformed: refusal = .keyNotAllowed(keyID, BridgeKeyRule.problem(verifier.keys.key(id: keyID)) ?? .admin)
             }
-            emit("lock.command_refused", ["key": "\(keyID)", "op": "\(operation)", "source": "bridge", "reason": "\(refusal)"])
+            emit(.lockCommandRefused(key: "\(keyID)", op: "\(operation)", source: "bridge", reason: "\(refusal)"))
             audit(denial)
             return .failure(refusal)
         case .success(let allowed):
@@ -47,14 +45,14 @@ extension LockAgent {
         }
         let decidedBefore = controller.lastRecordedDecision
         if let error = controller.submit(authorization) {
-            emit("lock.command_refused", ["key": "\(keyID)", "op": "\(operation)", "source": "bridge", "error": "\(error)"])
+            emit(.lockCommandRefused(key: "\(keyID)", op: "\(operation)", source: "bridge", error: "\(error)"))
             return .failure(.refused(error))
         }
         verifier.authority.succeeded(authorization)
         if controller.machine.isMoving { backgroundTasks.begin(Self.commandTask) }
         let decided = controller.lastRecordedDecision.flatMap { $0 != decidedBefore ? $0 : nil }
-        emit("lock.command_accepted", ["key": "\(keyID)", "op": "\(operation)", "source": "bridge",
-                                       "decision": decided.map { "\($0.rawValue)" } ?? "none"])
+        emit(.lockCommandAccepted(key: "\(keyID)", op: "\(operation)", source: "bridge",
+                                  decision: decided.map { "\($0.rawValue)" } ?? "none"))
         return .success(decided)
     }
 

@@ -1,3 +1,4 @@
+import LatchkeyEvents
 import LatchkeyManagers
 import LatchkeySecurity
 
@@ -16,8 +17,7 @@ extension LockAgent {
             _ = try central.keepLinkState(session.kept(sealingThrough: sequence))  // false: the link dies with us
             return true
         } catch {
-            emit("lock.session_not_kept", ["central": "\(central.identifier)", "key": "\(session.keyID)",
-                                           "error": "\(error)"])
+            emit(.lockSessionNotKept(central: "\(central.identifier)", key: "\(session.keyID)", error: "\(error)"))
             return false
         }
     }
@@ -37,8 +37,8 @@ extension LockAgent {
                 }
                 let session = try LinkSession(kept: kept, secret: key.secret)
                 sessions[central.linkID] = session
-                emit("lock.session_restored", ["central": "\(central.identifier)", "key": "\(keyID)",
-                                               "sequence": "\(session.sequence)"])
+                emit(.lockSessionRestored(central: "\(central.identifier)", key: "\(keyID)",
+                                          sequence: "\(session.sequence)"))
             } catch {
                 notRestored(central, because: "the kept session is \(error)")
             }
@@ -46,6 +46,6 @@ extension LockAgent {
     }
 
     private func notRestored(_ central: Central, because why: String) {
-        emit("lock.session_not_restored", ["central": "\(central.identifier)", "reason": why])
+        emit(.lockSessionNotRestored(central: "\(central.identifier)", reason: why))
     }
 }

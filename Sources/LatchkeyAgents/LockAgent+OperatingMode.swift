@@ -1,3 +1,4 @@
+import LatchkeyEvents
 import LatchkeyLock
 import LatchkeyLockProtocol
 
@@ -9,7 +10,7 @@ extension LockAgent {
     func persistOperatingMode(_ mode: OperatingMode) -> CommandRejection? {
         guard let operatingModes else { return nil }
         do { try operatingModes.saveOperatingMode(mode) } catch {
-            emit("lock.fault", ["fault": "operating mode \(mode) not stored: \(error)"])
+            emit(.lockFault(fault: "operating mode \(mode) not stored: \(error)"))
             return .storageFailure
         }
         return nil
@@ -21,13 +22,13 @@ extension LockAgent {
         guard let operatingModes else { return nil }
         let stored: OperatingMode?
         do { stored = try operatingModes.loadOperatingMode() } catch {
-            emit("lock.fault", ["fault": "operating mode unreadable, starting normal: \(error)"])
+            emit(.lockFault(fault: "operating mode unreadable, starting normal: \(error)"))
             return nil
         }
         let mode = OperatingModeRestoration.modeAtStart(stored: stored)
         controller.setOperatingMode(mode, source: .auto)
         guard let stored, stored != mode else {
-            if mode != .normal { emit("lock.operating_mode_restored", ["mode": "\(mode)"]) }
+            if mode != .normal { emit(.lockOperatingModeRestored(mode: "\(mode)")) }
             return nil
         }
         // The store follows, so the next start does not report it again.
@@ -38,7 +39,7 @@ extension LockAgent {
     /// The mode the lock did not come back in is an OperatingModeChange by the lock itself.
     func logOperatingModeDemotion(from stored: OperatingMode) {
         let mode = controller.operatingMode
-        emit("lock.operating_mode_not_restored", ["stored": "\(stored)", "mode": "\(mode)"])
+        emit(.lockOperatingModeNotRestored(stored: "\(stored)", mode: "\(mode)"))
         lockEvent(securityEvent(.operatingModeChange(OperatingModeChangeRecord(mode, previous: stored, source: .auto))))
     }
 }

@@ -1,8 +1,9 @@
+import LatchkeyEvents
 import LatchkeyLock
 import LatchkeyLockProtocol
 import LatchkeyManagers
 
-/// The lock agent across its own death (M6, M7): the peripheral manager restores the
+/// The lock agent across its own death: the peripheral manager restores the
 /// service at the handles phones have cached and the links that survived, with their
 /// subscriptions; the lock reports what it went through as Matter alarms in its log.
 extension LockAgent {
@@ -21,12 +22,9 @@ extension LockAgent {
             armUnauthenticatedTimer(for: central)
         }
         if !keysInUse.isEmpty { keyWatch.linkBound() }
-        emit("lock.restored", [
-            "services": "\(state.services.count)",
-            "centrals": "\(state.centrals.count)",
-            "subscribed": "\(stateCharacteristic?.subscribedCentrals.count ?? 0)",
-            "advertising": "\(state.advertisement != nil)",
-        ])
+        emit(.lockRestored(services: "\(state.services.count)", centrals: "\(state.centrals.count)",
+                           subscribed: "\(stateCharacteristic?.subscribedCentrals.count ?? 0)",
+                           advertising: "\(state.advertisement != nil)"))
         // The lock may have moved (or resolved an interrupted decision) before the service
         // was back: tell the phones that stayed subscribed where it stands now.
         loop.execute { [weak self] in self?.publishStatus() }
@@ -35,22 +33,20 @@ extension LockAgent {
     private func replace(_ restored: LocalService, in pm: PeripheralManager) -> LocalService? {
         pm.remove(restored)
         do { return try pm.add(configuration.serviceDefinition) } catch {
-            emit("lock.fault", ["fault": "cannot publish service: \(error)"])
+            emit(.lockFault(fault: "cannot publish service: \(error)"))
             return nil
         }
     }
 
     public func peripheralManager(_ pm: PeripheralManager, didChangeServicesIn range: ClosedRange<UInt16>,
                                   centrals: [Central]) {
-        emit("lock.service_changed", [
-            "range": "\(range.lowerBound)-\(range.upperBound)",
-            "indicated": "\(centrals.filter(\.wantsServiceChanged).count)",
-            "centrals": "\(centrals.count)",
-        ])
+        emit(.lockServiceChanged(range: "\(range.lowerBound)-\(range.upperBound)",
+                                 indicated: "\(centrals.filter(\.wantsServiceChanged).count)",
+                                 centrals: "\(centrals.count)"))
     }
 
     public func peripheralManager(_ pm: PeripheralManager, didFailToPreserveState error: any Error) {
-        emit("lock.restoration_failed", ["error": "\(error)"])
+        emit(.lockRestorationFailed(error: "\(error)"))
     }
 
     /// Appends a DoorLockAlarm to the log (and notifies it like any lock event):
@@ -81,7 +77,7 @@ extension LockAgent {
         keyWatch.stop()
         peripheral.discardPreservedState()
         do { try bindingStorage?.remove(.peripheral, identifier: LockBindings.identifier) } catch {
-            emit("lock.restoration_failed", ["error": "bindings not removed: \(error)"])  // the next start re-reads them: harmless
+            emit(.lockRestorationFailed(error: "bindings not removed: \(error)"))  // the next start re-reads them: harmless
         }
         peripheral.stopAdvertising()
         peripheral.removeAllServices()

@@ -1,3 +1,4 @@
+import LatchkeyEvents
 import LatchkeyManagers
 
 /// Revocation ends everything at once (docs/SECURITY.md, "One gate"): `LockAuthority` refuses
@@ -27,6 +28,6 @@ extension LockAgent {
         departuresSeen[key] = nil
         addressOfKey[key] = nil
         forgetBindings(of: key)
-        if links > 0 { emit("lock.key_ended", ["key": "\(key)", "links": "\(links)"]) }
+        if links > 0 { emit(.lockKeyEnded(key: "\(key)", links: "\(links)")) }
     }
 }

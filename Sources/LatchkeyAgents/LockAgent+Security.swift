@@ -1,3 +1,4 @@
+import LatchkeyEvents
 import LatchkeyLock
 import LatchkeyLockProtocol
 import LatchkeyManagers
@@ -51,7 +52,7 @@ extension LockAgent {
         let (admitted, leftOut) = auditPacer.admit(source, at: loop.now)
         if !admitted || leftOut > 0 {
             let who = if case .revokedKey(let k) = source { "revoked key \(k)" } else { "strangers" }
-            emit("lock.audit_paced", ["source": who, "left_out": "\(leftOut)", "logged": "\(admitted)"])
+            emit(.lockAuditPaced(source: who, leftOut: "\(leftOut)", logged: "\(admitted)"))
         }
         return admitted
     }
@@ -64,10 +65,11 @@ extension LockAgent {
                                          who: key.map { KeyID($0) })
         lockEvent(securityEvent(.lockOperationError(record, error)))
         for e in engaged {
-            var fields = [("principal", "\(e.principal)"), ("level", "\(e.level)"), ("seconds", "\(e.duration.components.seconds)")]
             // A key's own lockout names the key: journald's KEY_ID= (`AgentEvent.journaldEntry`).
-            if case .key(let id) = e.principal { fields.append(("key", "\(id)")) }
-            events.emit(AgentEvent("lock.lockout", time: loop.now, fields))
+            var key: String?
+            if case .key(let id) = e.principal { key = "\(id)" }
+            emit(.lockLockout(principal: "\(e.principal)", level: "\(e.level)", seconds: "\(e.duration.components.seconds)",
+                              key: key))
             lockEvent(securityEvent(.doorLockAlarm(.wrongCodeEntryLimit)))
         }
     }
@@ -100,12 +102,12 @@ extension LockAgent {
         let key = authorized.keyID
         guard let raw, let mode = OperatingMode(rawValue: raw) else { return .malformed }
         guard controller.machine.acceptsOperatingMode(mode) else {
-            emit("lock.command_refused", ["key": "\(key)", "op": "set-operating-mode", "mode": "\(mode)"])
+            emit(.lockCommandRefused(key: "\(key)", op: "set-operating-mode", mode: "\(mode)"))
             return .refusedByPolicy
         }
         if mode != controller.operatingMode, let failed = persistOperatingMode(mode) { return failed }
         controller.setOperatingMode(mode, authorized: authorized)
-        emit("lock.operating_mode", ["key": "\(key)", "mode": "\(mode)"])
+        emit(.lockOperatingMode(key: "\(key)", mode: "\(mode)"))
         publishStatus()
         return nil
     }
@@ -123,8 +125,8 @@ extension LockAgent {
                                   done: @escaping (PairingOutcome) -> Void) -> Bool {
         guard let pairing else { return false }
         let opened = pairing.open(for: duration, offer: offer, asked: { [weak self] pending in
-            self?.emit("lock.pairing_pending", ["key": "\(pending.key.id)", "name": PairingName.escaped(pending.key.name),
-                                                "code": pending.comparisonCode])
+            self?.emit(.lockPairingPending(key: "\(pending.key.id)", name: PairingName.escaped(pending.key.name),
+                                           code: pending.comparisonCode))
             self?.advertise()
             asked(pending)
         }, done: { [weak self] outcome in
@@ -135,8 +137,8 @@ extension LockAgent {
             done(outcome)
         })
         if opened {
-            emit("lock.pairing_open", ["seconds": "\(duration.components.seconds)", "role": offer.role.rawValue,
-                                       "fingerprint": pairing.identity.fingerprint])
+            emit(.lockPairingOpen(seconds: "\(duration.components.seconds)", role: offer.role.rawValue,
+                                  fingerprint: pairing.identity.fingerprint))
             advertise()
         }
         return opened
@@ -146,8 +148,8 @@ extension LockAgent {
         switch outcome {
         case .paired(let key, let code):
             lockEvent(securityEvent(.lockUserChange(KeyChangeRecord(.add, source: .remote, key: KeyID(key.id)))))
-            emit("lock.key_paired", ["key": "\(key.id)", "name": PairingName.escaped(key.name), "role": key.role.rawValue,
-                                     "arrival": "\(key.mayRequestArrivalUnlock)", "code": code])
+            emit(.lockKeyPaired(key: "\(key.id)", name: PairingName.escaped(key.name), role: key.role.rawValue,
+                                arrival: "\(key.mayRequestArrivalUnlock)", code: code))
         case .notEnrolled(let pending, let reason):
             // The link that asked holds no key after all: a stranger's again, timed like one.
             for (link, key) in pairingLinks where key == pending.key.id {
@@ -157,10 +159,10 @@ extension LockAgent {
             // The key never existed for the verifier; the attempt is in the audit log all the same.
             let record = LockOperationRecord(operation: nil, source: .remote, who: KeyID(pending.key.id))
             lockEvent(securityEvent(.lockOperationError(record, .pairingNotConfirmed)))
-            emit("lock.pairing_not_enrolled", ["key": "\(pending.key.id)", "name": PairingName.escaped(pending.key.name),
-                                               "reason": reason.rawValue])
+            emit(.lockPairingNotEnrolled(key: "\(pending.key.id)", name: PairingName.escaped(pending.key.name),
+                                         reason: reason.rawValue))
         case .closedUnused:
-            emit("lock.pairing_closed")
+            emit(.lockPairingClosed)
         }
     }
 
@@ -206,8 +208,8 @@ extension LockAgent {
         guard let pairing else { return .pairingClosed }
         switch pairing.handleRequest(bytes, on: central.linkID) {
         case .failure(let why):
-            emit("lock.pairing_refused", ["central": "\(central.identifier)", "reason": "\(why)",
-                                          "refused_total": "\(pairing.counts.refused)"])
+            emit(.lockPairingRefused(central: "\(central.identifier)", reason: "\(why)",
+                                     refusedTotal: "\(pairing.counts.refused)"))
             return why
         case .success(let pending):
             // Its key waits for the owner's word: the link may stay that long, and the phone

@@ -1,4 +1,5 @@
 import LatchkeyATT
+import LatchkeyEvents
 import LatchkeyLockProtocol
 import LatchkeyManagers
 import LatchkeySecurity
@@ -45,7 +46,7 @@ extension LockAgent {
     /// Ends the link through the transport (mgmt Disconnect on the kernel), after `dropDelay`.
     func drop(_ central: Central, because why: String) {
         guard droppingLinks.insert(central.linkID).inserted else { return }
-        emit("lock.link_dropped", ["central": "\(central.identifier)", "reason": why])
+        emit(.lockLinkDropped(central: "\(central.identifier)", reason: why))
         _ = loop.schedule(after: Self.dropDelay) { [weak self, weak central] in
             guard let self, let central else { return }
             self.peripheral.disconnect(central)
@@ -61,7 +62,7 @@ extension LockAgent {
         linkAuthenticated(central)
         keyWatch.linkBound()
         if fresh {
-            emit("lock.session_opened", ["central": "\(central.identifier)", "key": "\(session.keyID)"])
+            emit(.lockSessionOpened(central: "\(central.identifier)", key: "\(session.keyID)"))
             endOlderLinks(of: session.keyID, keeping: central)
         }
         // A phone that subscribed before it proved its key hears where the lock stands now.
@@ -76,7 +77,7 @@ extension LockAgent {
                                   shouldSubscribeTo characteristic: LocalCharacteristic) -> ATTErrorCode? {
         guard characteristic === stateCharacteristic || characteristic === transferCharacteristic,
               sessions[central.linkID] == nil else { return nil }
-        emit("lock.subscription_refused", ["central": "\(central.identifier)", "reason": "no session"])
+        emit(.lockSubscriptionRefused(central: "\(central.identifier)", reason: "no session"))
         return CommandRejection.noSession.attError
     }
 
@@ -109,10 +110,10 @@ extension LockAgent {
         guard peripheral.state == .poweredOn, service != nil else { return }
         let full = peripheral.centrals.count >= configuration.maximumLinks
         if full, peripheral.advertisement != nil {
-            emit("lock.advertising_paused", ["links": "\(peripheral.centrals.count)"])
+            emit(.lockAdvertisingPaused(links: "\(peripheral.centrals.count)"))
             peripheral.stopAdvertising()
         } else if !full, peripheral.advertisement == nil {
-            emit("lock.advertising_resumed", ["links": "\(peripheral.centrals.count)"])
+            emit(.lockAdvertisingResumed(links: "\(peripheral.centrals.count)"))
             peripheral.startAdvertising(advertisement)
         }
     }
@@ -136,7 +137,7 @@ extension LockAgent {
     /// error (never Insufficient Authentication, which would make a client try to pair).
     func readStatus(by central: Central) -> Result<[UInt8], ATTErrorCode> {
         guard let sealed = sealedStatus(for: central) else {
-            emit("lock.read_refused", ["central": "\(central.identifier)", "reason": "no session"])
+            emit(.lockReadRefused(central: "\(central.identifier)", reason: "no session"))
             return .failure(CommandRejection.noSession.attError)
         }
         return .success(sealed)

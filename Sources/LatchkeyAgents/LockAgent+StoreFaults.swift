@@ -1,3 +1,4 @@
+import LatchkeyEvents
 /// A store that cannot be written (a full or read-only SD card, an I/O error) fails safe and
 /// loud: no unlock without its record (the controller), lockout that cannot be saved
 /// refuses every command but `lock` (`LockoutGuard`), bindings that cannot be read are not saved over;
@@ -20,14 +21,14 @@ extension LockAgent {
     /// and in `status` until `storeBecameWritable`.
     public func storeIsReadOnly(_ path: String) {
         storeOpenReadOnly = true
-        emit("lock.store_read_only", ["store": path, "effect": "lock only; unlock refused until the store takes writes"])
+        emit(.lockStoreReadOnly(store: path, effect: "lock only; unlock refused until the store takes writes"))
     }
 
     /// The store is open read-write again: what waits is written now, the journal's backlog
     /// and the bindings of the links up.
     public func storeBecameWritable(_ path: String) {
         storeOpenReadOnly = false
-        emit("lock.store_writable", ["store": path])
+        emit(.lockStoreWritable(store: path))
         controller.writeBacklogNow()
         if bindingsFault != nil { preserveLiveBindings() }
     }

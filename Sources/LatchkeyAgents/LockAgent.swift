@@ -1,4 +1,5 @@
 import LatchkeyATT
+import LatchkeyEvents
 import LatchkeyGATT
 import LatchkeyLock
 import LatchkeyLockProtocol
@@ -19,7 +20,7 @@ public struct LockAgentConfiguration: Sendable {
     public var arrivalPolicy: ArrivalPolicy
     /// Failed-attempt limits and disable times (docs/SECURITY.md, "Lockout").
     public var lockout: LockoutPolicy
-    /// The peripheral manager's restore identifier (M6): advertising, the service's handles
+    /// The peripheral manager's restore identifier: advertising, the service's handles
     /// and the subscribed centrals are preserved under it when the agent has a storage.
     public var restoreIdentifier: String
     /// The service this version publishes. A relaunch that finds another one preserved
@@ -125,7 +126,7 @@ public final class LockAgent: PeripheralManagerDelegate {
     public private(set) var commandLatencies: [Double] = []
     /// The wake-up work this agent marks: an accepted command until the controller is at
     /// rest again (decision journalled, actuator moved, outcome journalled, logged and
-    /// notified), so that a background wake-up for the write is timed to its end (M5).
+    /// notified), so that a background wake-up for the write is timed to its end.
     /// The runtime attaches the application gate.
     public let backgroundTasks = BackgroundTasks()
     static let commandTask = "command"
@@ -160,19 +161,19 @@ public final class LockAgent: PeripheralManagerDelegate {
                             isCurrent: { [weak self] in self?.verifier.authority.isCurrent(keyID: $0) ?? nil },
                             ended: { [weak self] in self?.keyNoLongerCurrent($0) })
         controller.onEvent = { [weak self] event in self?.lockEvent(event) }
-        controller.onFault = { [weak self] fault in self?.emit("lock.fault", ["fault": "\(fault)"]) }
-        controller.onJournalCaughtUp = { [weak self] in self?.emit("lock.journal_caught_up") }
+        controller.onFault = { [weak self] fault in self?.emit(.lockFault(fault: "\(fault)")) }
+        controller.onJournalCaughtUp = { [weak self] in self?.emit(.lockJournalCaughtUp) }
     }
 
     /// Reads the sensors and reconciles with the interrupted decision (if any), then publishes.
     public func start(recovered: LockDecision?) {
         if let recovered {
-            emit("lock.recovering", ["decision": "\(recovered.id)", "operation": "\(recovered.operation)"])
+            emit(.lockRecovering(decision: "\(recovered.id)", operation: "\(recovered.operation)"))
         }
         let demoted = restoreOperatingMode()
         controller.start(recovered: recovered, lastLogged: lastLoggedLockState())
         if let demoted { logOperatingModeDemotion(from: demoted) }
-        emit("lock.started", ["state": "\(controller.lockState)", "door": "\(controller.doorState)"])
+        emit(.lockStarted(state: "\(controller.lockState)", door: "\(controller.doorState)"))
     }
 
     /// The lock state of the audit log's last event; nil for an empty log, and for one that
@@ -184,7 +185,7 @@ public final class LockAgent: PeripheralManagerDelegate {
             guard let entry = try log.events(from: last, limit: 1).first else { return nil }
             return try LockEvent(decoding: entry.bytes).lockStateAfter
         } catch {
-            emit("lock.fault", ["fault": "reading the audit log's last event #\(last): \(error)"])
+            emit(.lockFault(fault: "reading the audit log's last event #\(last): \(error)"))
             return nil
         }
     }
@@ -202,15 +203,14 @@ public final class LockAgent: PeripheralManagerDelegate {
 
     func lockEvent(_ event: LockEvent) {
         doorMovedAfterArrival(event)
-        do { try log.append(event) } catch { emit("lock.log_failed", ["error": "\(error)"]) }
+        do { try log.append(event) } catch { emit(.lockLogFailed(error: "\(error)")) }
         onLogged?(event)
         if case .lockOperation(let r) = event.kind, r.operation == .unlock, r.source == .manual || r.source == .button {
             lastManualUnlock = event.time
         }
-        var fields = [("kind", "\(event.kind)"), ("state", "\(event.lockStateAfter)"), ("door", "\(event.doorState)")]
         // The key it concerns, when one does: journald's KEY_ID= (`AgentEvent.journaldEntry`, LatchkeyDaemons).
-        if let key = event.keyID { fields.append(("key", "\(key.rawValue)")) }
-        events.emit(AgentEvent("lock.event", time: loop.now, fields))
+        emit(.lockEvent(kind: "\(event.kind)", state: "\(event.lockStateAfter)", door: "\(event.doorState)",
+                        key: event.keyID.map { "\($0.rawValue)" }))
         publishStatus()
         if !controller.machine.isMoving { backgroundTasks.end(Self.commandTask) }
     }
@@ -223,7 +223,7 @@ public final class LockAgent: PeripheralManagerDelegate {
     // MARK: PeripheralManagerDelegate
 
     public func peripheralManagerDidUpdateState(_ pm: PeripheralManager) {
-        emit("lock.radio", ["state": pm.state.rawValue])
+        emit(.lockRadio(state: pm.state.rawValue))
         noteRadioState(pm.state)
         guard pm.state == .poweredOn else { return }
         if service == nil {
@@ -233,7 +233,7 @@ public final class LockAgent: PeripheralManagerDelegate {
                 stateCharacteristic = s.characteristic(LockServiceUUID.lockState)
                 transferCharacteristic = s.characteristic(LockServiceUUID.dataTransfer)
             } catch {
-                emit("lock.fault", ["fault": "cannot publish service: \(error)"])
+                emit(.lockFault(fault: "cannot publish service: \(error)"))
                 return
             }
         }
@@ -241,11 +241,11 @@ public final class LockAgent: PeripheralManagerDelegate {
     }
 
     public func peripheralManagerDidStartAdvertising(_ pm: PeripheralManager, error: BluetoothError?) {
-        emit("lock.advertising", error.map { ["error": "\($0)"] } ?? [:])
+        emit(.lockAdvertising(error: error.map { "\($0)" }))
     }
 
     public func peripheralManager(_ pm: PeripheralManager, didConnect central: Central) {
-        emit("lock.central_connected", ["central": "\(central.identifier)"])
+        emit(.lockCentralConnected(central: "\(central.identifier)"))
         armUnauthenticatedTimer(for: central)
         advertiseWhileLinksAreFree()
         // An address proves nothing (anyone can send with a bound phone's): a phone's
@@ -253,7 +253,7 @@ public final class LockAgent: PeripheralManagerDelegate {
     }
 
     public func peripheralManager(_ pm: PeripheralManager, didDisconnect central: Central, reason: DisconnectReason) {
-        emit("lock.central_disconnected", ["central": "\(central.identifier)", "reason": "\(reason)"])
+        emit(.lockCentralDisconnected(central: "\(central.identifier)", reason: "\(reason)"))
         linkEnded(central)
         advertiseWhileLinksAreFree()
         challengeReadAt[central.linkID] = nil
@@ -271,7 +271,7 @@ public final class LockAgent: PeripheralManagerDelegate {
     private func departed(_ key: UInt32) {
         departureTimers[key] = nil
         departuresSeen[key] = .some(nil)
-        emit("lock.departure", ["key": "\(key)"])
+        emit(.lockDeparture(key: "\(key)"))
         guard controller.lockState != .locked else { return }
         controller.lockAutomatically(for: KeyID(key))
     }
@@ -320,7 +320,7 @@ public final class LockAgent: PeripheralManagerDelegate {
         adopt(result.session, on: central)
         switch result {
         case .failure(let failure):
-            emit("lock.command_rejected", ["central": "\(central.identifier)", "reason": "\(failure.rejection)"])
+            emit(.lockCommandRejected(central: "\(central.identifier)", reason: "\(failure.rejection)"))
             let dropNow = failure.dropLink && !droppingLinks.contains(central.linkID)
             if failure.counted || failure.revoked || dropNow { audit(failure) }
             if dropNow { drop(central, because: "\(verifier.unauthenticatedFrameLimit) unauthenticated frames") }
@@ -333,12 +333,12 @@ public final class LockAgent: PeripheralManagerDelegate {
     }
 
     /// Makes the verified command's counter durable unless a write of the lock's records
-    /// already carried it (the decision: `KeyStore.stageCounter`). Runs before any other
-    /// durable effect of the command and before its answer; a failure answers
-    /// `storageFailure`.
+    /// already carried it (the decision: `DecisionJournal.record(_:committing:)`; the event of
+    /// a refusal). Runs before any other durable effect of the command and before its answer;
+    /// a failure answers `storageFailure`.
     func commitCounter(key: UInt32) -> CommandRejection? {
         do { try verifier.commitCounter() } catch {
-            emit("lock.command_refused", ["key": "\(key)", "error": "counter not stored: \(error)"])
+            emit(.lockCommandRefused(key: "\(key)", error: "counter not stored: \(error)"))
             return .storageFailure
         }
         return nil
@@ -352,7 +352,7 @@ public final class LockAgent: PeripheralManagerDelegate {
     /// journal's backlog when the store takes writes again.
     private func commitLockCounter(key: UInt32) {
         do { try verifier.commitCounter() } catch {
-            emit("lock.counter_write_failed", ["key": "\(key)", "error": "\(error)", "held": "until the store takes writes"])
+            emit(.lockCounterWriteFailed(key: "\(key)", error: "\(error)", held: "until the store takes writes"))
             controller.writeHeldLater()
         }
     }
@@ -363,7 +363,7 @@ public final class LockAgent: PeripheralManagerDelegate {
         spendOrTimeDepartureCredit(key: key, operation: op, at: received)
         let credit = departuresSeen[key]  // an arrival's, kept for a busy bolt below
         if op == .arrivalUnlock, let refusal = arrivalRefusal(key: key, on: central, received: received) {
-            emit("lock.arrival_refused", ["key": "\(key)", "reason": refusal.rawValue])
+            emit(.lockArrivalRefused(key: "\(key)", reason: refusal.rawValue))
             auditUnexpectedArrival(refusal, key: key)
             return .refusedByPolicy
         }
@@ -374,7 +374,7 @@ public final class LockAgent: PeripheralManagerDelegate {
             // Authenticates the link for the departure rule; never moves the lock.
             if let failed = commitCounter(key: key) { return failed }
             bind(central, to: key)
-            emit("lock.phone_present", ["key": "\(key)", "central": "\(central.identifier)"])
+            emit(.lockPhonePresent(key: "\(key)", central: "\(central.identifier)"))
             return nil
         case .setOperatingMode:
             if let failed = commitCounter(key: key) { return failed }
@@ -382,33 +382,36 @@ public final class LockAgent: PeripheralManagerDelegate {
         }
         let changesBefore = outputClock?.changeCount ?? 0
         let decidedBefore = controller.lastRecordedDecision
-        if let error = controller.submit(verified.authorization, validUntil: received + configuration.challengeLifetime,
-                                         relockAfter: relockAfter) {
-            emit("lock.command_refused", ["key": "\(key)", "op": "\(op)", "error": "\(error)"])
+        // The counter-with-decision rule: the store commits the key's counter with the decision (one fsync).
+        if let error = controller.submit(verified.authorization,
+                                         counter: KeyCounter(keyID: key, counter: verified.counter),
+                                         validUntil: received + configuration.challengeLifetime, relockAfter: relockAfter) {
+            emit(.lockCommandRefused(key: "\(key)", op: "\(op)", error: "\(error)"))
             // A moving bolt decided nothing: the phone asks once more after it, on the same departure.
             if op == .arrivalUnlock && error == .busy, let credit { departuresSeen[key] = credit }
             return rejection(for: error)
         }
         // Accepted. Remember who is here (for departure) and measure our own path.
         if op == .lock { commitLockCounter(key: key) }  // the bolt moves whatever the store says
-        else if let failed = commitCounter(key: key) { return failed }  // carried by the decision: nothing to do
+        else if let failed = commitCounter(key: key) { return failed }  // committed with the decision: nothing left
         // The movement's outcome arrives later as an event (`lockEvent`): wake work until then.
         if controller.machine.isMoving { backgroundTasks.begin(Self.commandTask) }
         bind(central, to: key)
         if op == .arrivalUnlock { arrivalAccepted(key: key, at: received) }
-        var fields: KeyValuePairs<String, String> = ["key": "\(key)", "op": "\(op)", "counter": "\(verified.counter)"]
+        var actuatorMs: String?
         if let clock = outputClock, clock.changeCount > changesBefore, let changed = clock.lastChange {
             let ms = (changed - received).milliseconds
             commandLatencies.append(ms)
-            fields = ["key": "\(key)", "op": "\(op)", "counter": "\(verified.counter)", "actuator_ms": "\(ms)"]
+            actuatorMs = "\(ms)"
         }
-        var event = AgentEvent("lock.command_accepted", time: loop.now, fields.map { ($0.key, $0.value) })
+        var decision: String?, durableMs: String?
         if let decided = controller.lastRecordedDecision, decided != decidedBefore {
-            event.fields.append(("decision", "\(decided.rawValue)"))  // durable before this line
+            decision = "\(decided.rawValue)"  // durable before this line
             // The part of actuator_ms the disk took to make the decision durable.
-            if let took = controller.lastRecordDuration { event.fields.append(("durable_ms", "\(took.milliseconds)")) }
+            durableMs = controller.lastRecordDuration.map { "\($0.milliseconds)" }
         }
-        events.emit(event)
+        emit(.lockCommandAccepted(key: "\(key)", op: "\(op)", counter: "\(verified.counter)", actuatorMs: actuatorMs,
+                                  decision: decision, durableMs: durableMs))
         return nil
     }
 
@@ -424,7 +427,7 @@ public final class LockAgent: PeripheralManagerDelegate {
         keyWatch.linkBound()
         if let t = departureTimers.removeValue(forKey: key) {
             t.cancel()
-            emit("lock.departure_cancelled", ["key": "\(key)"])
+            emit(.lockDepartureCancelled(key: "\(key)"))
         }
     }
 
@@ -440,17 +443,17 @@ public final class LockAgent: PeripheralManagerDelegate {
         }
     }
 
-    // MARK: Event log transfer (M9)
+    // MARK: Event log transfer
 
     private func startTransfer(_ bytes: [UInt8], to central: Central) -> ATTErrorCode? {
         // A malformed request is answered with its ATT error.
         guard let session = sessions[central.linkID] else {
-            emit("lock.log_refused", ["central": "\(central.identifier)", "reason": "no session"])
+            emit(.lockLogRefused(central: "\(central.identifier)", reason: "no session"))
             return CommandRejection.noSession.attError
         }
         // What the key may read is the authority's to say, on the key as it is now.
         guard let scope = verifier.authority.logScope(keyID: session.keyID) else {
-            emit("lock.log_refused", ["central": "\(central.identifier)", "key": "\(session.keyID)", "reason": "key revoked"])
+            emit(.lockLogRefused(central: "\(central.identifier)", key: "\(session.keyID)", reason: "key revoked"))
             return CommandRejection.unknownKey.attError
         }
         guard let request = try? LogRequest(decoding: bytes) else { return .invalidAttributeValueLength }
@@ -470,7 +473,7 @@ public final class LockAgent: PeripheralManagerDelegate {
         }
         guard let sealed = sealedLog(payload, for: central) else { return CommandRejection.noSession.attError }
         transfers[central.linkID] = ChunkedSender(value: sealed, mtu: central.maximumUpdateValueLength + 3)
-        emit("lock.log_transfer", ["central": "\(central.identifier)", "events": "\(rows.count)"])
+        emit(.lockLogTransfer(central: "\(central.identifier)", events: "\(rows.count)"))
         loop.execute { [weak self] in self?.pumpTransfers() }
         return nil
     }
@@ -508,7 +511,7 @@ public final class LockAgent: PeripheralManagerDelegate {
         }
     }
 
-    func emit(_ name: String, _ fields: KeyValuePairs<String, String> = [:]) {
-        events.emit(AgentEvent(name, time: loop.now, fields.map { ($0.key, $0.value) }))
+    func emit(_ event: Event) {
+        events.emit(AgentEvent(event, time: loop.now))
     }
 }

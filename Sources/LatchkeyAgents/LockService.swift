@@ -2,7 +2,7 @@ import LatchkeyATT
 import LatchkeyGATT
 import LatchkeyLockProtocol
 
-/// The lock's GATT service definition (M1). Values are dynamic: each read asks the agent.
+/// The lock's GATT service definition. Values are dynamic: each read asks the agent.
 public enum LockServiceDefinition {
     public static let service = GATTService(uuid: LockServiceUUID.service, characteristics: [
         GATTCharacteristic(uuid: LockServiceUUID.lockState, properties: [.read, .notify], permissions: .read,

@@ -1,7 +1,8 @@
+import LatchkeyEvents
 import LatchkeyLock
 import LatchkeyLockProtocol
 
-/// The arrival request (M8): only inside an arrival intent's window, once per away→home
+/// The arrival request: only inside an arrival intent's window, once per away→home
 /// cycle, and once more when the first met a moving bolt — the lock refuses a command during
 /// a movement as busy, having decided nothing, and an owner coming home while the door
 /// relocks should not find it locked.
@@ -14,7 +15,7 @@ extension PhoneAgent {
     @discardableResult
     public func arrivalIntent() -> String {
         let before = state.presence
-        emit("phone.arrival_intent", ["presence": before.presence.rawValue])
+        emit(.phoneArrivalIntent(presence: before.presence.rawValue))
         feed(.arrivalIntent)
         if state.presence.presence == .arriving && before.presence != .arriving { return "asking the lock now" }
         if intentTimer != nil {
@@ -28,7 +29,7 @@ extension PhoneAgent {
         intentTimer = loop.schedule(after: configuration.arrivalIntentWindow) { [weak self] in
             guard let self else { return }
             intentTimer = nil
-            emit("phone.arrival_intent_expired")
+            emit(.phoneArrivalIntentExpired)
             feed(.intentExpired)
         }
     }
@@ -40,10 +41,10 @@ extension PhoneAgent {
             case .success:
                 feed(.arrivalAnswered(cycle: cycle, granted: true))
             case .failure(.rejected(.busy)):
-                emit("phone.arrival_busy", ["cycle": "\(cycle)"])
+                emit(.phoneArrivalBusy(cycle: "\(cycle)"))
                 feed(.arrivalBusy(cycle: cycle))
             case .failure(.rejected(let why)):
-                emit("phone.arrival_refused", ["cycle": "\(cycle)", "reason": "\(why)"])
+                emit(.phoneArrivalRefused(cycle: "\(cycle)", reason: "\(why)"))
                 feed(.arrivalAnswered(cycle: cycle, granted: false))
             case .failure(.notDelivered):
                 feed(.arrivalNotDelivered)
@@ -74,7 +75,7 @@ extension PhoneAgent {
         arrivalRetry = nil
         // Still arriving in that cycle (a lost link sends the owner back to away first).
         guard state.presence.presence == .arriving, state.presence.cycle == cycle else { return }
-        emit("phone.arrival_retry", ["cycle": "\(cycle)", "reason": reason])
+        emit(.phoneArrivalRetry(cycle: "\(cycle)", reason: reason))
         requestArrival(cycle)
     }
 

@@ -1,3 +1,4 @@
+import LatchkeyEvents
 import LatchkeyLockProtocol
 import LatchkeyManagers
 import LatchkeyTransport
@@ -33,7 +34,7 @@ extension PhoneAgent {
             return nil
         }
         guard loop.now < held.usableUntil else {
-            emit("phone.held_challenge_expired", ["op": "\(operation)"])
+            emit(.phoneHeldChallengeExpired(op: "\(operation)"))
             return nil
         }
         return held.challenge
@@ -65,17 +66,17 @@ extension PhoneAgent {
         prefetchSentAt = nil
         if let error {
             // The next command reads its own; a stale cache shows there too and is dealt with then.
-            emit("phone.challenge_ahead_failed", ["error": "\(error)"])
+            emit(.phoneChallengeAheadFailed(error: "\(error)"))
         } else if let grant = try? ChallengeGrant(decoding: value ?? []) {
             let lifetime = Duration.milliseconds(Int64(grant.lifetimeMilliseconds))
             if lifetime > Self.heldChallengeMargin {
                 heldChallenge = HeldChallenge(challenge: grant.challenge,
                                               usableUntil: sentAt + lifetime - Self.heldChallengeMargin)
             } else {
-                emit("phone.challenge_ahead_failed", ["error": "lifetime \(grant.lifetimeMilliseconds) ms too short to hold"])
+                emit(.phoneChallengeAheadFailed(error: "lifetime \(grant.lifetimeMilliseconds) ms too short to hold"))
             }
         } else {
-            emit("phone.challenge_ahead_failed", ["error": "bad challenge"])
+            emit(.phoneChallengeAheadFailed(error: "bad challenge"))
         }
         sendAfterReadAhead()
         linkWentIdle()

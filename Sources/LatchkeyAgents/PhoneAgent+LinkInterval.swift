@@ -1,7 +1,8 @@
+import LatchkeyEvents
 import LatchkeyTransport
 
 /// A fast connection interval while the link is set up or a command runs, a slow one while
-/// it idles (issue 22's lever; figures in docs/ARCHITECTURE.md, "Link to unlock"). At 7.5 ms
+/// it idles (the lever for an idle link; figures in docs/ARCHITECTURE.md, "Link to unlock"). At 7.5 ms
 /// both radios meet 133 times a second; an idle owner at home needs none of that. After
 /// `idleAfter` with nothing to do — by default the held challenge's life, so a command
 /// that finds a challenge held also finds the link fast — the phone asks for
@@ -43,11 +44,11 @@ extension PhoneAgent {
     private func askForInterval(_ interval: Duration, slowing: Bool) {
         if lockPeripheral.requestConnectionInterval(interval) {
             linkSlowed = slowing
-            emit("phone.link_interval", ["ms": "\(interval.milliseconds)", "why": slowing ? "idle" : "busy"])
+            emit(.phoneLinkInterval(ms: "\(interval.milliseconds)", why: slowing ? "idle" : "busy"))
         } else if !linkIntervalRefusalSaid {
             // Once per agent: the kernel transport cannot update a live link (no mgmt command).
             linkIntervalRefusalSaid = true
-            emit("phone.link_interval_unsupported", ["ms": "\(interval.milliseconds)"])
+            emit(.phoneLinkIntervalUnsupported(ms: "\(interval.milliseconds)"))
         }
     }
 }

@@ -1,10 +1,11 @@
+import LatchkeyEvents
 import LatchkeyGATT
 import LatchkeyLock
 import LatchkeyLockProtocol
 import LatchkeyManagers
 import LatchkeyTransport
 
-/// Reading the lock's audit log over the data-transfer characteristic (M9): subscribe,
+/// Reading the lock's audit log over the data-transfer characteristic: subscribe,
 /// write a `LogRequest`, reassemble the chunked notifications, open them under the link's
 /// session (the lock refuses a link without one), decode the events.
 extension PhoneAgent {
@@ -50,7 +51,7 @@ extension PhoneAgent {
     private func logFetchWentSilent() {
         guard let fetch = logFetch else { return }
         logFetch = nil
-        emit("phone.log_fetch_timeout", ["received": "\(fetch.octets)"])
+        emit(.phoneLogFetchTimeout(received: "\(fetch.octets)"))
         fetch.completion(.failure(.notDelivered("log transfer: nothing from the lock for \(Self.logFetchSilence)")))
     }
 

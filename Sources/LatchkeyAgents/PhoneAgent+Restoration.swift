@@ -1,8 +1,9 @@
 import LatchkeyATT
+import LatchkeyEvents
 import LatchkeyLockProtocol
 import LatchkeyManagers
 
-/// The GATT setup as a sequence that resumes where it stopped (M6 step 4): each step looks
+/// The GATT setup as a sequence that resumes where it stopped (restoration's step 4, docs/RESTORATION.md): each step looks
 /// at what the lock's proxy already holds — from this link, an earlier link, or the cache
 /// a relaunch restored — and only asks the lock for what is missing. A phone that comes
 /// back to a lock it knows is ready at once (its command opens the link's session, then it
@@ -40,7 +41,7 @@ extension PhoneAgent {
         guard case .att(let code) = error, code == .invalidHandle || code == .attributeNotFound,
               !rediscoveredOnThisLink else { return false }
         rediscoveredOnThisLink = true
-        emit("phone.cache_stale", ["error": "\(error)"])
+        emit(.phoneCacheStale(error: "\(error)"))
         control = nil; challenge = nil; status = nil; transferCharacteristic = nil
         peripheral.discardAttributeCache()
         continueSetup(peripheral)
@@ -52,12 +53,12 @@ extension PhoneAgent {
     /// new handles before anything else is written — never to the old ones.
     public func peripheral(_ peripheral: Peripheral, didModifyServices invalidatedServices: [RemoteService]) {
         guard invalidatedServices.contains(where: { $0.uuid == LockServiceUUID.service }) else { return }
-        emit("phone.services_changed", ["invalidated": "\(invalidatedServices.count)"])
+        emit(.phoneServicesChanged(invalidated: "\(invalidatedServices.count)"))
         restartSetup(peripheral, because: "the lock's services changed")
     }
 
     public func peripheral(_ peripheral: Peripheral, didReceiveInvalidServiceChange value: [UInt8]) {
-        emit("phone.service_changed_invalid", ["value": value.map { String($0, radix: 16) }.joined(separator: " ")])
+        emit(.phoneServiceChangedInvalid(value: value.map { String($0, radix: 16) }.joined(separator: " ")))
     }
 
     // MARK: CentralManagerDelegate (restoration)
@@ -65,15 +66,13 @@ extension PhoneAgent {
     public func centralManager(_ central: CentralManager, willRestoreState state: RestoredCentralState) {
         for p in state.peripherals { p.delegate = self }
         let cached = lockPeripheral.service(LockServiceUUID.service)
-        emit("phone.restored", [
-            "lock": lockPeripheral.state.rawValue,
-            "cached_characteristics": "\(cached?.characteristics?.count ?? 0)",
-            "subscribed": "\(cached?.characteristic(LockServiceUUID.lockState)?.isNotifying ?? false)",
-        ])
+        emit(.phoneRestored(lock: lockPeripheral.state.rawValue,
+                            cachedCharacteristics: "\(cached?.characteristics?.count ?? 0)",
+                            subscribed: "\(cached?.characteristic(LockServiceUUID.lockState)?.isNotifying ?? false)"))
     }
 
     public func centralManager(_ central: CentralManager, didFailToPreserveState error: any Error) {
-        emit("phone.restoration_failed", ["error": "\(error)"])
+        emit(.phoneRestorationFailed(error: "\(error)"))
     }
 
     /// A deliberate stop (`systemctl stop`): like a force-quit on iOS, the request is

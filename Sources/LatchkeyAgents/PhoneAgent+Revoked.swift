@@ -1,3 +1,4 @@
+import LatchkeyEvents
 import LatchkeyLockProtocol
 
 /// A phone whose key the lock revoked stops asking (docs/SECURITY.md, "One gate"): every
@@ -9,7 +10,7 @@ extension PhoneAgent {
     func lockSaidOurKeyIsRevoked() {
         guard !keyRevoked else { return }
         keyRevoked = true
-        emit("phone.key_revoked", ["lock": "\(configuration.lockAddress)"])
+        emit(.phoneKeyRevoked(lock: "\(configuration.lockAddress)"))
         central.cancelPeripheralConnection(lockPeripheral)
     }
 
@@ -18,7 +19,7 @@ extension PhoneAgent {
     func askAgainIfTheOwnerAsks(_ operation: LockOperation) {
         guard keyRevoked, operation != .present, operation != .arrivalUnlock else { return }
         keyRevoked = false
-        emit("phone.asking_again", ["op": "\(operation)"])
+        emit(.phoneAskingAgain(op: "\(operation)"))
         requestConnection()
     }
 }

@@ -1,3 +1,4 @@
+import LatchkeyEvents
 import LatchkeyLockProtocol
 import LatchkeyManagers
 import LatchkeySecurity
@@ -45,7 +46,7 @@ extension PhoneAgent {
     private func linkProvedTheLock() {
         guard !linkVerified else { return }
         linkVerified = true
-        emit("phone.link_verified")
+        emit(.phoneLinkVerified)
         feed(.linkVerified)
     }
 
@@ -68,7 +69,7 @@ extension PhoneAgent {
             linkProvedTheLock()
             return plain
         }
-        emit("phone.reply_unreadable", ["kind": "\(kind)", "session": session == nil ? "none" : "open"])
+        emit(.phoneReplyUnreadable(kind: "\(kind)", session: session == nil ? "none" : "open"))
         return nil
     }
 }

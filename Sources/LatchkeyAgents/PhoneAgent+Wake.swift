@@ -1,7 +1,8 @@
+import LatchkeyEvents
 import LatchkeyLockProtocol
 import LatchkeyManagers
 
-// The phone's wake-up work (M5: a woken app's handling is timed against the wake budget).
+// The phone's wake-up work (a woken app's handling is timed against the wake budget).
 // A suspended background phone is woken by its link coming back; what follows — the GATT
 // setup, the arrival request (challenge read, sealed write, Write Response) and the lock's
 // report that the bolt moved — is one job, marked step by step in `backgroundTasks` so the
@@ -38,7 +39,7 @@ extension PhoneAgent {
         guard backgroundTasks.openTasks.contains(Self.boltReportTask) else { return }
         boltReportTimer?.cancel()
         boltReportTimer = loop.schedule(after: Self.boltReportTimeout) { [weak self] in
-            self?.emit("phone.bolt_report_timeout")
+            self?.emit(.phoneBoltReportTimeout)
             self?.boltReported()
         }
     }

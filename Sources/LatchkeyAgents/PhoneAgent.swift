@@ -1,4 +1,5 @@
 import LatchkeyATT
+import LatchkeyEvents
 import LatchkeyGATT
 import LatchkeyLockProtocol
 import LatchkeyManagers
@@ -14,7 +15,7 @@ public struct PhoneAgentConfiguration: Sendable {
     /// short drops a body or a door between phone and lock cause; configurable per home.
     public var gracePeriod: Duration
     public var connectOptions: ConnectOptions
-    /// The central manager's restore identifier (M6): its request, link and attribute cache
+    /// The central manager's restore identifier: its request, link and attribute cache
     /// are preserved under it when the agent is given a `RestorationStorage`.
     public var restoreIdentifier: String
     /// A command with no answer by then is given up and the link dropped, so that the
@@ -91,7 +92,6 @@ public struct PhoneAgentConfiguration: Sendable {
 /// tracks away/home, and makes one authenticated arrival request per away→home cycle, only
 /// inside the window an arrival intent opened. A bare re-link never sends anything that
 /// opens the door.
-///
 /// With a `RestorationStorage` its central manager preserves the request, the link and the
 /// lock's attribute cache: a relaunched agent adopts a link that survived it and resumes
 /// its GATT setup where it stopped (`PhoneAgent+Restoration.swift`) — it never discovers
@@ -221,7 +221,7 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
         self.lock = central.retrievePeripherals(withIdentifiers: [configuration.lockAddress])[0]
         central.delegate = self
         lock.delegate = self
-        emit("phone.started", ["presence": state.presence.presence.rawValue, "cycle": "\(state.presence.cycle)"])
+        emit(.phoneStarted(presence: state.presence.presence.rawValue, cycle: "\(state.presence.cycle)"))
     }
 
     // MARK: Commands
@@ -245,7 +245,7 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
         backgroundTasks.begin(Self.commandsTask)
         // A command asked for before the link is ready waits for it (the owner tapped
         // "unlock" walking up to the door): said, so that the wait can be seen and timed.
-        if !ready { emit("phone.command_waits_for_link", ["op": "\(operation)"]) }
+        if !ready { emit(.phoneCommandWaitsForLink(op: "\(operation)")) }
         linkBecameBusy()
         pump()
     }
@@ -265,7 +265,7 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
                             awaitingChallenge: true, retried: next.retried)
         commandTimer = loop.schedule(after: configuration.commandTimeout) { [weak self] in self?.commandTimedOut() }
         if prefetchSentAt != nil {
-            emit("phone.command_started", ["op": "\(op)", "challenge": "ahead"])  // the read under way serves it
+            emit(.phoneCommandStarted(op: "\(op)", challenge: "ahead"))  // the read under way serves it
             inFlight?.awaitingReadAhead = true
             return
         }
@@ -276,11 +276,11 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
     private func sendInFlight(announcing: Bool) {
         guard let op = inFlight?.operation, let challenge else { return }
         if let held = takeHeldChallenge(for: op) {
-            if announcing { emit("phone.command_started", ["op": "\(op)", "challenge": "held"]) }  // its write goes now
+            if announcing { emit(.phoneCommandStarted(op: "\(op)", challenge: "held")) }  // its write goes now
             inFlight?.usedHeldChallenge = true
             sealAndWrite(challenge: held, lock)
         } else {
-            if announcing { emit("phone.command_started", ["op": "\(op)"]) }  // its challenge read goes now
+            if announcing { emit(.phoneCommandStarted(op: "\(op)")) }  // its challenge read goes now
             lock.readValue(for: challenge)
         }
     }
@@ -319,7 +319,7 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
         setupTimer = nil
         backgroundTasks.end(Self.setupTask)
         guard !ready, lock.state == .connected else { return }
-        emit("phone.setup_timeout")
+        emit(.phoneSetupTimeout)
         central.cancelPeripheralConnection(lock)
     }
 
@@ -329,7 +329,7 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
     private func commandTimedOut() {
         commandTimer = nil
         guard let f = inFlight else { return }
-        emit("phone.command_timeout", ["op": "\(f.operation)"])
+        emit(.phoneCommandTimeout(op: "\(f.operation)"))
         finish(.failure(.notDelivered("no answer within \(configuration.commandTimeout)")))
         central.cancelPeripheralConnection(lock)
     }
@@ -353,7 +353,7 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
                 graceTimer?.cancel()
                 graceTimer = nil
             case .departed(let cycle):
-                emit("phone.away", ["cycle": "\(cycle)"])
+                emit(.phoneAway(cycle: "\(cycle)"))
             case .startNearbyClock(let cycle):
                 nearbyTimer?.cancel()
                 nearbyTimer = loop.schedule(after: configuration.nearbyLimit) { [weak self] in
@@ -361,10 +361,10 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
                     self?.feed(.nearbyExpired(cycle: cycle))
                 }
             case .returnedWithoutAsking(let cycle):
-                emit("phone.home_without_arrival", ["cycle": "\(cycle)",
-                                                    "nearby_seconds": "\(configuration.nearbyLimit.components.seconds)"])
+                emit(.phoneHomeWithoutArrival(cycle: "\(cycle)",
+                                              nearbySeconds: "\(configuration.nearbyLimit.components.seconds)"))
             case .requestArrivalUnlock(let cycle):
-                emit("phone.arrival_request", ["cycle": "\(cycle)"])
+                emit(.phoneArrivalRequest(cycle: "\(cycle)"))
                 requestArrival(cycle)
             case .retryArrivalUnlockAfterMovement(let cycle):
                 waitToRetryArrival(cycle)
@@ -374,24 +374,24 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
                 intentTimer?.cancel()
                 intentTimer = nil
             case .arrived(let cycle, let unlocked):
-                emit("phone.home", ["cycle": "\(cycle)", "unlocked": "\(unlocked)"])
+                emit(.phoneHome(cycle: "\(cycle)", unlocked: "\(unlocked)"))
             }
         }
         if state.presence.presence != before {
-            emit("phone.presence", ["from": before.rawValue, "to": state.presence.presence.rawValue])
+            emit(.phonePresence(from: before.rawValue, to: state.presence.presence.rawValue))
         }
     }
 
     private func persist() {
         do { try store.save(state) } catch {
-            emit("phone.persist_failed", ["error": "\(error)"])
+            emit(.phonePersistFailed(error: "\(error)"))
         }
     }
 
     // MARK: CentralManagerDelegate
 
     public func centralManagerDidUpdateState(_ central: CentralManager) {
-        emit("phone.radio", ["state": central.state.rawValue])
+        emit(.phoneRadio(state: central.state.rawValue))
         guard central.state == .poweredOn else { return }
         requestConnection()
         if lock.state == .connected && !ready && control == nil {
@@ -406,9 +406,9 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
         guard !stopped, !keyRevoked else { return }
         do {
             try central.connect(lock, options: configuration.connectOptions)
-            emit("phone.connect_pending", ["lock": "\(configuration.lockAddress)"])
+            emit(.phoneConnectPending(lock: "\(configuration.lockAddress)"))
         } catch {
-            emit("phone.connect_failed", ["error": "\(error)"])
+            emit(.phoneConnectFailed(error: "\(error)"))
         }
     }
 
@@ -417,7 +417,8 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
     }
 
     private func linkEstablished(_ peripheral: Peripheral, adopted: Bool) {
-        emit(adopted ? "phone.link_adopted" : "phone.linked", ["lock": "\(peripheral.identifier)"])
+        let lock = "\(peripheral.identifier)"
+        emit(adopted ? .phoneLinkAdopted(lock: lock) : .phoneLinked(lock: lock))
         ready = false
         forgetChallengeAhead()
         forgetLinkInterval()
@@ -457,7 +458,7 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
 
     public func centralManager(_ central: CentralManager, didDisconnectPeripheral peripheral: Peripheral,
                                error: BluetoothError?) {
-        emit("phone.link_lost", ["reason": error.map { "\($0)" } ?? "cancelled"])
+        emit(.phoneLinkLost(reason: error.map { "\($0)" } ?? "cancelled"))
         ready = false
         linkVerified = false
         forgetChallengeAhead()
@@ -479,7 +480,7 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
 
     public func peripheral(_ peripheral: Peripheral, didDiscoverServices error: BluetoothError?) {
         guard peripheral.service(LockServiceUUID.service) != nil else {
-            emit("phone.gatt_failed", ["step": "services", "error": error.map { "\($0)" } ?? "lock service missing"])
+            emit(.phoneGattFailed(step: "services", error: error.map { "\($0)" } ?? "lock service missing"))
             return
         }
         continueSetup(peripheral)
@@ -488,7 +489,7 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
     public func peripheral(_ peripheral: Peripheral, didDiscoverCharacteristicsFor service: RemoteService,
                            error: BluetoothError?) {
         guard bindCharacteristics(of: service) else {
-            emit("phone.gatt_failed", ["step": "characteristics", "error": error.map { "\($0)" } ?? "missing"])
+            emit(.phoneGattFailed(step: "characteristics", error: error.map { "\($0)" } ?? "missing"))
             return
         }
         continueSetup(peripheral)
@@ -500,10 +501,10 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
         guard characteristic === status else { return }
         if let error {
             if rediscoverIfStale(peripheral, error) { return }
-            emit("phone.gatt_failed", ["step": "subscribe", "error": "\(error)"])
+            emit(.phoneGattFailed(step: "subscribe", error: "\(error)"))
             return
         }
-        emit("phone.subscribed")
+        emit(.phoneSubscribed)
     }
 
     /// The lock service is usable on this link: tie the link to our key and send what waits.
@@ -511,13 +512,13 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
         ready = true
         setupTimer?.cancel()
         setupTimer = nil
-        emit("phone.gatt_ready", ["mtu": "\(peripheral.mtu)"])
+        emit(.phoneGattReady(mtu: "\(peripheral.mtu)"))
         defer { backgroundTasks.end(Self.setupTask) }
         // Tie this link to our key on the lock (its loss then starts the lock's departure
         // grace). An arrival request, when one is queued, does that already.
         if queue.isEmpty && inFlight == nil {
             perform(.present) { [weak self] result in
-                if case .failure(let e) = result { self?.emit("phone.present_failed", ["error": "\(e)"]) }
+                if case .failure(let e) = result { self?.emit(.phonePresentFailed(error: "\(e)")) }
             }
         }
         pump()
@@ -534,7 +535,7 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
             lastStatus = v
             // A status the phone cannot decode changes nothing it acts on; the raw value stays in lastStatus.
             if let frame = try? LockStatusFrame(decoding: v) {
-                emit("phone.lock_status", ["lock_state": "\(frame.lockState)", "door_state": "\(frame.doorState)"])
+                emit(.phoneLockStatus(lockState: "\(frame.lockState)", doorState: "\(frame.doorState)"))
                 if Self.isSettled(frame) {
                     settledReports += 1
                     boltReported()
@@ -590,7 +591,7 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
                                                 keyID: configuration.keyID, secret: configuration.secret,
                                                 counter: state.counter, challenge: challenge)
             prepareSession(for: frame)
-            emit("phone.command_sent", ["op": "\(f.operation)", "counter": "\(state.counter)"])
+            emit(.phoneCommandSent(op: "\(f.operation)", counter: "\(state.counter)"))
             settledReportsAtWrite = settledReports
             peripheral.writeValue(frame.bytes, for: control, withResponse: true)
         } catch {
@@ -608,7 +609,7 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
         if case .att(let code)? = error, CommandRejection(code) == .staleChallenge, f.usedHeldChallenge, !f.retried {
             // The lock no longer holds the challenge read ahead (it restarted, or the link was
             // adopted anew): the same command once more, after a fresh read.
-            emit("phone.held_challenge_refused", ["op": "\(f.operation)"])
+            emit(.phoneHeldChallengeRefused(op: "\(f.operation)"))
             inFlight = nil
             commandTimer?.cancel()
             commandTimer = nil
@@ -623,7 +624,7 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
         }
         switch error {
         case nil:
-            emit("phone.command_ok", ["op": "\(f.operation)", "ms": "\(ms)"])
+            emit(.phoneCommandOk(op: "\(f.operation)", ms: "\(ms)"))
             if Self.movesTheBolt(f.operation) && settledReports == settledReportsAtWrite { awaitBoltReport() }
             // The next report at rest, not one that overtook this answer: the bolt may still
             // be on its way (PhoneAgent+Challenge).
@@ -631,7 +632,7 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
             finish(.success(()))
         case .att(let code)?:
             let why = CommandRejection(code) ?? .malformed
-            emit("phone.command_refused", ["op": "\(f.operation)", "reason": "\(why)"])
+            emit(.phoneCommandRefused(op: "\(f.operation)", reason: "\(why)"))
             finish(.failure(.rejected(why)))
             if why == .unknownKey { lockSaidOurKeyIsRevoked() }
         case let e?:
@@ -639,7 +640,7 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
         }
     }
 
-    func emit(_ name: String, _ fields: KeyValuePairs<String, String> = [:]) {
-        events.emit(AgentEvent(name, time: loop.now, fields.map { ($0.key, $0.value) }))
+    func emit(_ event: Event) {
+        events.emit(AgentEvent(event, time: loop.now))
     }
 }

@@ -1,3 +1,4 @@
+import LatchkeyEvents
 import LatchkeyLockProtocol
 import LatchkeyManagers
 import LatchkeySecurity
@@ -90,7 +91,7 @@ public final class PhonePairing: CentralManagerDelegate, PeripheralDelegate {
             // window opened) must still be listed once the beacon arrives; `found` dedupes.
             try central.scanForPeripherals(withServices: [LockServiceUUID.service],
                                            options: ScanOptions(allowDuplicates: true, duration: duration, active: true))
-            emit("pair.scanning", ["seconds": "\(duration.components.seconds)"])
+            emit(.pairScanning(seconds: "\(duration.components.seconds)"))
         } catch {
             finish(.failure(.notDelivered("scan: \(error)")))
         }
@@ -100,7 +101,7 @@ public final class PhonePairing: CentralManagerDelegate, PeripheralDelegate {
         guard let lock, lock.state == .disconnected else { return }
         do {
             try central.connect(lock)
-            emit("pair.connecting", ["lock": "\(lock.identifier)"])
+            emit(.pairConnecting(lock: "\(lock.identifier)"))
         } catch {
             finish(.failure(.notDelivered("connect: \(error)")))
         }
@@ -115,10 +116,10 @@ public final class PhonePairing: CentralManagerDelegate, PeripheralDelegate {
         if let lock { central.cancelPeripheralConnection(lock) }
         switch result {
         case .success(let key):
-            emit("pair.paired", ["key": "\(key.keyID)", "role": key.role.rawValue, "code": key.comparisonCode,
-                                 "lock_fingerprint": key.lockFingerprint])
+            emit(.pairPaired(key: "\(key.keyID)", role: key.role.rawValue, code: key.comparisonCode,
+                             lockFingerprint: key.lockFingerprint))
         case .failure(let why):
-            emit("pair.failed", ["reason": "\(why)"])
+            emit(.pairFailed(reason: "\(why)"))
         }
         completion(result)
     }
@@ -136,7 +137,7 @@ public final class PhonePairing: CentralManagerDelegate, PeripheralDelegate {
         let lock = FoundLock(address: peripheral.identifier, name: PairingName.escaped(advertisementData.localName ?? ""),
                              fingerprint: beacon.fingerprintText)
         if found.updateValue(lock, forKey: lock.address) == nil {
-            emit("pair.found", ["lock": "\(lock.address)", "name": lock.name, "fingerprint": lock.fingerprint])
+            emit(.pairFound(lock: "\(lock.address)", name: lock.name, fingerprint: lock.fingerprint))
         }
     }
 
@@ -157,7 +158,7 @@ public final class PhonePairing: CentralManagerDelegate, PeripheralDelegate {
     }
 
     public func centralManager(_ central: CentralManager, didConnect peripheral: Peripheral) {
-        emit("pair.linked", ["lock": "\(peripheral.identifier)"])
+        emit(.pairLinked(lock: "\(peripheral.identifier)"))
         peripheral.discoverServices([LockServiceUUID.service])
     }
 
@@ -184,7 +185,7 @@ public final class PhonePairing: CentralManagerDelegate, PeripheralDelegate {
         }
         guard let initiator else { return }
         characteristic = c
-        emit("pair.request_sent", ["name": PairingName.escaped(initiator.name)])
+        emit(.pairRequestSent(name: PairingName.escaped(initiator.name)))
         peripheral.writeValue(initiator.request.bytes, for: c, withResponse: true)
     }
 
@@ -212,7 +213,7 @@ public final class PhonePairing: CentralManagerDelegate, PeripheralDelegate {
         }
     }
 
-    private func emit(_ name: String, _ fields: KeyValuePairs<String, String> = [:]) {
-        events.emit(AgentEvent(name, time: loop.now, fields.map { ($0.key, $0.value) }))
+    private func emit(_ event: Event) {
+        events.emit(AgentEvent(event, time: loop.now))
     }
 }

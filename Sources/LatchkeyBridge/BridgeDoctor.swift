@@ -84,15 +84,12 @@ extension BridgeDoctor {
     /// How long a probe message may take from the broker to a subscriber that may read it.
     public static let delivery = Duration.seconds(2)
 
-    /// The broker is the door's network side (docs/SECURITY.md, "The network door"): an
-    /// anonymous client tries what a stranger on the house's network would — connect,
-    /// subscribe to each agent's prefix, publish on its command topics — and each that works
-    /// is a FIX. Whether a subscription may read and a publication gets through is learnt by
-    /// delivery, not from SUBACK or PUBACK: Mosquitto grants a subscription its ACL denies
-    /// and filters each message instead. The bridge's own connection (mqtt.yaml's
-    /// credentials) is the other end: it listens on the command topics and publishes a probe
-    /// under each prefix (`<prefix>/doctor`, which nothing reads). The anonymous client's
-    /// command is `{"doctor":"probe"}`, which a running bridge refuses as malformed.
+    /// The broker is the door's network side (docs/SECURITY.md, "The network door"): an anonymous
+    /// client tries what a stranger on the house's network would (connect, subscribe to each
+    /// prefix, publish on the command topics), and each that works is a FIX. Delivery, not SUBACK
+    /// or PUBACK, says what got through (Mosquitto grants a subscription its ACL denies and filters
+    /// each message). The bridge's own connection listens on the command topics and publishes a
+    /// probe under each prefix; the anonymous command, `{"doctor":"probe"}`, a bridge refuses.
     static func exposure(_ settings: MQTTSettings, on loop: PosixEventLoop, patience: Duration,
                          delivery: Duration) -> [DoctorFinding] {
         let prefixes = settings.locks.map { ($0.topicPrefix, [$0.topicPrefix + "/set"]) }

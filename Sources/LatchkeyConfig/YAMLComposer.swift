@@ -35,11 +35,10 @@ struct YAMLSyntaxError: Error {
 }
 
 /// Builds the node tree of one YAML document from libyaml's parser events.
-///
 /// libyaml (the reference C parser, the one Yams wraps) does the parsing; this file only
 /// assembles its events. Taking it directly instead of through Yams keeps full Foundation and
 /// ICU out of the agents: Yams imports Foundation (NSRegularExpression, DateFormatter), which
-/// alone costs a static binary ~6 MB of resident memory (issue 8, see the commit message).
+/// alone costs a static binary ~6 MB of resident memory.
 ///
 /// Anchors and aliases are resolved (an alias is a copy of its anchor's node); a second
 /// document and a key given twice in one mapping are errors.

@@ -1,4 +1,5 @@
 import LatchkeyAgents
+import LatchkeyEvents
 import LatchkeyManagers
 import LatchkeyPosix
 import LatchkeyTransport
@@ -8,13 +9,13 @@ import Logging
 /// commands (`suspend`, `resume`, `execution foreground|background`), SIGTSTP/SIGCONT, and the
 /// gate's reports turned into timeline events and log lines.
 package final class ApplicationControl {
-    package let role: String
+    package let role: AgentRole
     package let suspend: () -> Void
     package let resume: () -> Void
     package let setMode: (ExecutionMode) throws -> Void
     package let gate: ApplicationGate
 
-    package init(role: String, gate: ApplicationGate, suspend: @escaping () -> Void, resume: @escaping () -> Void,
+    package init(role: AgentRole, gate: ApplicationGate, suspend: @escaping () -> Void, resume: @escaping () -> Void,
          setMode: @escaping (ExecutionMode) throws -> Void) {
         self.role = role; self.gate = gate; self.suspend = suspend; self.resume = resume; self.setMode = setMode
     }
@@ -24,26 +25,26 @@ package final class ApplicationControl {
         let loop = gate.loop
         let role = self.role
         gate.onReport = { report in
-            func emit(_ name: String, _ fields: [(String, String)] = []) {
-                events.emit(AgentEvent("\(role).\(name)", time: loop.now, fields))
+            func emit(_ event: Event) {
+                events.emit(AgentEvent(event, time: loop.now))
             }
             switch report {
             case .suspended:
-                emit("app_suspended")
+                emit(.appSuspended(role))
             case .resumed(let delivered, let lost):
-                emit("app_resumed", [("delivered", "\(delivered)"), ("lost", "\(lost)")])
+                emit(.appResumed(role, delivered: "\(delivered)", lost: "\(lost)"))
                 if lost > 0 { logger.warning("resumed after losing \(lost) events to a full queue") }
             case .overflow(let event, let capacity, let lost):
-                emit("app_queue_overflow", [("event", event), ("capacity", "\(capacity)"), ("lost", "\(lost)")])
+                emit(.appQueueOverflow(role, event: event, capacity: "\(capacity)", lost: "\(lost)"))
                 logger.warning("event queue full (\(capacity)): \(event) not delivered (\(lost) lost so far)")
             case .woke(let event):
-                emit("app_woken", [("event", event)])
+                emit(.appWoken(role, event: event))
             case .wakeHandled(let event, let duration):
-                emit("app_wake_handled", [("event", event), ("ms", "\(duration.milliseconds)")])
+                emit(.appWakeHandled(role, event: event, ms: "\(duration.milliseconds)"))
                 logger.info("wake-up for \(event) handled in \(duration.milliseconds) ms")
             case .wakeOverBudget(let event, let elapsed, let budget):
-                emit("app_wake_over_budget", [("event", event), ("ms", "\(elapsed.milliseconds)"),
-                                              ("budget_ms", "\(budget.milliseconds)")])
+                emit(.appWakeOverBudget(role, event: event, ms: "\(elapsed.milliseconds)",
+                                           budgetMs: "\(budget.milliseconds)"))
                 logger.warning("wake-up for \(event) over its \(budget.milliseconds) ms budget")
             }
         }

@@ -1,16 +1,13 @@
 import LatchkeyPosix
 import Logging
 
-/// What a daemon's control socket (`<state_directory>/control.sock`) answers, one command
-/// per message: `status`, then the application layer's commands (`ApplicationControl`:
-/// suspend, resume, execution), then the agent's own (`PhoneControlCommands`,
-/// `LockControlCommands`). A command nobody knows gets one error line naming every
-/// command; a known one with wrong arguments gets its usage. Neither changes anything.
-///
-/// The MQTT bridge's user (`ControlPeer.bridge`: the one `bridge_user` names) gets only
-/// `peerCommands`; any other peer that is not the agent's user or root (`ControlPeer.stranger`)
-/// gets nothing, not even `status`. A refused command is answered with an error line,
-/// reported (`onPeerRefused`: a `*.control_refused` warning event) and changes nothing.
+/// What a daemon's control socket (`<state_directory>/control.sock`) answers, one command per
+/// message: `status`, the application layer's (`ApplicationControl`), then the agent's own. An
+/// unknown command gets one error line naming every command, wrong arguments the usage. The
+/// MQTT bridge's user (`ControlPeer.bridge`) gets only `peerCommands`; any other peer that is
+/// not the agent's user or root gets nothing. A refusal is an error line and a
+/// `*.control_refused` warning (`onPeerRefused`), and changes nothing (docs/SECURITY.md,
+/// "Control sockets").
 package struct ControlDispatcher {
     /// The agent's commands: false when the first word is not one of them.
     package typealias AgentCommands = (_ words: [String], _ reply: @escaping (String) -> Void) -> Bool

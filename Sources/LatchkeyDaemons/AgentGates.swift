@@ -1,12 +1,13 @@
 import LatchkeyAgents
 import LatchkeyControl
+import LatchkeyEvents
 import LatchkeyManagers
 import LatchkeyPosix
 import LatchkeySettings
 import LatchkeyTransport
 import Logging
 
-/// Puts each daemon's application layer behind its gate (M4, M5): the mode from the
+/// Puts each daemon's application layer behind its gate: the mode from the
 /// configuration, suspend/resume through control commands and SIGTSTP/SIGCONT, alerts to
 /// the log and the hook, reports to the timeline, and the agent's wake-up work marked
 /// against the gate's budget.
@@ -28,14 +29,14 @@ final class AgentGates {
                                    wakeBudget: settings.wakeBudget)
         let alerts = HookAlertSink(command: settings.alertHook, loop: loop, log: { logger.notice("\($0)") })
         alerts.onHookFailure = { logger.warning("\($0)") }
-        let recorder = AlertTimeline(next: alerts, events: events, role: "phone")
+        let recorder = AlertTimeline(next: alerts, events: events, role: .phone)
         let central = CentralGate(central: agent.central, peripherals: agent.central.retrievePeripherals(withIdentifiers: [lock]),
                                   gate: gate, alerts: recorder)
         do { try central.setMode(settings.mode) } catch {
             throw RuntimeError("execution mode \(settings.mode): \(error)")
         }
         agent.backgroundTasks.gate = gate
-        let control = ApplicationControl(role: "phone", gate: gate, suspend: central.suspend, resume: central.resume,
+        let control = ApplicationControl(role: .phone, gate: gate, suspend: central.suspend, resume: central.resume,
                                          setMode: { mode in try central.setMode(mode) })
         control.report(to: events, logger: logger)
         return AgentGates(control: control, retained: [central, alerts, recorder], hooks: alerts.hooks)
@@ -51,7 +52,7 @@ final class AgentGates {
         let peripheral = PeripheralGate(manager: agent.peripheral, gate: gate)
         peripheral.setMode(settings.mode)
         agent.backgroundTasks.gate = gate
-        let control = ApplicationControl(role: "lock", gate: gate, suspend: peripheral.suspend, resume: peripheral.resume,
+        let control = ApplicationControl(role: .lock, gate: gate, suspend: peripheral.suspend, resume: peripheral.resume,
                                          setMode: { mode in peripheral.setMode(mode) })
         control.report(to: events, logger: logger)
         // Jam, lockout and forced door run the alert hook (LockAlarmHook).
@@ -84,13 +85,14 @@ final class AgentGates {
 final class AlertTimeline: ConnectionAlertSink {
     let next: any ConnectionAlertSink
     let events: any AgentEventSink
-    let role: String
-    init(next: any ConnectionAlertSink, events: any AgentEventSink, role: String) {
+    let role: AgentRole
+    init(next: any ConnectionAlertSink, events: any AgentEventSink, role: AgentRole) {
         self.next = next; self.events = events; self.role = role
     }
     func raise(_ alert: ConnectionAlert) {
-        events.emit(AgentEvent("\(role).alert", time: alert.time,
-                               [("device", "\(alert.device)"), ("event", alert.event.rawValue), ("detail", alert.detail)]))
+        events.emit(AgentEvent(.alert(role, device: "\(alert.device)", event: alert.event.rawValue,
+                                      detail: alert.detail),
+                               time: alert.time))
         next.raise(alert)
     }
 }

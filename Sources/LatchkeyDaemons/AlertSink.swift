@@ -4,7 +4,7 @@ import Glibc
 import LatchkeyManagers
 import LatchkeyTransport
 
-/// M4 alerts from the agent's always-on part: one log line each, and a configurable hook
+/// Connection alerts from the agent's always-on part: one log line each, and a configurable hook
 /// command that gets the event in its environment (`HookProcesses`: posix_spawn, reaped on
 /// SIGCHLD, killed at its time limit), so a slow hook never blocks the loop.
 public final class HookAlertSink: ConnectionAlertSink {

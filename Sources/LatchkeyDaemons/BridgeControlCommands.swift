@@ -2,25 +2,13 @@ import LatchkeyAgents
 import LatchkeyLock
 import LatchkeyStore
 
-/// What the lock's control socket adds for a bridge (`latchkey mqtt`). The state directory's
-/// mode and group decide who reaches the socket; a peer other than the agent's user and root
-/// (the bridge's user) gets these commands and `status`, nothing else (ControlDispatcher):
-///
-///     events FROM         the audit log from sequence FROM, oldest first: one "event SEQ JSON"
-///                         message each (at most `page`), then "ok events next=N last=M"
-///     follow              "ok following", then "logged SEQ" each time an event is logged, for
-///                         as long as the connection stays open (the bridge then reads `events`)
-///     state               "ok lock=STATE door=STATE actuator=enabled|disabled": what the
-///                         bridge's retained state topics show (Matter names, as `status`)
-///     bridge lock|unlock  a command as the bridge's key — the one `bridge_key_id` in lock.yaml
-///                         names, never one the caller picks (LockAgent.bridgeCommand):
-///                         "ok accepted decision=N" or "error refused ..."
-///     bridge wrong-code   a wrong unlock code the bridge refused: a failure of that key in its
-///                         own lockout count: "ok counted key=N [locked_out_seconds=S]", or
-///                         "error ..." (locked out already: not counted)
-///
-/// The cursor is the reader's: the log's sequence numbers never repeat (StoredEventLog), so
-/// a bridge that stored the last one it delivered resumes exactly there.
+/// What the lock's control socket adds for a bridge (`latchkey mqtt`): `events FROM`, `follow`,
+/// `state`, `bridge lock|unlock` (as the key `bridge_key_id` names, never one the caller
+/// picks: LockAgent.bridgeCommand) and `bridge wrong-code` (a failure of that key in its own
+/// lockout count). A peer other than the agent's user and root gets these and `status`,
+/// nothing else (ControlDispatcher). Each command and its answers: docs/CONFIGURATION.md,
+/// "Execution modes, suspension and alerts". The cursor is the reader's: sequence numbers
+/// never repeat, so a bridge resumes exactly after the last event it delivered.
 final class BridgeControlCommands {
     static let usage = "events FROM, follow, state, bridge lock|unlock|wrong-code"
     /// What a restricted peer (the bridge's user) may send on the lock's socket.

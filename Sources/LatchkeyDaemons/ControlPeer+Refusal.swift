@@ -1,22 +1,25 @@
 import LatchkeyAgents
 import LatchkeyControl
+import LatchkeyEvents
 import LatchkeyPosix
 
 extension ControlPeer {
     /// `<agent>.control_refused` (a warning in the journal: AgentEvent+Journald) for each
     /// command refused to a peer: the command's first word, whether the peer was the bridge,
     /// its uid and pid.
-    static func refusalEvent(_ agent: String, printer: EventPrinter, loop: PosixEventLoop) -> (ControlPeer, String) -> Void {
+    static func refusalEvent(_ agent: AgentRole, printer: EventPrinter, loop: PosixEventLoop) -> (ControlPeer, String) -> Void {
         { peer, command in
-            var fields: [(String, String)] = [("command", command)]
+            let event: Event
             switch peer {
-            case .owner: break
+            case .owner:
+                event = .controlRefused(agent, command: command)
             case .bridge(let uid, let pid):
-                fields += [("peer", "bridge"), ("uid", "\(uid)"), ("pid", "\(pid)")]
+                event = .controlRefused(agent, command: command, peer: "bridge", uid: "\(uid)", pid: "\(pid)")
             case .stranger(let uid, let pid):
-                fields += [("peer", "other"), ("uid", uid.map { "\($0)" } ?? "unknown"), ("pid", pid.map { "\($0)" } ?? "unknown")]
+                event = .controlRefused(agent, command: command, peer: "other", uid: uid.map { "\($0)" } ?? "unknown",
+                                        pid: pid.map { "\($0)" } ?? "unknown")
             }
-            printer.emit(AgentEvent(agent + ".control_refused", time: loop.now, fields))
+            printer.emit(AgentEvent(event, time: loop.now))
         }
     }
 }

@@ -4,22 +4,13 @@ import LatchkeyLockProtocol
 import LatchkeySecurity
 import LatchkeyStore
 
-/// The lock agent's local control socket (`<state_directory>/control.sock`, reachable only
-/// by the service user and root through the 0700 state directory): the "secure side" that
-/// opens pairing windows (docs/LOCK-RULES.md rule 3).
-///
-///     pair SECONDS ROLE ARRIVAL [NAME...]   open a window; ROLE admin|user, ARRIVAL yes|no
-///                                            (yes only with admin: a user key never has it)
-///     pair-confirm CODE                      the owner's answer: the code the phone shows
-///     pair-reject                            the owner's answer: the codes differ
-///     fingerprint                            the lock's identity fingerprint
-///
-/// (`status`, `suspend`, `resume` and `execution` are answered before these: ControlDispatcher.)
-///
-/// `pair` answers "note ..." lines while the window is open, "confirm key=N name=... code=C"
-/// when a phone's key waits for the owner, then "ok paired key N ..." or "error ...". Closing
-/// the connection early does not close the window: it times out, and a key nobody confirmed
-/// is not enrolled.
+/// The lock agent's local control socket (`<state_directory>/control.sock`, reachable only by
+/// the service user and root): the "secure side" that opens pairing windows (docs/LOCK-RULES.md
+/// rule 3): `pair SECONDS ROLE ARRIVAL [NAME...]`, `pair-confirm CODE`, `pair-reject`,
+/// `fingerprint`; `status`, `suspend`, `resume` and `execution` are answered before these
+/// (ControlDispatcher). `pair` answers "note ..." lines, "confirm key=N name=... code=C" when a
+/// key waits for the owner, then "ok paired key N ..." or "error ...". Closing the connection
+/// does not close the window: it times out, and a key nobody confirmed is not enrolled.
 enum LockControlCommands {
     static let usage = "pair SECONDS admin|user yes|no [NAME], pair-confirm CODE, pair-reject, fingerprint"
 

@@ -1,5 +1,6 @@
 import LatchkeyAgents
 import LatchkeyConfig
+import LatchkeyEvents
 import Logging
 import LatchkeyControl
 import LatchkeyGPIO
@@ -26,7 +27,7 @@ public struct LockStores {
     public var lockout: any LockoutStore
     /// Where pairing adds keys, and the lock's identity; nil: no pairing.
     public var pairing: (registry: any KeyRegistry, identity: LockIdentity)?
-    /// Where the peripheral manager preserves its state (M6); nil: no restoration.
+    /// Where the peripheral manager preserves its state; nil: no restoration.
     public var restoration: (any RestorationStorage)?
     /// The store was found corrupt and started empty.
     public var storeWasReset: Bool
@@ -71,16 +72,16 @@ public enum LockDaemon {
                                                       "chip": "\(settings.wiring.chipLabel)",
                                                       "actuator": "\(settings.wiring.actuator)"])
         let service = ServiceReadiness(notifier: SystemdNotifier(environment: ProcessEnvironment.current),
-                                       readyEvent: "lock.advertising", loop: loop, logger: logger)
+                                       readyEvent: EventKind.lockAdvertising.name, loop: loop, logger: logger)
         service.observe(printer)
         let stores = try StateStores.openLock(settings.stateDirectory, loop: loop, warn: { why in
-            printer.emit(AgentEvent("lock.store_wal_unprepared", time: loop.now, [("why", why)]))
+            printer.emit(AgentEvent(.lockStoreWalUnprepared(why: why), time: loop.now))
             logger.warning("the store's WAL file is not laid out: commits grow it", metadata: ["why": "\(why)"])
         }) { message in
-            printer.emit(AgentEvent("lock.store_recovered", time: loop.now, [("detail", message)]))
+            printer.emit(AgentEvent(.lockStoreRecovered(detail: message), time: loop.now))
         }
         stores.store?.onCheckpointFailure = { error in
-            printer.emit(AgentEvent("lock.store_checkpoint_failed", time: loop.now, [("error", error)]))
+            printer.emit(AgentEvent(.lockStoreCheckpointFailed(error: error), time: loop.now))
             logger.warning("a WAL checkpoint failed; retried after the next write", metadata: ["error": "\(error)"])
         }
         try checkBridgeKey(settings, keys: stores.keys)
@@ -88,13 +89,13 @@ public enum LockDaemon {
                                           keepsLinks: true)
 
         // GPIO: the file-backed simulated chip when configured, else the real chip through libgpiod.
-        let reportGPIOError: (String) -> Void = { printer.emit(AgentEvent("lock.gpio_error", time: loop.now, [("error", $0)])) }
+        let reportGPIOError: (String) -> Void = { printer.emit(AgentEvent(.lockGpioError(error: $0), time: loop.now)) }
         let chips: any GPIOChipFinder
         let watcher: FileChipWatcher?
         if let root = settings.simulatedGPIORoot {
             // By hand, without the demo: the first start lays the chip out (inputs at rest).
             if let created = try SimulatedChipLayout.ensure(root: root, wiring: settings.wiring) {
-                printer.emit(AgentEvent("lock.gpio_sim_created", time: loop.now, [("chip", created)]))
+                printer.emit(AgentEvent(.lockGpioSimCreated(chip: created), time: loop.now))
             }
             let fileChip: FileGPIOChip
             do {
@@ -118,7 +119,7 @@ public enum LockDaemon {
         if watcher == nil, case .success(let library) = LibgpiodChipFinder.loadedLibrary {
             // No watcher: the libgpiod branch above. Which libgpiod this machine gave us (1.6 or 2.x,
             // docs/ARCHITECTURE.md); the chip is open, so it loaded.
-            printer.emit(AgentEvent("lock.gpio_library", time: loop.now, [("library", library)]))
+            printer.emit(AgentEvent(.lockGpioLibrary(library: library), time: loop.now))
         }
 
         let controller: LockController
@@ -138,7 +139,7 @@ public enum LockDaemon {
             logger.trace("ATT \(direction) \(peer): \(hex(pdu))")
         }
         if let storage = stores.restoration {
-            // M6 step 2: the managers that had work pending are handed back (here: ours, or none).
+            // Restoration's step 2: the managers that had work pending are handed back (here: ours, or none).
             let pending = RestorationRegistry(storage: storage).identifiersWithPendingWork(.peripheral)
             logger.info("relaunch", metadata: ["restoring": "\(pending)"])
         }
@@ -177,18 +178,18 @@ public enum LockDaemon {
             agentCommands: { lockCommands.agentCommands($0, $1) || bridge.handle($0, reply: $1) },
             agentUsage: lockCommands.agentUsage + ", " + BridgeControlCommands.usage)
         dispatcher.peerCommands = BridgeControlCommands.peerCommands
-        dispatcher.onPeerRefused = ControlPeer.refusalEvent("lock", printer: printer, loop: loop)
+        dispatcher.onPeerRefused = ControlPeer.refusalEvent(.lock, printer: printer, loop: loop)
         let (control, path) = try dispatcher.serve(in: settings.stateDirectory, loop: loop, logger: logger, peers: peers,
                                                    access: settings.controlSocketAccess)
         return RunningAgent(agent: agent, gates: gates, control: control, controlPath: path,
                             readiness: service, stopping: {
             logger.info("lock agent stopping")
             service.stopping()
-            printer.emit(AgentEvent("lock.stopping", time: loop.now))
+            printer.emit(AgentEvent(.lockStopping, time: loop.now))
             agent.stop()
         }, retained: [watcher, transport, bridge, reopener], closing: {
             // Withdraws the advertising now, not whenever the last reference goes: a stopped
-            // lock must not stay connectable (docs/HIL.md, scenario d).
+            // lock must not stay connectable (docs/TESTING.md, scenario 32).
             (transport as? KernelTransport)?.close()
         })
     }

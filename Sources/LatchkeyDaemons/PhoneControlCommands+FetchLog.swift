@@ -1,16 +1,11 @@
 import LatchkeyAgents
 
-/// `phone-ctl fetch-log [FROM [LIMIT]]`: the phone's log fetch (`PhoneAgent.fetchLog`) on the
-/// link it holds, timed on the phone's loop clock from the request to the last chunk. One
-/// answer line:
-///
-///     ok fetch-log events=N first=S last=S consecutive=yes|no octets=O notifications=K first_chunk_ms=F elapsed_ms=T
-///
-/// `octets` are the notifications' values (chunk headers included) and `consecutive` says
-/// whether the sequences ran FROM, FROM+1, ... with none missing or out of order;
-/// first_chunk_ms is the request to the first chunk, elapsed_ms to the last. With no
-/// link (or no session on it) the answer is `error ...`. The HIL's transfer benchmark
-/// (scenario 61) prints these beside the kernel's raw notification rate.
+/// `phone-ctl fetch-log [FROM [LIMIT]]`: the phone's log fetch on the link it holds, timed on
+/// its loop clock, answered in one line: `ok fetch-log events=N first=S last=S
+/// consecutive=yes|no octets=O notifications=K first_chunk_ms=F elapsed_ms=T` (`octets`: the
+/// notifications' values; `consecutive`: sequences FROM, FROM+1, ... none missing), or
+/// `error ...` with no link or session. HIL scenario 61 prints these beside the kernel's raw
+/// notification rate (docs/PERFORMANCE.md, "Log transfer").
 extension PhoneControlCommands {
     static let fetchLogUsage = "error usage: fetch-log [FROM(1...) [LIMIT(1...65535)]]"
 

@@ -1,18 +1,12 @@
 import LatchkeyAgents
 import LatchkeyControl
 
-/// The phone agent's commands on its control socket (`latchkey phone-ctl`), after the
-/// ones every daemon takes (ControlDispatcher):
-///
-///     lock | unlock                      an authenticated command, answered when the lock answers
-///     mode normal|no-remote|passage      the lock's Matter operating mode (admin keys only)
-///     probe N                            N commands, alternating unlock and lock
-///     arriving                           an arrival intent (a geofence, a hook): the next re-link
-///                                        may ask for one arrival unlock within the intent window
-///     fetch-log [FROM [LIMIT]]           read the lock's audit log from sequence FROM (1), at most
-///                                        LIMIT events (100; as many as fit in one sealed reply,
-///                                        64 KiB): answered with the events and what the transfer
-///                                        cost (PhoneControlCommands+FetchLog.swift)
+/// The phone agent's commands on its control socket (`latchkey phone-ctl`), after the ones
+/// every daemon takes (ControlDispatcher): `lock`, `unlock` (answered when the lock answers),
+/// `mode normal|no-remote|passage` (admin keys), `probe N` (alternating unlock and lock),
+/// `arriving` (an arrival intent: the next re-link may ask for one arrival unlock within the
+/// window), and `fetch-log [FROM [LIMIT]]` (the lock's audit log from FROM, default 1, at most
+/// LIMIT events, default 100, in one sealed reply, with what the transfer cost).
 enum PhoneControlCommands {
     static let usage = "lock, unlock, mode normal|no-remote|passage, probe N, arriving, fetch-log [FROM [LIMIT]]"
     /// What a restricted peer (the MQTT bridge's user) may send: presence and the arrival

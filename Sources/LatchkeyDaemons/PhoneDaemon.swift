@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import LatchkeyAgents
+import LatchkeyEvents
 import Logging
 import LatchkeyControl
 import LatchkeyLockProtocol
@@ -49,13 +50,13 @@ public enum PhoneDaemon {
                                                        "lock": "\(lockAddress)",
                                                        "state": "\(settings.stateDirectory)"])
         let service = ServiceReadiness(notifier: SystemdNotifier(environment: ProcessEnvironment.current),
-                                       readyEvent: "phone.connect_pending", loop: loop, logger: logger)
+                                       readyEvent: EventKind.phoneConnectPending.name, loop: loop, logger: logger)
         service.observe(printer)
         let (store, restoration) = try StateStores.openPhone(settings.stateDirectory, warn: { why in
-            printer.emit(AgentEvent("phone.store_wal_unprepared", time: loop.now, [("why", why)]))
+            printer.emit(AgentEvent(.phoneStoreWalUnprepared(why: why), time: loop.now))
             logger.warning("the store's WAL file is not laid out: commits grow it", metadata: ["why": "\(why)"])
         }) { message in
-            printer.emit(AgentEvent("phone.store_recovered", time: loop.now, [("detail", message)]))
+            printer.emit(AgentEvent(.phoneStoreRecovered(detail: message), time: loop.now))
         }
         logger.info("relaunch", metadata: [
             "restoring": "\(RestorationRegistry(storage: restoration).identifiersWithPendingWork(.central))"])
@@ -87,14 +88,14 @@ public enum PhoneDaemon {
         if ownsSignals { try gates.installSignals(on: loop) }
         var dispatcher = PhoneControlCommands.dispatcher(agent, application: gates.control)
         dispatcher.peerCommands = PhoneControlCommands.peerCommands
-        dispatcher.onPeerRefused = ControlPeer.refusalEvent("phone", printer: printer, loop: loop)
+        dispatcher.onPeerRefused = ControlPeer.refusalEvent(.phone, printer: printer, loop: loop)
         let (control, path) = try dispatcher.serve(in: settings.stateDirectory, loop: loop, logger: logger, peers: peers,
                                                    access: settings.controlSocketAccess)
         return RunningAgent(agent: agent, gates: gates, control: control, controlPath: path,
                             readiness: service, stopping: {
             logger.info("phone agent stopping")
             service.stopping()
-            printer.emit(AgentEvent("phone.stopping", time: loop.now))
+            printer.emit(AgentEvent(.phoneStopping, time: loop.now))
             agent.stop()
         }, retained: [transport])
     }

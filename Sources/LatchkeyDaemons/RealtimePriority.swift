@@ -1,10 +1,11 @@
 import LatchkeyAgents
+import LatchkeyEvents
 import LatchkeyPosix
 import Logging
 
 /// `lock.realtime_priority`: `latchkey lock` asks for SCHED_FIFO before its loop runs, so a
 /// command's path is not preempted by ordinary work; under two busy loops and a syncing writer
-/// a preempted command waited a scheduler tick or more (README, "Under load, and the table in
+/// a preempted command waited a scheduler tick or more (CHANGELOG.md, "Under load, and the table in
 /// one command"). What it got is an event and the `status` field `scheduling=`.
 enum RealtimePriority {
     /// `lock.realtime policy=fifo priority=N`, or `lock.realtime_refused` (a warning: the lock
@@ -18,8 +19,8 @@ enum RealtimePriority {
                 ? "needs CAP_SYS_NICE or LimitRTPRIO=\(priority) (the shipped unit sets it), no seccomp filter "
                   + "refusing it (RestrictRealtime=yes), and on a kernel with CONFIG_RT_GROUP_SCHED a real-time "
                   + "budget for the service's cgroup" : "\(error)"
-            printer.emit(AgentEvent("lock.realtime_refused", time: loop.now,
-                                    [("priority", "\(priority)"), ("error", "\(error)"), ("hint", hint)]))
+            printer.emit(AgentEvent(.lockRealtimeRefused(priority: "\(priority)", error: "\(error)", hint: hint),
+                                    time: loop.now))
             logger.warning("SCHED_FIFO refused; the lock runs under the normal policy",
                            metadata: ["priority": "\(priority)", "error": "\(error)", "hint": "\(hint)"])
             return
@@ -28,11 +29,11 @@ enum RealtimePriority {
         var limit = "0"
         do { try CPUScheduling.forbidFurtherRealtime() } catch {
             limit = "unchanged"
-            printer.emit(AgentEvent("lock.realtime_limit_failed", time: loop.now, [("error", "\(error)")]))
+            printer.emit(AgentEvent(.lockRealtimeLimitFailed(error: "\(error)"), time: loop.now))
             logger.error("could not drop RLIMIT_RTPRIO after SCHED_FIFO", metadata: ["error": "\(error)"])
         }
-        printer.emit(AgentEvent("lock.realtime", time: loop.now,
-                                [("policy", "fifo"), ("priority", "\(priority)"), ("rtprio_limit", limit)]))
+        printer.emit(AgentEvent(.lockRealtime(policy: "fifo", priority: "\(priority)", rtprioLimit: limit),
+                                time: loop.now))
     }
 
     /// The `status` field's value: what the calling thread (the loop's) runs under.

@@ -3,16 +3,11 @@ import LatchkeyPosix
 import LatchkeyTransport
 import Logging
 
-/// The agent's side of `Type=notify`: READY=1 once the agent's own timeline says it is
-/// ready, not when the process merely started. The lock is ready at `lock.advertising`
-/// (outputs were requested inactive and sensors read before `lock.started`, which comes
-/// first); the phone at `phone.connect_pending` (the never-timing-out connect is queued, or
-/// fulfilled already by a link adopted from systemd's descriptor store).
-/// Asked for is not enough: READY waits until the transport has had every request answered
-/// and `isSettled` holds (the daemons: advertising or the pending connect registered, the
-/// bolt at rest), re-checking after each later event until it does. Until then systemd
-/// holds back what is ordered after the unit, and its start timeout restarts an agent that
-/// never gets there.
+/// The agent's side of `Type=notify`: READY=1 once its own timeline says it is ready (the lock
+/// at `lock.advertising`, after its outputs were requested inactive and sensors read; the phone
+/// at `phone.connect_pending`), and only once the transport has answered every request and
+/// `isSettled` holds, re-checked after each later event. Until then systemd holds back what is
+/// ordered after the unit, and its start timeout restarts an agent that never gets there.
 /// Feeds `WatchdogSec=` from the event loop, so a wedged loop is what systemd notices.
 public final class ServiceReadiness {
     let notifier: SystemdNotifier

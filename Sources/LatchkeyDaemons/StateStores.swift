@@ -15,17 +15,12 @@ public enum StateStores {
     public static let lockFile = "lock.db"
     public static let phoneFile = "phone.db"
 
-    /// The lock's store: the journal and the log paired (`StoredLockRecords`), the keys and
-    /// the restoration entries. A corrupt database is moved aside and a fresh one started:
-    /// the journal is then empty, so nothing is resumed, and the lock starts locked
-    /// (`storeWasReset` tells the agent to log a LockFactoryReset alarm).
-    ///
-    /// On a read-only file system (an SD card gone read-only) an existing store is opened
-    /// read-only (`LockStores.store`'s `isReadOnly`): the lock runs degraded on it. With no
-    /// store there, it cannot run at all: exit status 73 (`exCantCreate`).
-    ///
-    /// `warn`: a store that works but not as well as it should, said once (its WAL file not
-    /// laid out: `AgentStore.walNotPrepared`).
+    /// The lock's store: the journal and the log paired (`StoredLockRecords`), the keys and the
+    /// restoration entries. A corrupt database is moved aside and a fresh one started, so the lock
+    /// starts locked (`storeWasReset`: a LockFactoryReset alarm). On a read-only file system an
+    /// existing store opens read-only and the lock runs degraded; with none there it exits 73
+    /// (`exCantCreate`). `warn`: a store that works but not as well as it should, said once (its
+    /// WAL not laid out: `AgentStore.walNotPrepared`).
     public static func openLock(_ directory: String, loop: any EventLoop, wallClock: WallClock = .system,
                                 fileSystem: StoreFileSystem = .system,
                                 warn: (String) -> Void = { _ in },

@@ -1,4 +1,5 @@
 import LatchkeyControl
+import LatchkeyEvents
 import LatchkeyTransport
 
 /// The demo's timed phases, each as its own figure: what a user feels between the phone
@@ -23,21 +24,21 @@ extension Demo {
         let obs = w.observer!
         let t = w.loop.now
         _ = w.movePhone(to: AgentStage.home)
-        let linked = w.wait(.seconds(10)) { w.phoneEvent("phone.linked", since: t) != nil }
-        let link = emitted(w.phoneEvent("phone.linked", since: t))
+        let linked = w.wait(.seconds(10)) { w.phoneEvent(.phoneLinked, since: t) != nil }
+        let link = emitted(w.phoneEvent(.phoneLinked, since: t))
         r.record(name == "first" ? "phone in range: links for the first time" : "phone in range: re-links by itself",
                  linked, latencyMs: link.map { ($0 - t).milliseconds })
         let unlocked = w.wait(.seconds(10)) {
             obs.rise(of: "motor_unlock", since: t) != nil
-                && w.lockEvent("lock.command_accepted", since: t, where: { $0.field("op") == op }) != nil
+                && w.lockEvent(.lockCommandAccepted, since: t, where: { $0.field("op") == op }) != nil
         }
-        let accepted = w.lockEvent("lock.command_accepted", since: t, where: { $0.field("op") == op })
+        let accepted = w.lockEvent(.lockCommandAccepted, since: t, where: { $0.field("op") == op })
         guard unlocked, let link, let rise = obs.rise(of: "motor_unlock", since: t)?.at,
-              let write = emitted(w.phoneEvent("phone.command_sent", since: t, where: { $0.field("op") == op })) else {
+              let write = emitted(w.phoneEvent(.phoneCommandSent, since: t, where: { $0.field("op") == op })) else {
             r.record(step, false, "no \(op) reached the unlock line")
             return
         }
-        let ready = emitted(w.phoneEvent("phone.gatt_ready", since: t)) ?? link
+        let ready = emitted(w.phoneEvent(.phoneGattReady, since: t)) ?? link
         // (figure name, what it covers, ms)
         let phases: [(String, String, Double)] = [
             ("link_to_ready", "link → GATT ready", (ready - link).milliseconds),
@@ -61,23 +62,23 @@ extension Demo {
         let obs = w.observer!
         var t = w.loop.now
         let slowed = w.wait(.seconds(10)) {
-            w.phoneEvent("phone.link_interval", since: t, where: { $0.field("why") == "idle" }) != nil
+            w.phoneEvent(.phoneLinkInterval, since: t, where: { $0.field("why") == "idle" }) != nil
         }
-        let slowedAt = emitted(w.phoneEvent("phone.link_interval", since: t, where: { $0.field("why") == "idle" }))
+        let slowedAt = emitted(w.phoneEvent(.phoneLinkInterval, since: t, where: { $0.field("why") == "idle" }))
         r.record("the idle link slows down", slowed, latencyMs: slowedAt.map { ($0 - t).milliseconds },
-                 w.phoneEvent("phone.link_interval", since: t).map { "to \($0.0.field("ms") ?? "?") ms" } ?? "")
+                 w.phoneEvent(.phoneLinkInterval, since: t).map { "to \($0.0.field("ms") ?? "?") ms" } ?? "")
         guard slowed else { return }
         w.wait(.milliseconds(500)) { false }  // the update's instant: six slow events
         t = w.loop.now
         let ctl = try w.runTool(["phone-ctl", "--state-dir", w.phoneState, "unlock"])
         let moved = w.wait(.seconds(5)) { obs.rise(of: "motor_unlock", since: t) != nil }
-        let started = emitted(w.phoneEvent("phone.command_started", since: t, where: { $0.field("op") == "unlock" }))
+        let started = emitted(w.phoneEvent(.phoneCommandStarted, since: t, where: { $0.field("op") == "unlock" }))
         guard moved, ctl.status == 0, let started, let rise = obs.rise(of: "motor_unlock", since: t)?.at else {
             r.record("an unlock on the slowed link", false, ctl.output)
             return
         }
         let fast = w.wait(.seconds(2)) {
-            w.phoneEvent("phone.link_interval", since: t, where: { $0.field("why") == "busy" }) != nil
+            w.phoneEvent(.phoneLinkInterval, since: t, where: { $0.field("why") == "busy" }) != nil
         }
         r.record("an unlock on the slowed link", fast, latencyMs: (rise - started).milliseconds,
                  "command start → unlock line; the fast interval asked for beside it: \(fast)")
@@ -94,16 +95,16 @@ extension Demo {
     static func warmFigures(_ w: AgentStage, _ r: inout DemoReport, since t: Instant) {
         let obs = w.observer!
         let rises = obs.changes.filter { $0.line == "motor_unlock" && $0.high && $0.at >= t }.map(\.at)
-        let accepted = w.lockEvents.filter { $0.1 >= t && $0.0.name == "lock.command_accepted" && $0.0.field("op") == "unlock" }
+        let accepted = w.lockEvents.filter { $0.1 >= t && $0.0.name == EventKind.lockCommandAccepted.name && $0.0.field("op") == "unlock" }
         var toLine: [Double] = [], toWrite: [Double] = [], writeToLock: [Double] = [], lockToLine: [Double] = []
         var held = 0, started = 0
         let phone = w.phoneEvents.filter { $0.1 >= t }
-        for (i, event) in phone.enumerated() where event.0.name == "phone.command_started" && event.0.field("op") == "unlock" {
+        for (i, event) in phone.enumerated() where event.0.name == EventKind.phoneCommandStarted.name && event.0.field("op") == "unlock" {
             guard let begin = emitted(event), let rise = rises.first(where: { $0 >= begin }) else { continue }
             started += 1
             if event.0.field("challenge") == "held" { held += 1 }
             toLine.append((rise - begin).milliseconds)
-            guard let write = emitted(phone[(i + 1)...].first(where: { $0.0.name == "phone.command_sent" })) else { continue }
+            guard let write = emitted(phone[(i + 1)...].first(where: { $0.0.name == EventKind.phoneCommandSent.name })) else { continue }
             toWrite.append((write - begin).milliseconds)
             // The lock's accepted line for this rise: the first emitted at or after it.
             if let lock = accepted.first(where: { (emitted($0) ?? .zero) >= rise }),

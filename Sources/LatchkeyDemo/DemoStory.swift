@@ -3,6 +3,7 @@ import Glibc
 #endif
 import LatchkeyControl
 import LatchkeyDaemons
+import LatchkeyEvents
 import LatchkeyPosix
 import LatchkeyTransport
 
@@ -36,7 +37,7 @@ public enum Demo {
         let obs = w.observer!
         func since(_ t: Instant) -> Double { (w.loop.now - t).milliseconds }
         func locked(after t: Instant) -> Bool {
-            w.lockEvent("lock.event", since: t, where: { $0.field("state") == "locked" }) != nil
+            w.lockEvent(.lockEvent, since: t, where: { $0.field("state") == "locked" }) != nil
         }
 
         // 1. The air, a phone key, the lock.
@@ -53,24 +54,24 @@ public enum Demo {
 
         t = w.loop.now
         _ = try w.startLock()
-        let lockUp = w.wait(.seconds(10)) { w.lockEvent("lock.advertising", since: t) != nil }
+        let lockUp = w.wait(.seconds(10)) { w.lockEvent(.lockAdvertising, since: t) != nil }
         r.record("lock agent started and advertising", lockUp, latencyMs: since(t),
                  "latch lines: unlock=\(obs.isHigh("motor_unlock")) lock=\(obs.isHigh("motor_lock"))")
         guard lockUp else { return }
-        w.wait(.seconds(3)) { locked(after: t) || w.lockEvent("lock.started", since: t)?.0.field("state") == "locked" }
+        w.wait(.seconds(3)) { locked(after: t) || w.lockEvent(.lockStarted, since: t)?.0.field("state") == "locked" }
 
         // 2. The first link ever: the owner taps "unlock" while out of range; the command waits
         //    for the link, whose setup discovers the lock's services (nothing is cached yet).
         t = w.loop.now
         _ = try w.startPhone()
-        let waiting = w.wait(.seconds(10)) { w.phoneEvent("phone.connect_pending", since: t) != nil }
+        let waiting = w.wait(.seconds(10)) { w.phoneEvent(.phoneConnectPending, since: t) != nil }
         r.record("phone agent started out of range, its connect request pending", waiting, latencyMs: since(t))
         guard waiting else { return }
         var firstReply = ""
         let tap = try ChildProcess(name: "phone-ctl", executable: w.executable,
                                    arguments: ["phone-ctl", "--state-dir", w.phoneState, "unlock"], loop: w.loop)
         tap.onLine = { firstReply = $0 }
-        w.wait(.seconds(10)) { w.phoneEvent("phone.command_waits_for_link", since: t) != nil }
+        w.wait(.seconds(10)) { w.phoneEvent(.phoneCommandWaitsForLink, since: t) != nil }
         try timedArrival(w, r: &r, name: "first", step: "first link ever: the tapped unlock waits for the link, "
                              + "discovers the lock and drives the unlock line", accepted: "unlock")
         _ = w.wait(.seconds(5)) { !tap.isRunning }
@@ -80,7 +81,7 @@ public enum Demo {
         t = w.loop.now
         _ = w.movePhone(to: AgentStage.away)
         let away = w.wait(.seconds(10)) {
-            w.phoneEvent("phone.away", since: t) != nil && w.lockEvent("lock.departure", since: t) != nil
+            w.phoneEvent(.phoneAway, since: t) != nil && w.lockEvent(.lockDeparture, since: t) != nil
         }
         r.record("owner leaves: the lock sees the departure, the phone counts itself away", away, latencyMs: since(t),
                  "pending at the air: \(w.pendingConnects(of: w.phoneAddress)?.map(\.description) ?? [])")
@@ -88,18 +89,18 @@ public enum Demo {
         // 2b. A re-link alone asks nothing (a relay could make one): no arrival intent, no request.
         t = w.loop.now
         _ = w.movePhone(to: AgentStage.home)
-        let bare = w.wait(.seconds(10)) { w.phoneEvent("phone.linked", since: t) != nil }
+        let bare = w.wait(.seconds(10)) { w.phoneEvent(.phoneLinked, since: t) != nil }
         w.wait(.seconds(1)) { false }
-        let asked = w.phoneEvent("phone.arrival_request", since: t) != nil
+        let asked = w.phoneEvent(.phoneArrivalRequest, since: t) != nil
         r.record("a bare re-link asks for nothing", bare && !asked && !obs.isHigh("motor_unlock"), latencyMs: since(t),
-                 "phone presence: \(w.phoneEvent("phone.presence", since: t)?.0.field("to") ?? "?")")
+                 "phone presence: \(w.phoneEvent(.phonePresence, since: t)?.0.field("to") ?? "?")")
         // Away again: the link lost, then the grace. Counted from the move, not from the step's
         // start: step 2's own "to away" can be read after that (the demo reads lines late).
         let left = w.loop.now
         _ = w.movePhone(to: AgentStage.away)
         w.wait(.seconds(10)) {
-            w.phoneEvent("phone.link_lost", since: left) != nil
-                && w.phoneEvent("phone.presence", since: left, where: { $0.field("to") == "away" }) != nil
+            w.phoneEvent(.phoneLinkLost, since: left) != nil
+                && w.phoneEvent(.phonePresence, since: left, where: { $0.field("to") == "away" }) != nil
         }
 
         // 3. Coming home: the arrival intent (a geofence; here `phone-ctl arriving`), re-link,
@@ -121,7 +122,7 @@ public enum Demo {
         // Each command waits for the motor's 300 ms run: allow a second per command.
         let probe = try w.runTool(["phone-ctl", "--state-dir", w.phoneState, "probe", "\(probeCount)"],
                                   timeout: .seconds(30 + probeCount))
-        let accepted = w.lockEvents("lock.command_accepted", since: t)
+        let accepted = w.lockEvents(.lockCommandAccepted, since: t)
         let samples = accepted.compactMap { $0.field("actuator_ms").flatMap(Double.init) }
         // The disk's share of each (its decision made durable) and the rest of the path.
         let durable = accepted.compactMap { $0.field("durable_ms").flatMap(Double.init) }
@@ -166,19 +167,19 @@ public enum Demo {
         _ = w.wait(.seconds(5)) { !ctl.isRunning }
         t = w.loop.now
         _ = try w.startLock()
-        let recovered = w.wait(.seconds(10)) { w.lockEvent("lock.recovering", since: t) != nil }
+        let recovered = w.wait(.seconds(10)) { w.lockEvent(.lockRecovering, since: t) != nil }
         let decided = w.wait(.seconds(5)) {
-            w.lockEvent("lock.event", since: t, where: { $0.field("state") == "unlocked" }) != nil
+            w.lockEvent(.lockEvent, since: t, where: { $0.field("state") == "unlocked" }) != nil
         }
         r.record("restarted lock resumes the journalled unlock decision", recovered && decided, latencyMs: since(killedAt),
                  "phone-ctl said: \(unlockReply.isEmpty ? "(link lost before the answer)" : unlockReply)")
         // The system (the air, like the kernel) keeps the link for ~2 s without its owner: a
-        // lock back within that adopts it with its subscriptions (M6); later, the phone re-links.
-        let adopted = { w.lockEvent("lock.restored", since: t, where: { ($0.field("centrals") ?? "0") != "0" }) != nil }
-        let backWithPhone = w.wait(.seconds(10)) { adopted() || w.phoneEvent("phone.linked", since: t) != nil }
+        // lock back within that adopts it with its subscriptions; later, the phone re-links.
+        let adopted = { w.lockEvent(.lockRestored, since: t, where: { ($0.field("centrals") ?? "0") != "0" }) != nil }
+        let backWithPhone = w.wait(.seconds(10)) { adopted() || w.phoneEvent(.phoneLinked, since: t) != nil }
         let how = adopted() ? "link adopted by the restarted lock (restored with its subscription"
-            + (w.lockEvent("lock.binding_restored", since: t) != nil ? " and its phone's key)" : ")")
-            : w.phoneEvent("phone.linked", since: t) != nil ? "re-linked by itself" : "neither adopted nor re-linked"
+            + (w.lockEvent(.lockBindingRestored, since: t) != nil ? " and its phone's key)" : ")")
+            : w.phoneEvent(.phoneLinked, since: t) != nil ? "re-linked by itself" : "neither adopted nor re-linked"
         r.record("phone is linked to the restarted lock again", backWithPhone, latencyMs: since(t), how)
         let safe = w.wait(.seconds(10)) { obs.rise(of: "motor_lock", since: t) != nil && locked(after: t) }
         r.record("and relocks: the door is not left unlocked", safe, latencyMs: since(t))
@@ -194,12 +195,12 @@ public enum Demo {
         t = w.loop.now
         _ = w.movePhone(to: AgentStage.away)
         let departed = w.wait(.seconds(15)) {
-            w.lockEvent("lock.departure", since: t) != nil && obs.rise(of: "motor_lock", since: t) != nil
+            w.lockEvent(.lockDeparture, since: t) != nil && obs.rise(of: "motor_lock", since: t) != nil
                 && locked(after: t)  // the bolt has arrived, not just started moving
         }
         r.record("phone leaves: the lock locks behind its owner", departed, latencyMs: since(t),
                  "departure_grace_seconds: 2")
-        let phoneAway = w.wait(.seconds(10)) { w.phoneEvent("phone.away", since: t) != nil }
+        let phoneAway = w.wait(.seconds(10)) { w.phoneEvent(.phoneAway, since: t) != nil }
         r.record("phone counts its owner away", phoneAway, latencyMs: since(t))
 
         // 8. SIGKILL the phone while away; its pending connect is held below it; the next return re-links.
@@ -209,14 +210,14 @@ public enum Demo {
         t = w.loop.now
         _ = try w.startPhone()
         let restarted = w.wait(.seconds(10)) {
-            w.phoneEvent("phone.started", since: t, where: { $0.field("presence") == "away" }) != nil
+            w.phoneEvent(.phoneStarted, since: t, where: { $0.field("presence") == "away" }) != nil
         }
         r.record("restarted phone remembers it is away", restarted, latencyMs: since(t))
         t = w.loop.now
         let again = try w.runTool(["phone-ctl", "--state-dir", w.phoneState, "arriving"])
         _ = w.movePhone(to: AgentStage.home)
         let back = w.wait(.seconds(10)) { obs.rise(of: "motor_unlock", since: t) != nil } && again.status == 0
-        r.record("the next return (with its intent) re-links and unlocks", back && w.phoneEvent("phone.linked", since: t) != nil,
+        r.record("the next return (with its intent) re-links and unlocks", back && w.phoneEvent(.phoneLinked, since: t) != nil,
                  latencyMs: since(t))
         w.wait(.seconds(10)) { obs.rise(of: "motor_lock", since: t) != nil }
 
@@ -224,10 +225,10 @@ public enum Demo {
         //    the SIGKILL moves the line twice — before the kill (its "accepted" line died with
         //    the process) and again when the restarted lock resumes it from the journal.
         let rises = obs.changes.filter { $0.line == "motor_unlock" && $0.high }.count
-        let commands = w.lockEvents("lock.command_accepted", since: .zero)
+        let commands = w.lockEvents(.lockCommandAccepted, since: .zero)
             .filter { ["unlock", "arrival-unlock", "unlock-with-timeout"].contains($0.field("op") ?? "") }.count
-        let resumed = w.lockEvents("lock.recovering", since: .zero).filter { $0.field("operation") == "unlock" }.count
-        let button = w.lockEvents("lock.event", since: .zero).filter { ($0.field("kind") ?? "").contains("unlock by button") }.count
+        let resumed = w.lockEvents(.lockRecovering, since: .zero).filter { $0.field("operation") == "unlock" }.count
+        let button = w.lockEvents(.lockEvent, since: .zero).filter { ($0.field("kind") ?? "").contains("unlock by button") }.count
         let decisions = commands + 2 * resumed + button
         r.record("no unlock that nobody decided", rises <= decisions,
                  "\(rises) unlock-line rises; decisions: \(commands) commands, \(resumed) resumed after a crash, \(button) button")

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import LatchkeyControl
+import LatchkeyEvents
 import LatchkeyPosix
 import LatchkeyTransport
 
@@ -60,10 +61,10 @@ public enum MQTTDemo {
         guard key.status == 0 else { return }
         t = w.loop.now
         _ = try w.startLock()
-        let lockUp = w.wait(.seconds(10)) { w.lockEvent("lock.advertising", since: t) != nil }
+        let lockUp = w.wait(.seconds(10)) { w.lockEvent(.lockAdvertising, since: t) != nil }
         r.record("lock agent started", lockUp, latencyMs: since(t))
         guard lockUp else { return }
-        w.wait(.seconds(3)) { w.lockEvent("lock.event", since: t, where: { $0.field("state") == "locked" }) != nil }
+        w.wait(.seconds(3)) { w.lockEvent(.lockEvent, since: t, where: { $0.field("state") == "locked" }) != nil }
 
         // 2. The broker, an observer standing in for Home Assistant, the bridge.
         t = w.loop.now

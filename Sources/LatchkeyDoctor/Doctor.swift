@@ -181,7 +181,7 @@ public struct Doctor {
             (owner, who) = (service, "the service user \(Self.serviceUser) (uid \(service))")
         } else {
             out.append(.fix("no user \(Self.serviceUser), the units' User=: install systemd/latchkey.sysusers.conf and run "
-                            + "`systemd-sysusers` (README, \"On a Raspberry Pi\")"))
+                            + "`systemd-sysusers` (docs/INSTALLING.md, \"From the source tree\")"))
             let uid = probes.userID()
             (owner, who) = (uid, "this user (uid \(uid))")
         }

@@ -1,6 +1,5 @@
 /// AES-CMAC (RFC 4493) over AES-128 (FIPS-197), for the GATT Database Hash (Core Vol 3
 /// Part G 7.3.1), which is AES-CMAC with an all-zero key over the database's structure.
-///
 /// Written here rather than taken from swift-crypto because the hash keeps LatchkeyGATT
 /// stdlib-only (no BoringSSL under the GATT server the fuzzers drive), and because nothing
 /// about it is secret: the key is public (zero) and the output is a public fingerprint of

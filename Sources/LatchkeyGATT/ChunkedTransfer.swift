@@ -1,4 +1,4 @@
-/// Chunked transfer of values larger than one notification (M9).
+/// Chunked transfer of values larger than one notification.
 ///
 /// Core Bluetooth's sample sends a long value as MTU−3 sized notifications followed by an
 /// "EOM" notification. A text marker can occur inside binary data, so each chunk here

@@ -31,16 +31,12 @@ final class Procedure {
 }
 
 extension GATTClient {
-    /// A barrier for a bearer this client took over from another process (a relaunched
-    /// agent adopting a link): that process's last request may still be answered, and ATT
-    /// responses name no transaction, so its answer would be taken for ours.
-    ///
-    /// It sends a Find Information Request whose range is reversed (start `nonce`, end
-    /// `nonce` − 1), which a server must refuse with Invalid Handle naming `nonce` (Vol 3
-    /// Part F 3.4.3.1), and drops every response until that exact Error Response arrives.
-    /// The procedures queued behind it then only ever see their own answers. `nonce` (1 or
-    /// more) should differ from one adoption to the next, so that a barrier left by a
-    /// process that died during its own barrier does not end this one.
+    /// A barrier for a bearer this client took over from another process: that process's last
+    /// request may still be answered, and ATT responses name no transaction. It sends a Find
+    /// Information Request with a reversed range (start `nonce`, end `nonce` − 1), which a server
+    /// must refuse with Invalid Handle naming `nonce` (Vol 3 Part F 3.4.3.1), and drops every
+    /// response until that exact Error Response. `nonce` should differ between adoptions, so a
+    /// barrier left by a process that died in its own barrier does not end this one.
     public func synchronize(nonce: UInt16, _ completion: @escaping (Result<Void, GATTClientError>) -> Void) {
         let start = max(1, nonce)
         let barrier = Procedure(

@@ -43,7 +43,6 @@ extension GATTServerDelegate {
 }
 
 /// The server side of one ATT bearer, as a state machine: a request in, a response out.
-///
 /// It holds the per-connection state the spec puts on the bearer: the negotiated MTU, the
 /// client's CCCD values, the prepared-write queue and the one indication that may be
 /// outstanding. It does no I/O and reads no clock; the bearer that owns it sends what it

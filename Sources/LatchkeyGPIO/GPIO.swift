@@ -1,28 +1,12 @@
 import LatchkeyTransport
 
-// The GPIO seam: the few calls the lock needs from a GPIO character device.
-//
-// Shaped after libgpiod 1.6 (Debian 12 / Raspberry Pi OS bookworm, v1 API) and its 2.x API
-// (Debian 13 / trixie), so that each libgpiod backend (LatchkeyKernel) is a thin wrapper:
-//   chip by label  -> v1: gpiod_chip_label()   v2: gpiod_chip_info_get_label(), on each gpiochipN
-//   line by name   -> v1: gpiod_chip_find_line()   v2: gpiod_chip_get_line_offset_from_name()
-//   output request -> v1: gpiod_line_request_output_flags(line, consumer, flags, default_val)
-//                     v2: line settings (direction, output value, bias, active-low) requested
-//                     with gpiod_chip_request_lines()
-//   input request  -> v1: gpiod_line_request_both_edges_events_flags(); v2: settings with both
-//                     edges and the kernel's debounce period; edges read from the event fd
-//                     when the event loop says it is readable
-//
-// Values are LOGICAL everywhere above this file: `true` means "active". Active-low is part
-// of the request (the kernel inverts, as FLAG_ACTIVE_LOW does), never of the lock logic.
-//
-// Rules every implementation keeps (docs/LOCK-RULES.md, "Hardware and failure behaviour"):
-// - an output is requested with its INACTIVE value in the same request, so it never
-//   glitches active between the request and a first `set`;
-// - an output is never released and re-requested (that glitches too): there is no release
-//   call; a line is held until the process (or the chip object) goes away;
-// - a line already requested is busy (`GPIOError.Code.lineBusy`), like EBUSY from the kernel;
-// - edge callbacks run on the event loop, never inside the caller's stack.
+// The GPIO seam: the few calls the lock needs from a GPIO character device, shaped after
+// libgpiod 1.6 and 2.x so that each backend (LatchkeyKernel) is a thin wrapper
+// (docs/ARCHITECTURE.md, "GPIO through libgpiod: 1.6 and 2.x, loaded at run time"). Values are
+// LOGICAL above this file: `true` means "active"; active-low is part of the request. Every
+// implementation keeps docs/LOCK-RULES.md, "Hardware and failure behaviour": an output is
+// requested with its inactive value, never released and re-requested; a requested line is
+// busy (`GPIOError.Code.lineBusy`); edge callbacks run on the event loop.
 
 /// Finds chips by label (never by number: the Pi 5 header chip moved from gpiochip4 to
 /// gpiochip0 in 2024 kernels; a Pi 4's is `pinctrl-bcm2711`).

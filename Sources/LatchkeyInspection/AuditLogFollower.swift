@@ -3,18 +3,12 @@ import LatchkeyPosix
 import LatchkeyStore
 import LatchkeyTransport
 
-/// `latchkey log --follow`: prints each entry the lock agent appends, as it is committed.
-///
-/// No polling while the agent is quiet: inotify on the state directory wakes the loop when
-/// the agent writes its database (a commit writes the WAL, `lock.db-wal`; a checkpoint
-/// writes `lock.db`), and each wake-up reads whatever came after the last sequence printed.
-///
-/// A wake-up can come before its commit is readable: SQLite writes the WAL frames (the
-/// inotify event), syncs them, and only then publishes the commit in the WAL index, through
-/// shared memory, which raises no event. So each wake-up also schedules a few re-reads
-/// (`settleDelays`, the last one far above an fsync on an SD card) — a bounded burst after
-/// a write, nothing while the log is quiet. The same burst follows the start: a commit
-/// whose WAL write came just before the watch existed is published just after.
+/// `latchkey log --follow`: prints each entry the lock agent appends, as it is committed. No
+/// polling while the agent is quiet: inotify on the state directory wakes the loop when the
+/// agent writes its database. A wake-up can come before its commit is readable (SQLite
+/// publishes the commit in the WAL index, shared memory, after the write the event reports),
+/// so each wake-up, and the start, also schedules a few re-reads (`settleDelays`, the last far
+/// above an SD card's fsync): a bounded burst after a write, nothing while the log is quiet.
 public final class AuditLogFollower {
     /// After a wake-up, when to read again (from the wake-up).
     public static let settleDelays: [Duration] = [.milliseconds(20), .milliseconds(200), .seconds(2)]

@@ -16,17 +16,13 @@ struct SocketFilterInstruction: Equatable {
 }
 
 extension ConnectAttemptEvent {
-    /// The LE Meta half of the watch's filter, which the raw socket's own filter (HCI_FILTER,
-    /// event codes only) cannot express: of the LE Meta events only the connection completes
-    /// (`connectionCompleteSubevents`) pass; advertising reports and every other subevent are
-    /// dropped by the kernel before they are queued, so they never wake the phone. Measured in
-    /// the HIL VM (docs/HIL.md, scenario b2): the kernel programs its auto-connect scan with
-    /// filter policy 0x01 (accept list only), but a controller that reports other advertisers
-    /// anyway (btvirt does) woke the phone once per advertisement without this. Events that
-    /// are not LE Meta pass: HCI_FILTER already narrowed them to LE Create Connection Cancel's.
-    ///
-    /// Packets as the raw socket queues them: packet type octet, event code, length,
-    /// parameters; the subevent code is octet 3.
+    /// The LE Meta half of the watch's filter, which HCI_FILTER (event codes only) cannot express:
+    /// only the connection completes (`connectionCompleteSubevents`) pass, and advertising reports
+    /// are dropped by the kernel before they are queued, so they never wake the phone (in the HIL
+    /// VM, scenario 11, a controller reporting other advertisers woke it once per advertisement
+    /// without this; docs/LINUX-BLE.md, "What the HIL suite found"). Other events pass: HCI_FILTER
+    /// already narrowed them. Packets: type octet, event code, length, then parameters; the
+    /// subevent code is octet 3.
     static var socketFilter: [SocketFilterInstruction] { leMetaFilter(passing: connectionCompleteSubevents) }
 
     /// LE Meta events pass only with one of `subevents`; events that are not LE Meta pass.

@@ -1,20 +1,13 @@
 import Crypto
 import LatchkeyTransport
 
-/// What is kept of a link beside its socket in the descriptor store, in a sealed memfd
-/// (`MemoryFile`) of its own, so that the process that adopts the link knows what the dead
-/// one knew (docs/RESTORATION.md, "Links that outlive the agent"): the link's identity (to
-/// match the file to its socket), its connection handle and interval (they came in an LE
-/// Connection Complete the dead process read: nobody says them again until the next
-/// update), and what the application kept with it (`ATTLink.keep(applicationState:)`: the
-/// lock's session). The MTU is not in it: the adopted socket says it (L2CAP_OPTIONS).
-///
-///     "LKL1" ‖ link id (8) ‖ peer (6, little-endian) ‖ address kind (1) ‖ role (1)
-///     ‖ connection handle (2, 0xFFFF: unknown) ‖ connection interval in µs (4, 0: unknown)
-///     ‖ application state length (2) ‖ application state ‖ SHA-256 of all before, first 8 octets
-///
-/// Integers big-endian. The checksum finds a file that is not ours or not whole; nothing
-/// but this service and root can write the file (it lives in this process and in PID 1).
+/// What is kept of a link beside its socket in the descriptor store, in a sealed memfd of its
+/// own, so the process that adopts the link knows what the dead one knew (docs/RESTORATION.md,
+/// "Links that outlive the agent"): the link's identity, its connection handle and interval
+/// (said once, in the LE Connection Complete the dead process read) and the application's kept
+/// state (the lock's session); the adopted socket says the MTU. Layout: "LKL1" ‖ link id (8) ‖
+/// peer (6, LE) ‖ address kind ‖ role ‖ handle (2) ‖ interval µs (4) ‖ state length (2) ‖ state
+/// ‖ first 8 octets of SHA-256 of all before; big-endian; the checksum finds a foreign file.
 struct KeptLinkState: Equatable {
     var id: LinkID
     var peer: BluetoothAddress

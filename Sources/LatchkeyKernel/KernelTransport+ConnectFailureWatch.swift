@@ -6,7 +6,7 @@ import LatchkeyTransport
 /// connection attempt after which a 6.12 kernel leaves its auto-connect scan off, and
 /// re-sends the wanted entries with no link then, and only then: no mgmt event reports
 /// that failure (see `pendingRefreshInterval`), and a timer would wake the phone every
-/// interval while its lock is away (issue 8: no periodic wake-ups while idle).
+/// interval while its lock is away (no periodic wake-ups while idle).
 ///
 /// Opened when the first entry is left without a link (the lock, which has none, never
 /// opens it); when it cannot be opened the re-send falls back to `pendingRefreshInterval`.

@@ -8,7 +8,6 @@ import LatchkeyTransport
 /// Connection Complete names the peer and the interval, LE Connection Update Complete changes
 /// it; a receive-only raw HCI socket copies both (`ConnectionTimingEvent`), filtered so that
 /// nothing else — advertising reports above all — wakes the lock.
-///
 /// Opened when the lock first advertises (before any central can link); when it cannot be
 /// (no CAP_NET_RAW), that is reported once through `onFailure` and links keep an unknown interval.
 extension KernelTransport {

@@ -25,15 +25,12 @@ extension KernelTransport {
         return (LinkID(id), role, parts[0] == "state")
     }
 
-    /// At start, before anything is asked of the kernel: each handed socket whose link is
-    /// still up (its peer can be read) becomes a link we hold, under its old id, waiting for
-    /// a manager to claim it (`connectedLinks`); it is read only once claimed, so nothing
-    /// the peer sent meanwhile is lost. Its state file, when it holds a whole record of
-    /// that link, gives it back its connection interval and the application's state; one
-    /// that does not is not trusted (reported, replaced by a fresh one). The rest is closed
-    /// and removed from the store. New links' ids start above every id of this boot (the
-    /// monotonic clock, in milliseconds), so a new link is never taken for one a
-    /// predecessor preserved.
+    /// At start, before anything is asked of the kernel: each handed socket whose link is still up
+    /// becomes a link we hold under its old id, waiting for a manager to claim it
+    /// (`connectedLinks`), read only once claimed so nothing the peer sent is lost. A state file
+    /// that holds a whole record of the link gives back its interval and the application's state;
+    /// one that does not is reported and replaced. The rest is closed and removed. New links' ids
+    /// start above every id of this boot, so a new link is never taken for a preserved one.
     func adoptHandedLinks() {
         guard let store = descriptorStore else { return }
         var highest = UInt64(max(0, posixLoop.now.nanoseconds / 1_000_000))

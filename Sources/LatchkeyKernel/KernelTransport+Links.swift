@@ -135,7 +135,7 @@ extension KernelTransport {
     /// a controller that stopped advertising for the connection advertises again even if
     /// the kernel did not re-enable it. Not at once: a power-off ends every link before its
     /// New Settings arrives, and an instance added while the controller shuts down left the
-    /// phone's next link dead (HIL g); so the re-add waits `readvertiseDelay`, and any
+    /// phone's next link dead (HIL scenario 31); so the re-add waits `readvertiseDelay`, and any
     /// change of power state cancels it (power-on re-asserts advertising anyway).
     func linkDidEnd(_ link: KernelLink, errno: Errno?) -> DisconnectReason {
         links.removeAll { $0 === link }

@@ -2,19 +2,13 @@ import LatchkeyMgmt
 import LatchkeyPosix
 import LatchkeyTransport
 
-/// The seam on the Linux kernel's Bluetooth stack, for one adapter: the mgmt socket for
-/// the controller (power, advertising, discovery, the auto-connect list, timing) and
-/// L2CAP sockets on the ATT channel for the links.
-///
-/// What the application asks for is mirrored here and re-asserted whenever the kernel may
-/// have forgotten it: when the controller powers on, when its index reappears, and when
-/// another mgmt client (bluetoothd initialising the adapter, say) removes our advertising
-/// instance or one of our devices. A call updates the mirror at once (so `isAdvertising`
-/// is true right after `startAdvertising`); a command the kernel refuses is asked again
-/// after a capped backoff (KernelTransport+Retry.swift), reported to the delegate and
-/// `onFailure`, and the mirror says it is not held until it takes.
-///
-/// Everything happens on the `PosixEventLoop`: mgmt events, accepts, link I/O.
+/// The seam on the Linux kernel's Bluetooth stack, for one adapter: the mgmt socket for the
+/// controller and L2CAP sockets on the ATT channel for the links, all on the `PosixEventLoop`.
+/// What the application asks for is mirrored here and re-asserted whenever the kernel may have
+/// forgotten it (power-on, the index reappearing, another mgmt client removing ours). A call
+/// updates the mirror at once; a refused command is retried with a capped backoff
+/// (KernelTransport+Retry.swift), reported, and the mirror says it is not held until it takes.
+/// docs/ARCHITECTURE.md, "The kernel transport (LatchkeyKernel)".
 public final class KernelTransport: BluetoothTransport {
     /// The one advertising instance we use (1...254; mgmt-api.txt, Add Advertising).
     public static let advertisingInstance: UInt8 = 1
@@ -92,32 +86,13 @@ public final class KernelTransport: BluetoothTransport {
     /// Re-sends Add Device for entries with no link (KernelTransport+PendingRefresh.swift),
     /// where the HCI event watch cannot be opened.
     var pendingRefreshTimer: Scheduled?
-    /// The 6.12 kernel stops its auto-connect scan for good when an LE Create Connection ends
-    /// in an LE Connection Complete with an error, such as 0x3E "Connection Failed to be
-    /// Established": the command's wait completes without error (hci_le_meta_evt), so the
-    /// half-made connection is only cancelled later (LE Create Connection Cancel, from its
-    /// disconnect work, answered "Command Disallowed"); the scan update the event queued runs
-    /// while that attempt is still pending and does nothing, and the cancel's cleanup
-    /// (`hci_connect_le_scan_cleanup`) skips the update for auto-connect entries. The entry
-    /// stays in the kernel's list with nothing scanning for it until the next passive-scan
-    /// update, and Add Device is one (add_device_sync). The HIL suite hit it in c and g
-    /// whenever the lock paused its advertising as the phone connected; btvirt fails such a
-    /// connect at once, a radio does so on interference.
-    ///
-    /// No mgmt event reports the failure: the same cleanup returns before
-    /// `mgmt_connect_failed` for an Add Device entry (it sends it for explicit connects only),
-    /// and in the HIL VM the phone's mgmt socket got no event at all from it (btmon; the
-    /// kernel log's "Opcode 0x200e failed" is the only trace). So the transport reads copies
-    /// of the controller's HCI events (`HCIEventSource`, a raw HCI socket filtered to LE Meta
-    /// and the cancel's Command Complete) and re-sends when it sees the failure
-    /// (KernelTransport+ConnectFailureWatch.swift): no timer while the lock is away.
-    ///
-    /// This interval is only the fallback where that socket cannot be opened (no CAP_NET_RAW:
-    /// the kernel then filters LE Meta out), reported once through `onFailure`: each entry is
-    /// re-sent once it has been without a link this long. Our choice: 5 s, above the kernel's
-    /// own 4 s connection attempt (HCI_LE_AUTOCONN_TIMEOUT; the update also skips a running
-    /// attempt), for one mgmt command and a scan restart per interval while away. HIL
-    /// scenario i provokes the failure and sees the re-link (docs/HIL.md, "What the suite found").
+    /// How long an auto-connect entry may go without a link before it is sent again, where the
+    /// failure cannot be seen. A 6.12 kernel stops scanning for an entry after a failed connection
+    /// attempt and reports it to no mgmt socket, so the transport watches the controller's HCI
+    /// events for it (`HCIEventSource`, KernelTransport+ConnectFailureWatch.swift); without
+    /// CAP_NET_RAW it falls back to this interval, reported once through `onFailure`. 5 s: above
+    /// the kernel's own 4 s attempt. The finding, and HIL scenario 41 that provokes it:
+    /// docs/LINUX-BLE.md, "What the HIL suite found".
     var pendingRefreshInterval = KernelTransport.defaultPendingRefreshInterval
     /// `pendingRefreshInterval`'s value unless a test sets it (`latchkey doctor --phone` names it).
     public static let defaultPendingRefreshInterval: Duration = .seconds(5)
@@ -217,7 +192,7 @@ public final class KernelTransport: BluetoothTransport {
     /// again; a central's LE Create Connection that meets that gap fails ("Connection Failed
     /// to be Established", 0x3E, at once on btvirt), and a 6.12 kernel then stops the central's
     /// auto-connect scan (see `pendingRefreshInterval`). The lock agent asks again on every
-    /// power-on, right after the transport re-asserted the same advertising (HIL g).
+    /// power-on, right after the transport re-asserted the same advertising (HIL scenario 31).
     public func startAdvertising(_ advertisement: Advertisement) throws(TransportError) {
         guard state == .poweredOn else { throw TransportError(.poweredOff, "cannot advertise while \(state)") }
         let set = AdvertisingSet(advertisement: advertisement,

@@ -1,17 +1,12 @@
 import LatchkeyMgmt
 import LatchkeyPosix
 
-/// A client of the kernel's Bluetooth management interface over one socket (shaped like
-/// BlueZ's own mgmt client, its `mgmt.c`): commands go out through a queue, at most one outstanding per
-/// controller index, and each completes when a Command Complete or Command Status with
-/// its index and opcode comes back; every other event goes to `onEvent`.
-///
-/// It is built from any socket-like fd (`mgmt_new(fd)`), so one end of a socketpair is a
-/// complete test transport; only `openDefault` opens the kernel. Non-blocking: what the
-/// socket does not take waits in `outbox`, and writable interest is armed only then.
-///
-/// The kernel answers every command, so there is no command timeout; a closed socket
-/// fails every queued command with `.closed`.
+/// A client of the kernel's Bluetooth management interface over one socket (shaped like BlueZ's
+/// `mgmt.c`): commands queue, at most one outstanding per controller index, each completed by
+/// its Command Complete or Status; other events go to `onEvent`. Built from any socket-like fd,
+/// so a socketpair end is a full test transport; only `openDefault` opens the kernel. What the
+/// socket does not take waits in `outbox`. The kernel answers every command, so there is no
+/// timeout; a closed socket fails every queued command with `.closed`.
 public final class MgmtClient {
     public typealias Completion = (Result<[UInt8], MgmtError>) -> Void
 

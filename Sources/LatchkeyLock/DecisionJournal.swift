@@ -1,7 +1,7 @@
 import LatchkeyTransport
 
 /// A lock or unlock the lock has decided to carry out: the intent written to the journal
-/// BEFORE the actuator moves (M7; docs/LOCK-RULES.md, "Decisions that survive death"), so
+/// BEFORE the actuator moves (docs/LOCK-RULES.md, "Decisions that survive death"), so
 /// that after a crash the lock knows what was in flight.
 public struct LockDecision: Hashable, Sendable {
     public var id: DecisionID
@@ -55,6 +55,11 @@ public enum DecisionOutcome: UInt8, Hashable, Sendable, CaseIterable {
 /// Called on the event loop; a slow journal delays the lock, which is the point.
 public protocol DecisionJournal: AnyObject {
     func record(_ decision: LockDecision) throws
+    /// A key's command decided: `decision` and the key's new `counter` made durable together,
+    /// in one transaction (one fsync), before the actuator moves — both or neither. A journal
+    /// that shares no transaction with the key store records the decision alone: its key
+    /// store made the counter durable when the verifier accepted it (`KeyStore.stageCounter`).
+    func record(_ decision: LockDecision, committing counter: KeyCounter) throws
     func complete(_ id: DecisionID, outcome: DecisionOutcome) throws
     /// Writes what the journal's store holds in memory because it refused it (a lock
     /// command's counter: `StoredLockRecords`); the backlog runs it once the store takes
@@ -64,6 +69,15 @@ public protocol DecisionJournal: AnyObject {
 
 extension DecisionJournal {
     public func writeHeld() throws {}
+    public func record(_ decision: LockDecision, committing counter: KeyCounter) throws { try record(decision) }
+}
+
+/// A key's command counter as the verifier accepted it: what the decision the command leads
+/// to commits with it (`DecisionJournal.record(_:committing:)`).
+public struct KeyCounter: Hashable, Sendable {
+    public var keyID: UInt32
+    public var counter: UInt64
+    public init(keyID: UInt32, counter: UInt64) { self.keyID = keyID; self.counter = counter }
 }
 
 /// A journal in memory, for tests and the simulation: keeps every entry in order, can be

@@ -154,8 +154,12 @@ public final class LockController {
     /// LockOperation when the bolt arrives, LockOperationError when it failed.
     /// `relockAfter` is an unlock-with-timeout's time; `validUntil` the command's deadline.
     @discardableResult
-    public func submit(_ authorization: Authorization, validUntil: Instant? = nil,
+    /// `counter`: the command's new counter, committed with its decision
+    /// (`DecisionJournal.record(_:committing:)`).
+    public func submit(_ authorization: Authorization, counter: KeyCounter? = nil, validUntil: Instant? = nil,
                        relockAfter: Duration = .seconds(1)) -> OperationError? {
+        commandCounter = counter.flatMap { $0.keyID == authorization.keyID ? $0 : nil }
+        defer { commandCounter = nil }
         let operation: LockCommand.Operation
         switch authorization.operation {
         case .lock: operation = .lock
@@ -183,6 +187,9 @@ public final class LockController {
         submit(command)
         return refusal ?? nil
     }
+
+    /// The counter of the key command being submitted, for the decision it leads to.
+    private var commandCounter: KeyCounter?
 
     /// What `decide` collects while its command is fed: the first LockOperationError.
     private var refusal: OperationError??
@@ -248,7 +255,12 @@ public final class LockController {
             do {
                 try writeBacklog()  // in order: what waits goes first
                 let started = loop.now
-                try journal.record(decision)
+                if let counter = commandCounter, decision.who == KeyID(counter.keyID) {
+                    try journal.record(decision, committing: counter)
+                    commandCounter = nil
+                } else {
+                    try journal.record(decision)
+                }
                 lastRecordDuration = loop.now - started
                 lastRecordedDecision = decision.id
                 journalFault = nil

@@ -3,27 +3,8 @@ import LatchkeyTransport
 // The wire and log form of a LockEvent: fixed layout, fixed size, little-endian, led by a
 // version byte. Every byte has one meaning and one valid value for a given event, so
 // `LockEvent(decoding: e.encoded) == e` and a decoded buffer re-encodes to itself. It is
-// sent over BLE in chunks (M9) and appended to the log as is.
-//
-//   offset size field
-//   0      1    version (1)
-//   1      1    kind: 0 LockOperation, 1 LockOperationError, 2 DoorLockAlarm, 3 DoorStateChange,
-//                     4 LockUserChange, 5 OperatingModeChange (ours), 6 SuspectedRelay (ours)
-//   2      1    lock state before (LockState raw value)
-//   3      1    lock state after
-//   4      1    door state (DoorState raw value; 0xFF = null)
-//   5      1    operation type (kinds 0-1; 0xFF in kind 1 = unknown: refused before it was read),
-//               DataOperationType (4), the new OperatingMode (5), unlock (6), else 0xFF
-//   6      1    operation source          kinds 0-1, 4 and 5; remote (6), else 0xFF
-//   7      1    code: OperationError (1), AlarmCode (2), DoorState (3, equal to byte 4), the
-//               previous OperatingMode (5), SuspectedRelayRecord.Reason (6); 0xFF for 0, 4
-//   8      1    flags: bit 0 who present (kinds 0-1 and 5; always set for 4 and 6), bit 1 decision
-//               present (kinds 0-1 only), bit 2 recovered (kinds 0-1 only; recovered needs a
-//               decision); others 0
-//   9      4    who (KeyID; the key changed for kind 4), 0 when absent
-//   13     8    decision id, 0 when absent; kind 6: challenge→command µs (4, below 0xFFFFFFFF),
-//               then the connection interval µs (4, 0xFFFFFFFF = unknown)
-//   21     8    time, nanoseconds on the lock's monotonic clock (signed)
+// sent over BLE in chunks and appended to the log as is. The layout, octet by octet:
+// docs/PROTOCOL.md, "The event log".
 
 /// Why bytes are not a LockEvent, and where.
 public struct LockEventDecodingError: Error, Hashable, Sendable, CustomStringConvertible {

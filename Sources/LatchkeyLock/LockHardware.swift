@@ -1,7 +1,7 @@
 import LatchkeyGPIO
 import LatchkeyTransport
 
-/// Which lines of which chip the lock uses: the part of a board definition (M10) the lock
+/// Which lines of which chip the lock uses: the part of a board definition the lock
 /// needs. Chips by label, lines by name.
 public struct LockWiring: Hashable, Sendable {
     public struct Output: Hashable, Sendable {

@@ -1,22 +1,12 @@
 import LatchkeyTransport
 
-/// The lock's decisions, as a pure function of its state and one input at a time
-/// (swift-nio HappyEyeballs' `processInput` shape): no I/O, no clock of its own. The
-/// shell (`LockController`) performs the returned actions and feeds back what they report.
-///
-/// Rules, each from docs/LOCK-RULES.md:
-/// - nothing is known until the sensors are read at start (LockState unknown);
-/// - a decision is recorded in the journal BEFORE the actuator moves; a failed record
-///   leaves the lock where it is, except for a lock: locking is safe, so the bolt moves and
-///   the shell records the decision when the journal takes writes again;
-/// - a movement that misses its target within `jamTimeout` is a jam: NotFullyLocked,
-///   LockJammed alarm, ActuatorEnabled false until a later movement succeeds;
-/// - no locking into an open door: an auto-relock that finds the door open waits for it
-///   to close, an explicit lock is refused;
-/// - a door opened while locked, with no unlock, is DoorForcedOpen;
-/// - Passage holds the lock unlocked, NoRemoteLockUnlock refuses remote commands.
-/// Nothing here unlocks without a command, a mode change to Passage, a hand on the bolt,
-/// or a recovered unlock still inside its validity window.
+/// The lock's decisions, as a pure function of its state and one input at a time (swift-nio
+/// HappyEyeballs' `processInput` shape): no I/O, no clock of its own; the shell
+/// (`LockController`) performs the returned actions and feeds back what they report. It keeps
+/// docs/LOCK-RULES.md: a decision is journalled before the actuator moves (a lock moves even
+/// when the journal refuses, and is recorded later), a missed target is a jam, no locking into
+/// an open door. Nothing here unlocks without a command, a mode change to Passage, a hand on
+/// the bolt, or a recovered unlock still inside its validity window.
 public struct LockStateMachine {
     enum Phase {
         case starting

@@ -18,19 +18,12 @@ public final class InMemoryOperatingModeStore: OperatingModeStore {
     public struct WriteFailed: Error {}
 }
 
-/// What a restarted lock does with the mode it finds (docs/RESTORATION.md, relaunch rules):
-///
-/// - **NoRemoteLockUnlock comes back.** It is a restriction an admin chose (a lost phone, a
-///   house-sitter); a restart silently lifting it would re-open the door to remote commands
-///   nobody re-allowed. Restoring it only ever refuses more.
-/// - **Passage comes back as Normal, locked**, with an OperatingModeChange(passage →
-///   normal, by auto) in the log. Passage holds the door unlocked; restoring it means the
-///   lock unlocks by itself at start. After a crash or a power cut the fail-secure hardware
-///   has already relocked the door, and whoever set Passage may be gone: a door that
-///   unlocks on its own when the power comes back at 3 a.m. is the surprise a user does
-///   not expect, while a door that relocked during a party is one they notice and undo
-///   with one command. It is the journal's rule for unlocks (an unlock is resumed only
-///   inside its validity window, never as a stored "unlocked") applied to the mode.
+/// What a restarted lock does with the mode it finds. NoRemoteLockUnlock comes back: an admin's
+/// restriction a restart must not lift. Passage comes back as Normal, locked, logged as an
+/// OperatingModeChange by the lock itself: restoring it would unlock the door by itself at
+/// start, after the fail-secure hardware relocked it and whoever set it may be gone. It is the
+/// journal's rule for unlocks applied to the mode. docs/RESTORATION.md, "The operating mode
+/// across a restart".
 public enum OperatingModeRestoration {
     /// The mode to start in for a `stored` one.
     public static func modeAtStart(stored: OperatingMode?) -> OperatingMode {

@@ -2,7 +2,6 @@ import LatchkeyGPIO
 import LatchkeyTransport
 
 /// The board's status LED (`status_led_line`), showing at a glance what the lock is doing:
-///
 ///     locked                      off
 ///     unlocked, locking/unlocking on    (the door can be opened, or soon can)
 ///     not fully locked (jammed)   blinking, 1 Hz

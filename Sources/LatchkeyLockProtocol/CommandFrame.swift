@@ -1,19 +1,9 @@
-/// A state-changing command as the phone writes it to the lock control characteristic.
-///
-/// Layout (version 1), all integers big-endian:
-///
-///     0      version (0x01)
-///     1      frame kind (0x01 = sealed command)
-///     2..5   key id
-///     6..13  counter (strictly increasing per key)
-///     14..29 challenge (16 octets, issued by the lock, single use)
-///     30..41 nonce (12 octets)
-///     42..   ciphertext of `CommandBody`, then a 16-octet AEAD tag
-///
-/// Octets 0..41 are the AEAD's associated data, so the key id, the counter and the
-/// challenge are authenticated along with the sealed operation: no part of the frame can be
-/// changed without the tag failing. Parsing checks lengths first, then (in the security
-/// layer) the tag, then the meaning — never the other way round.
+/// A state-changing command as the phone writes it to the lock control characteristic
+/// (version 1, big-endian): version, kind (0x01 sealed command), key id (4), counter (8,
+/// strictly increasing per key), the lock's single-use challenge (16), nonce (12), then the
+/// sealed `CommandBody` and its 16-octet tag; octets 0..41 are the associated data, so no part
+/// of the frame changes without the tag failing. Parsing checks lengths first, then (in the
+/// security layer) the tag, then the meaning. Octet by octet: docs/PROTOCOL.md, "Commands".
 public struct CommandFrame: Equatable, Sendable {
     public static let version: UInt8 = 1
     public static let kindSealedCommand: UInt8 = 1

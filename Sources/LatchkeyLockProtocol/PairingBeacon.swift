@@ -1,17 +1,9 @@
-/// What a lock adds to its advertising while a pairing window is open and takes a request:
-/// manufacturer-specific data (AD type 0xFF) in its scan response, so that
-/// `latchkey phone pair` finds it by a scan and lists it with its fingerprint, and nobody has
-/// to type a Bluetooth address (docs/SECURITY.md, "Pairing").
-///
-///     0..1    company id 0xFFFF, little-endian (the Bluetooth SIG's id for tests and
-///             internal use: this data is meant for Latchkey's own phones only)
-///     2..3    "LK"
-///     4       flags: bit 0 = a pairing window is open; other bits 0
-///     5..20   the lock's fingerprint (16 octets: SHA-256 of its identity key, truncated)
-///
-/// It is not authenticated — anyone can advertise it. The phone pins the fingerprint the
-/// owner confirmed, and the key agreement succeeds only with the lock that holds that
-/// identity's private key; a forged beacon wastes a pairing attempt, nothing more.
+/// What a lock adds to its scan response while a pairing window is open: manufacturer data
+/// (company 0xFFFF, "LK", flags, the 16-octet fingerprint) so `latchkey phone pair` finds it by
+/// a scan and lists it with its fingerprint (docs/PROTOCOL.md, "Advertising"). It is not
+/// authenticated: the phone pins the fingerprint the owner confirmed, and only the lock holding
+/// that identity's private key completes the key agreement, so a forged beacon wastes one
+/// attempt (docs/SECURITY.md, "Pairing").
 public struct PairingBeacon: Equatable, Sendable {
     static let header: [UInt8] = [0xFF, 0xFF, 0x4C, 0x4B]
     public static let windowOpenFlag: UInt8 = 1 << 0

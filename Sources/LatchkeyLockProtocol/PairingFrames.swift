@@ -12,7 +12,7 @@
 ///     50      name length n (0...32)
 ///     51..    the name the phone proposes (UTF-8, n octets, printable: `PairingName`)
 public struct PairingRequest: Equatable, Sendable {
-    /// 2: nonces, the 128-bit fingerprint and the owner's confirmation (issue 16); a version-1
+    /// 2: nonces, the 128-bit fingerprint and the owner's confirmation; a version-1
     /// request is refused as malformed.
     public static let version: UInt8 = 2
     public static let kind: UInt8 = 0x10
@@ -59,17 +59,10 @@ public struct PairingRequest: Equatable, Sendable {
     }
 }
 
-/// The lock's half, read from the pairing characteristic after an accepted request.
-///
-///     0       version (0x02)
-///     1       frame kind (0x11 = pairing response)
-///     2..33   the lock's identity X25519 public key (static, kept in its state directory)
-///     34..65  the lock's ephemeral X25519 public key
-///     66..81  the lock's nonce (16 random octets)
-///     82..85  the new key's id (big-endian)
-///     86      role: 0 user, 1 admin
-///     87      flags: bit 0 = may request arrival unlock; other bits 0
-///     88..103 the lock's key confirmation (16 octets)
+/// The lock's half, read from the pairing characteristic after an accepted request: version
+/// 0x02, kind 0x11, the lock's identity and ephemeral X25519 public keys (32 each), its nonce
+/// (16), the new key's id (4, big-endian), role (0 user, 1 admin), flags (bit 0: may request
+/// arrival unlock) and the lock's key confirmation (16). docs/PROTOCOL.md, "Pairing".
 public struct PairingResponse: Equatable, Sendable {
     public static let version: UInt8 = PairingRequest.version
     public static let kind: UInt8 = 0x11

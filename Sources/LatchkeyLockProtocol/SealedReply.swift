@@ -1,19 +1,10 @@
-/// What the lock sends a phone over a link's session (docs/SECURITY.md, "Sessions"): the
-/// lock state (reads and notifications) and event-log transfers, sealed so that a passive
-/// sniffer learns neither the bolt, the door nor who came when.
-///
-/// Layout (version 1), all integers big-endian:
-///
-///     0      version (0x01)
-///     1      kind: 0x20 lock status, 0x21 event-log transfer
-///     2..5   sequence number in the session (from 1, strictly increasing)
-///     6..    ChaChaPoly ciphertext of the payload, then a 16-octet tag
-///
-/// The nonce is 8 zero octets then the sequence: unique under one session key as long as
-/// the sequence never repeats, which the sealing side guarantees (a session ends before
-/// its sequence could wrap). Octets 0..5 are the associated data, so neither the kind nor
-/// the sequence can be changed without the tag failing. Parsing checks lengths and the
-/// header only; the tag and the sequence are the security layer's (`LinkSession`).
+/// What the lock sends a phone over a link's session (docs/SECURITY.md, "Sessions"): the lock
+/// state and event-log transfers, sealed so a passive sniffer learns neither the bolt, the door
+/// nor who came when. Version 1, big-endian: version, kind (0x20 status, 0x21 log transfer),
+/// the session's sequence number (4, from 1), then ChaChaPoly ciphertext and tag; the nonce is
+/// 8 zero octets then the sequence, and octets 0..5 are the associated data. Parsing checks the
+/// header only; the tag and the sequence are `LinkSession`'s. docs/PROTOCOL.md, "Sessions and
+/// sealed replies".
 public struct SealedReply: Equatable, Sendable {
     public static let version: UInt8 = 1
     public static let headerLength = 6

@@ -3,7 +3,6 @@ import LatchkeyGATT
 import LatchkeyTransport
 
 /// One ATT bearer: a link plus the GATT halves that use it.
-///
 /// It routes what arrives (requests, commands and confirmations to the server half;
 /// responses, notifications and indications to the client half), sends what the halves
 /// produce in order, and applies the link's back-pressure: when the link says `.full`, the

@@ -20,7 +20,7 @@ public enum GateReport: Equatable, Sendable {
 /// application layer is suspended, a foreground-only app's events are queued and delivered
 /// in order on resume (bounded, and an overflow is reported, never silent); a background
 /// app is woken for each event instead, and its work is timed against the wake budget
-/// (M5: "finish a wake-up's work within about 10 seconds").
+/// ("finish a wake-up's work within about 10 seconds").
 ///
 /// Single-threaded like everything on the loop.
 public final class ApplicationGate {
@@ -29,7 +29,7 @@ public final class ApplicationGate {
     public var mode: ExecutionMode
     /// How many events a suspension can hold.
     public let capacity: Int
-    /// The wake-up budget (M5: about 10 s, Apple's background execution guidance).
+    /// The wake-up budget (about 10 s, Apple's background execution guidance).
     public var wakeBudget: Duration
     public var onReport: ((GateReport) -> Void)?
 

@@ -1,14 +1,8 @@
-/// The multi-step jobs an agent keeps going after the callback that started them returned,
-/// by name: Core Bluetooth apps bracket such work with `beginBackgroundTask` /
-/// `endBackgroundTask`. While one is open, the application gate counts the wake-up that
-/// started it as still being handled, so the wake budget (M5) measures the whole job — a
-/// GATT exchange, a command and its answer, the actuator's movement — not just the first
-/// callback.
-///
-/// Outside a wake-up (the app is in the foreground, or no gate is attached) `begin` does
-/// nothing: there is nothing to measure. Beginning an open task again, or ending one that
-/// is not open, does nothing either, so callers mark each step's start and end without
-/// bookkeeping of their own.
+/// The multi-step jobs an agent keeps going after the callback that started them returned, by
+/// name (Core Bluetooth's `beginBackgroundTask` / `endBackgroundTask`): while one is open the
+/// application gate counts its wake-up as still handled, so the wake budget measures the whole
+/// job. Outside a wake-up `begin` does nothing; beginning an open task or ending a closed one
+/// does nothing either, so callers mark each step without bookkeeping of their own.
 public final class BackgroundTasks {
     /// The gate whose wake-ups these tasks extend; set by whoever puts the agent behind one.
     public weak var gate: ApplicationGate?

@@ -2,7 +2,7 @@ import LatchkeyTransport
 
 /// The always-on part of a central agent: installed as the central manager's and its
 /// peripherals' delegate, it passes events to the application's delegates through an
-/// `ApplicationGate`, raises the connect requests' alerts (M4) while the application layer
+/// `ApplicationGate`, raises the connect requests' alerts while the application layer
 /// is suspended, and keeps the pending connect held by the system while it cannot ask.
 ///
 /// The application's delegates are the ones set before the gate was installed; they are
@@ -68,7 +68,7 @@ public final class CentralGate: CentralManagerDelegate, PeripheralDelegate {
 
     // MARK: CentralManagerDelegate
 
-    /// Restoration comes first and in order with the rest (M6): queued like any event while
+    /// Restoration comes first and in order with the rest: queued like any event while
     /// suspended, so `willRestoreState` still precedes the first state update.
     public func centralManager(_ central: CentralManager, willRestoreState state: RestoredCentralState) {
         gate.deliver("restore state") { [weak self] in self?.app?.centralManager(central, willRestoreState: state) }

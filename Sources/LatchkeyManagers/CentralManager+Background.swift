@@ -14,7 +14,7 @@ struct CentralBackgroundState {
     var connectionInterval: Duration?
 }
 
-/// Execution modes for the central role (M5). In background mode:
+/// Execution modes for the central role. In background mode:
 /// - a scan must name the services it looks for (iOS ignores unfiltered background scans;
 ///   here the call fails, so the mistake is seen);
 /// - allow-duplicates is ignored: each peripheral is discovered once per scan, however

@@ -72,16 +72,11 @@ extension CentralManager {
         reconcile(preserved)
     }
 
-    /// Steps 3 and 4: `willRestoreState`, the state update, then the transport's truth.
-    ///
-    /// - a preserved connection whose link is still up (same link id) is adopted silently,
-    ///   with its MTU and subscriptions: the peripheral is `.connected` in `willRestoreState`;
-    /// - a link to a preserved peripheral that formed while the process was gone (the
-    ///   kernel connected a pending request) is adopted and reported by `didConnect`;
-    /// - a preserved connection whose link is gone is reported by `didDisconnectPeripheral`
-    ///   (reason unknown: `.notConnected`), after which the usual one-request-one-connection
-    ///   rule applies;
-    /// - requests the system lost (a reboot, a controller power cycle) are asserted again.
+    /// Steps 3 and 4: `willRestoreState`, the state update, then the transport's truth: a
+    /// preserved link still up is adopted silently (`.connected` in `willRestoreState`); a link
+    /// that formed while the process was gone is adopted and reported by `didConnect`; a preserved
+    /// link now gone is reported by `didDisconnectPeripheral` (`.notConnected`); requests the
+    /// system lost are asserted again (docs/RESTORATION.md, "Reconciling with the transport's truth").
     private func reconcile(_ preserved: CentralRestorationState) {
         let unclaimed = transport.connectedLinks.filter { $0.role == .central && $0.delegate == nil }
         var restored: [Peripheral] = []

@@ -34,17 +34,12 @@ extension CentralManagerDelegate {
     public func centralManager(_ central: CentralManager, didRefuse refusal: TransportRefusal) {}
 }
 
-/// CBCentralManager on any `BluetoothTransport`.
-///
-/// `connect` never times out: it puts the peripheral on the transport's pending-connection
-/// list (the kernel's auto-connect list on Linux), where it stays until the link forms or
-/// the app cancels — minutes or weeks later. As in Core Bluetooth, a request is fulfilled by
-/// one connection: after a disconnection the app asks again (usually from the disconnect
-/// callback), and if it does not, the manager withdraws the entry from the list.
-///
-/// With a restore identifier (`ManagerOptions`), the manager preserves its work as it
-/// changes and a manager re-created after the process died restores it
-/// (`CentralManager+Restoration.swift`).
+/// CBCentralManager on any `BluetoothTransport`. `connect` never times out: the peripheral goes
+/// on the transport's pending list (the kernel's auto-connect list on Linux) until the link
+/// forms or the app cancels, minutes or weeks later. As in Core Bluetooth a request is used up
+/// by one connection: the app asks again after a disconnection, or the manager withdraws the
+/// entry. With a restore identifier the manager preserves its work and a re-created manager
+/// restores it (`CentralManager+Restoration.swift`).
 public final class CentralManager: BluetoothTransportDelegate {
     public let transport: any BluetoothTransport
     public weak var delegate: (any CentralManagerDelegate)?
@@ -52,7 +47,7 @@ public final class CentralManager: BluetoothTransportDelegate {
 
     /// Peripherals this manager has seen or been asked about (retrievePeripherals).
     var known: [BluetoothAddress: Peripheral] = [:]
-    /// Outstanding connect requests with their options (M4 alerts read these).
+    /// Outstanding connect requests with their options (connection alerts read these).
     public internal(set) var pendingConnects: [BluetoothAddress: ConnectOptions] = [:]
     /// Options of the request that produced each current connection.
     public internal(set) var connectedOptions: [BluetoothAddress: ConnectOptions] = [:]

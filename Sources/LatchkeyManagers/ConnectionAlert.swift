@@ -1,7 +1,7 @@
 import LatchkeyTransport
 
 /// An alert the always-on part of an agent raises for a connect request's notify options
-/// (M4, CBConnectPeripheralOptionNotifyOn*), when the event happens while the application
+/// (CBConnectPeripheralOptionNotifyOn*), when the event happens while the application
 /// layer is suspended.
 public struct ConnectionAlert: Hashable, Sendable {
     public enum Event: String, Sendable {

@@ -1,6 +1,6 @@
 import LatchkeyTransport
 
-/// Core Bluetooth's execution modes (M5), one per role. `foreground` is an app without a
+/// Core Bluetooth's execution modes, one per role. `foreground` is an app without a
 /// Bluetooth background mode: suspended, it hears nothing until it comes back. `background`
 /// declares the role's background mode (`bluetooth-central` / `bluetooth-peripheral`): the
 /// system wakes the app for its events, at the price of less radio time.
@@ -56,7 +56,7 @@ public struct AdvertisingSchedule: Hashable, Sendable {
 
     /// Foreground default: 20 ms for 30 s, then 152.5 ms (the first recommended interval).
     public static let accessoryGuidance = AdvertisingSchedule()
-    /// Background default: "slower advertising" (M5). Every phase steps down the guidance
+    /// Background default: "slower advertising". Every phase steps down the guidance
     /// list: 152.5 ms while fast, 1022.5 ms after, about a seventh of the foreground airtime.
     public static let background = AdvertisingSchedule(fastInterval: recommendedSlowIntervals[0],
                                                        slowInterval: recommendedSlowIntervals[7])

@@ -53,7 +53,7 @@ public enum BluetoothError: Error, Equatable, Sendable, CustomStringConvertible 
 }
 
 /// CBConnectPeripheralOption* keys: ask the system to alert the user about these events
-/// when the application layer is suspended (M4). Stored with the pending request.
+/// when the application layer is suspended. Stored with the pending request.
 public struct ConnectOptions: Hashable, Sendable, Codable {
     public var notifyOnConnection: Bool
     public var notifyOnDisconnection: Bool

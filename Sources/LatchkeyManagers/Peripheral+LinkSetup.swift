@@ -1,37 +1,13 @@
 import LatchkeyATT
 import LatchkeyGATT
 
-// The order of a link's setup, the part Core Bluetooth does for the app: what must come
-// before the app's first request, and what can wait until its requests have run out
-// (Core Vol 3 Part G 2.5.2).
-//
-// Before — the Database Hash, read by its UUID (Read Using Characteristic UUID: one Read By
-// Type Request over 0x0001–0xFFFF, 4.8.2; one round trip, no discovery). The app's requests
-// are held until it answers. It is what lets a cache be used without a bond: a cache made
-// against another hash is dropped before any of its handles goes out, and the app told. On a
-// link with no cache it is read all the same: it must describe what the app discovers next,
-// so it has to be read before that discovery — a hash read after it could already belong to
-// a changed database and vouch for a stale cache on every later link.
-// A returning central whose first request is a read of a cached characteristic (the phone's
-// challenge) sends both in one Read Multiple Request once it knows the hash's handle: the
-// read's value reaches the app only if the hash matches the cache, so no stale handle's
-// value is ever taken for the one asked for (`checkDatabaseHash`).
-//
-// After — the Service Changed chores, once the bearer has nothing queued (`GATTClient.onIdle`):
-// find Service Changed and Client Supported Features (once; kept with the cache), write
-// Client Supported Features (Robust Caching), enable the indication. They used to go first:
-// seven round trips on a first link and two on a returning one, all in front of the arrival
-// unlock (docs/RESTORATION.md, "The order of a link's setup").
-//
-// What waiting costs, and why it is enough: a change of the peer's database after the hash
-// read and before the chores is not indicated (nothing is subscribed yet), and the app's
-// requests in that window are answered from the handles as they now are. From the features
-// write on, the peer refuses this client's next request after any change since the link began
-// with Database Out Of Sync (2.5.2.1: every connected client becomes change-unaware at a change,
-// and one that enabled Robust Caching has its next request refused): that drops the whole
-// cache here (`databaseOutOfSync`), the app is told, and the hash read first makes the client
-// change-aware again. A peer that has a hash but no Robust Caching gets no such check. The app's requests are never delayed by more than the one chore
-// request in flight when they are made.
+// The order of a link's setup, the part Core Bluetooth does for the app (Core Vol 3 Part G
+// 2.5.2). Before the app's first request: the Database Hash, read by its UUID, so a cache made
+// against another database is dropped before any of its handles goes out (a returning
+// central reads it with its first read in one Read Multiple, `checkDatabaseHash`). After the
+// app's requests have run out (`GATTClient.onIdle`): the Service Changed chores. Why this
+// order is safe, and what it saves: docs/RESTORATION.md, "The order of a link's setup, and
+// its cost".
 extension Peripheral {
     /// Starts a link's setup, right after the MTU exchange or the barrier is queued; the
     /// hash check now, or (`checkingHashNow` false) when the MTU exchange calls it.

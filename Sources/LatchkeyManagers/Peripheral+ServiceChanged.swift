@@ -60,17 +60,11 @@ extension Peripheral {
         delegate?.peripheral(self, didModifyServices: gone)
     }
 
-    /// Finds Service Changed (its CCCD) and Client Supported Features once, then enables
-    /// Robust Caching and the indication on this link. A step whose Generic Attribute
-    /// service was dropped meanwhile (Out Of Sync, Service Changed) stops: the chores run
-    /// again from the start.
-    ///
-    /// The lookup asks no more than it needs: the first Generic Attribute service (a server
-    /// has one, Vol 3 Part G 7), its characteristics until Service Changed's range is known
-    /// (a declaration after it) and Client Supported Features found, and Service Changed's
-    /// descriptors only when its range holds more than one: an indicating characteristic has
-    /// a CCCD (3.3.3.3), so a single descriptor is that. Against a Latchkey lock: one Find By
-    /// Type Value, one Read By Type.
+    /// Finds Service Changed (its CCCD) and Client Supported Features once, then enables Robust
+    /// Caching and the indication on this link; a step whose Generic Attribute service was dropped
+    /// meanwhile stops, and the chores run again from the start. The lookup asks no more than it
+    /// needs (Vol 3 Part G 7, 3.3.3.3): against a Latchkey lock, one Find By Type Value and one
+    /// Read By Type (docs/RESTORATION.md, "The order of a link's setup, and its cost").
     func subscribeToServiceChanged() {
         guard let client else { return }
         if let g = genericAttribute { return enableServiceChanged(g) }

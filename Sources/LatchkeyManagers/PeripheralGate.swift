@@ -80,7 +80,7 @@ public final class PeripheralGate: PeripheralManagerDelegate {
 
     // MARK: Events
 
-    /// Restoration comes first and in order with the rest (M6): queued like any event while
+    /// Restoration comes first and in order with the rest: queued like any event while
     /// suspended, so `willRestoreState` still precedes the first state update.
     public func peripheralManager(_ pm: PeripheralManager, willRestoreState state: RestoredPeripheralState) {
         gate.deliver("restore state") { [weak self] in self?.app?.peripheralManager(pm, willRestoreState: state) }

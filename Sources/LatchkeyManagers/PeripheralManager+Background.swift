@@ -12,7 +12,7 @@ struct PeripheralBackgroundState {
     var suppressed = false
 }
 
-/// Execution modes for the peripheral role (M5). In background mode the local name is
+/// Execution modes for the peripheral role. In background mode the local name is
 /// left out of the advertising data and the scan response, and the advertising schedule is
 /// `backgroundAdvertisingSchedule` (slower). Both modes follow a fast-then-slow schedule
 /// that restarts when advertising starts and when a central disconnects.

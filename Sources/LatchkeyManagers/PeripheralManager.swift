@@ -130,16 +130,12 @@ public final class LocalCharacteristic {
     public var uuid: BluetoothUUID { definition.uuid }
 }
 
-/// CBPeripheralManager on any `BluetoothTransport`. With a restore identifier
-/// (`ManagerOptions`) it preserves its advertisement, services and subscribed centrals, and
-/// a manager re-created after the process died restores them
-/// (`PeripheralManager+Restoration.swift`).
-///
-/// Like the system's GATT server under Core Bluetooth, it publishes the services every GATT
-/// server has itself, first and not in `services`: Generic Access (0x0001–0x0005: Device
-/// Name and Appearance, read-only, from `genericAccess`) and Generic Attribute
-/// (0x0006–0x000D); app services follow from 0x000E. It tells connected centrals when the
-/// services' handles change (`PeripheralManager+ServiceChanged.swift`).
+/// CBPeripheralManager on any `BluetoothTransport`. With a restore identifier it preserves its
+/// advertisement, services and subscribed centrals for a re-created manager
+/// (`PeripheralManager+Restoration.swift`). Like the system's GATT server under Core Bluetooth
+/// it publishes Generic Access (0x0001–0x0005, from `genericAccess`) and Generic Attribute
+/// (0x0006–0x000D) itself; app services follow from 0x000E, and connected centrals are told
+/// when their handles change (`PeripheralManager+ServiceChanged.swift`).
 public final class PeripheralManager: BluetoothTransportDelegate, GATTServerDelegate {
     public let transport: any BluetoothTransport
     public weak var delegate: (any PeripheralManagerDelegate)?

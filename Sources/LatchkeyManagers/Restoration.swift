@@ -1,18 +1,12 @@
 import LatchkeyTransport
 
-/// State preservation and restoration (M6), the Linux form of Core Bluetooth's:
-///
-/// 1. a manager opts in with a restore identifier (`ManagerOptions.restoreIdentifier`),
-///    unique per manager and role;
-/// 2. the manager writes what it would need after its process dies — through a
-///    `RestorationStorage`, durable when the call returns — each time that changes;
-/// 3. on relaunch the agent asks `RestorationRegistry` which identifiers had Bluetooth work
-///    pending and re-creates those managers with the same identifiers;
-/// 4. each of them delivers `willRestoreState` before its first state update, then
-///    reconciles with what the transport (the kernel) actually holds.
-///
-/// The storage is a seam: the agents' SQLite store implements it (`LatchkeyStore`), tests
-/// use `InMemoryRestorationStorage`.
+/// State preservation and restoration, the Linux form of Core Bluetooth's, in four steps: a
+/// manager opts in with a restore identifier; it writes what it would need after its death
+/// through a `RestorationStorage`, durable when the call returns; on relaunch the agent asks
+/// `RestorationRegistry` which identifiers had work pending and re-creates those managers; each
+/// delivers `willRestoreState` first, then reconciles with what the kernel holds
+/// (docs/RESTORATION.md, "The four steps"). The agents' store implements the storage; tests use
+/// `InMemoryRestorationStorage`.
 
 /// Which kind of manager preserved an entry.
 public enum RestorationRole: String, Hashable, Sendable, CaseIterable {

@@ -57,14 +57,10 @@ public enum SystemConfiguration {
     }
 
     /// What a peripheral sets before it advertises: the advertising interval, and the widest
-    /// connection interval range the Core spec allows (0x0006–0x0C80, 7.5 ms–4 s) as the
-    /// range it accepts. Linux sends an L2CAP Connection Parameter Update Request by itself
-    /// when a new link's interval is outside that range (its default is 30–50 ms), and a
-    /// Linux central answering one while its ATT socket connects can deadlock its Bluetooth
-    /// core (6.12: the request's handler holds the link's lock and wants the adapter's, the
-    /// connect holds them the other way round). The central owns the interval: our phone
-    /// asks for 7.5 ms (and a slower one when idle, where its transport can update a live
-    /// link: docs/ARCHITECTURE.md).
+    /// connection interval range the Core spec allows (7.5 ms–4 s) as the range it accepts, so
+    /// Linux never sends an L2CAP Connection Parameter Update Request by itself: a 6.12 central
+    /// answering one while its ATT socket connects can deadlock (docs/LINUX-BLE.md, "What the HIL
+    /// suite found"). The central owns the interval: our phone asks for 7.5 ms.
     public static func peripheral(advertisingInterval: Duration) throws(TransportError) -> [SystemParameter] {
         try advertising(interval: advertisingInterval) + [
             SystemParameter(.minConnectionInterval, 0x0006), SystemParameter(.maxConnectionInterval, 0x0C80),

@@ -1,4 +1,4 @@
-/// What the phone agent must not forget across its own death (M6, M8): where the owner
+/// What the phone agent must not forget across its own death: where the owner
 /// is, which arrival cycle was answered, and the last command counter (a counter that went
 /// backwards after a restart would be refused by the lock as a replay).
 public struct PhoneState: Sendable, Equatable, Codable {

@@ -14,29 +14,13 @@ public enum Presence: String, Sendable, Codable, CaseIterable {
     case arriving
 }
 
-/// The phone's away→home logic (M8) as a pure state machine: an input in, actions out.
-///
-/// Rules, each one a guard against unlocking by accident or for a relay:
-/// - a link that drops and comes back within the grace period is a flap, not a trip;
-/// - **a re-link alone never asks**: the arrival request is sent only while an *arrival
-///   intent* is open — a single-use window opened from outside Bluetooth (the control
-///   socket's `arriving`, standing in for a phone OS's geofence) — on a link that re-formed
-///   after the owner was **away**; the intent is spent by that request;
-/// - one arrival request per away→home cycle, **spent once sent**: delivered, answered,
-///   lost with the link or never answered, the cycle is over and nothing is sent again until
-///   the owner has been away again — except that a request the lock refused as "busy" (a
-///   moving bolt: nothing was decided) is asked once more after the movement;
-/// - a link counts as the lock's (`linkVerified`) only once a reply sealed to this link's
-///   session opened: a device posing as the lock answers writes but cannot seal, so it
-///   never makes the owner home or nearby. Only the arrival request goes before that, on a
-///   link that formed while an intent was open — only the real lock can act on it;
-/// - `nearby` ages: the first time in a cycle the phone is nearby starts a clock
-///   (`startNearbyClock`), and when it runs out the cycle is spent without a request — the
-///   owner who came back and did not ask is home, and an intent hours later (one publish
-///   on the house's network) asks nothing. A phone that restarts while its clock runs
-///   cannot tell how long it was down and counts it as run out;
-/// - at start with no history, a link means nothing (we cannot know we were away).
-/// The lock still applies its own filters; this machine only decides whether to ask.
+/// The phone's away→home logic as a pure state machine: an input in, actions out. Each rule
+/// guards against unlocking by accident or for a relay: a flap is not a trip; a re-link alone
+/// never asks (only an open arrival intent, after the owner was away); one request per
+/// away→home cycle, spent once sent (a "busy" refusal is asked once more); a link counts as
+/// the lock's only once a reply sealed to its session opened; `nearby` ages into home; at start
+/// with no history a link means nothing. The rules and their attacks: docs/SECURITY.md,
+/// "Arrival unlock". The lock applies its own filters; this machine only decides whether to ask.
 public struct PresenceMachine: Sendable, Equatable, Codable {
     public private(set) var presence: Presence = .unknown
     /// Away→home cycles begun so far. Bumped on each departure; the arrival request names it.

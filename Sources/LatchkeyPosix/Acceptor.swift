@@ -1,14 +1,11 @@
 import LatchkeyTransport
 
-/// Accepts connections on a listening socket from the loop so that no accept error stops
-/// the listener or spins the loop (poll reports a listener with a connection waiting as
-/// readable again at once, so retrying in the handler would take 100 % of a core):
-/// - an error that belongs to the one connection being accepted (ECONNABORTED, EPROTO, the
-///   network errors accept(2) passes on from the new socket) drops that connection, and the
-///   next is accepted, at most `perTurn` of them per readiness;
-/// - any other (EMFILE/ENFILE: out of descriptors, ENOMEM/ENOBUFS) pauses the watch, reports,
-///   and tries again after a backoff (doubling from `first` to `cap`), on the loop's clock;
-///   a successful accept resets the backoff.
+/// Accepts connections on a listening socket from the loop so that no accept error stops the
+/// listener or spins the loop (a listener with a connection waiting polls readable at once):
+/// an error of the one connection being accepted (ECONNABORTED, EPROTO, network errors) drops
+/// it and the next is accepted, at most `perTurn` per readiness; any other (EMFILE, ENFILE,
+/// ENOMEM, ENOBUFS) pauses the watch, reports, and retries after a backoff doubling from
+/// `first` to `cap` on the loop's clock, reset by a successful accept.
 public final class Acceptor {
     /// What one accept call did.
     public enum Attempt {

@@ -1,6 +1,6 @@
 /// The CPU scheduling of the calling thread: the lock agent's event loop runs under
 /// SCHED_FIFO so that a command's path (frame in, decision on disk, actuator line) is never
-/// preempted by ordinary work (README, "Under load, and the table in one command").
+/// preempted by ordinary work (CHANGELOG.md, "Under load, and the table in one command").
 ///
 /// SCHED_FIFO is asked with SCHED_RESET_ON_FORK, which applies to every clone: the hooks the
 /// agent starts (alert hooks, `sh -c ...`) and any thread it starts later begin under the

@@ -1,7 +1,6 @@
 /// A small file in memory (memfd_create(2)) whose size is sealed: what a process keeps
 /// beside a descriptor in systemd's file descriptor store, so that it outlives the process
 /// with the descriptor (docs/RESTORATION.md, "Links that outlive the agent").
-///
 /// Made close-on-exec, sized to `capacity` and sealed against growing, shrinking and
 /// further sealing, so a file handed back under our name is recognised: only a memfd
 /// carries seals, and only ours these, at this size. Its contents are replaced with one

@@ -7,7 +7,6 @@ import Glibc
 /// SCM_RIGHTS on `$NOTIFY_SOCKET` keeps a copy in PID 1, `FDSTOREREMOVE=1` with `FDNAME=`
 /// closes it there, and what PID 1 still holds when it starts the service again arrives as
 /// `$LISTEN_FDS` descriptors from fd 3 with `$LISTEN_FDNAMES`, for the process `$LISTEN_PID`.
-///
 /// PID 1 keeps the store across an automatic restart only, and only up to the unit's
 /// `FileDescriptorStoreMax=` (0 by default: it closes what it is sent); it drops a stored
 /// descriptor that shows POLLHUP or POLLERR.

@@ -7,7 +7,6 @@ import Glibc
 /// restarts and binds its socket anew is reached again. A name starting with `@` is in the
 /// abstract namespace (the `@` stands for a leading NUL byte, as in systemd's sd_notify,
 /// src/libsystemd/sd-daemon/sd-daemon.c).
-///
 /// `waits: false` never blocks (MSG_DONTWAIT): a server that does not keep up gets `false`,
 /// and the caller decides what to do with the message. Sendable: its state is fixed at
 /// init, and one sendto(2) is one whole datagram whatever the thread.

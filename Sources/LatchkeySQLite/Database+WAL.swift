@@ -14,21 +14,13 @@ extension Database {
         guard code == SQLITE_OK else { throw DatabaseError(extendedResultCode: code, message: "SQLITE_FCNTL_PERSIST_WAL failed") }
     }
 
-    /// Makes the WAL file at least `bytes` long with written zeros, synced, and returns how
-    /// many bytes it added (0 when it was that long already).
-    ///
-    /// Why: a commit that makes the WAL longer must also make the new size durable, so its
-    /// fsync waits for the file system's journal, which it shares with every other writer on
-    /// the disk; a commit that overwrites allocated blocks waits for its own data only.
-    /// Zeros, not `fallocate`: ext4 marks fallocated blocks unwritten, and the first write
-    /// to each is a metadata change again. Zeros past the last frame are frames whose salt
-    /// does not match the header, which is where SQLite's recovery stops reading, exactly as
-    /// after one of its own WAL restarts.
-    ///
-    /// Call it inside an immediate transaction: the WAL write lock keeps every other
-    /// connection from appending frames while this writes past the file's end. Writes
-    /// through SQLite's own handle of the WAL file (SQLITE_FCNTL_JOURNAL_POINTER), so no
-    /// second descriptor is opened or closed beside SQLite's.
+    /// Makes the WAL file at least `bytes` long with written zeros, synced, and returns how many
+    /// bytes it added. A commit that lengthens the WAL also waits for the file system's journal,
+    /// shared with every writer on the disk; one that overwrites written blocks waits for its own
+    /// data only (zeros, not `fallocate`: ext4's unwritten blocks change metadata on first write).
+    /// Zeros past the last frame fail the salt check, where SQLite's recovery stops anyway. Call it
+    /// inside an immediate transaction; it writes through SQLite's own handle of the WAL file.
+    /// Measured: CHANGELOG.md, "Under load, and the table in one command".
     @discardableResult
     public func extendWALFile(toBytes bytes: Int64) throws(DatabaseError) -> Int64 {
         let size = try walFileSize()

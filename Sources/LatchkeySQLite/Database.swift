@@ -1,15 +1,10 @@
 import CSQLite
 
-/// One connection to an SQLite file: the few calls the store makes, over SQLite's C API.
-///
-/// The names follow GRDB's (`execute(sql:arguments:)`, `Row.fetchOne`, `Int64.fetchOne(db,
-/// sql:)`, `changesCount`), which this replaced: GRDB imports Foundation, and a static binary
-/// that links full Foundation carries ICU — ~6 MB of each agent's resident memory (issue 8).
-///
-/// Used from one thread (the agent's event loop): the connection is opened without SQLite's
-/// own mutex, and nothing here is Sendable. Prepared statements are cached by their SQL (the
-/// store's SQL is a fixed set of literals) and reset after every use, so that none holds a
-/// read transaction open between calls.
+/// One connection to an SQLite file: the few calls the store makes, over SQLite's C API, named
+/// after GRDB's, which this replaced (GRDB imports Foundation, whose ICU cost each static agent
+/// ~6 MB of resident memory). Used from one thread, the agent's loop: opened without SQLite's
+/// mutex, nothing Sendable. Prepared statements are cached by their SQL and reset after every
+/// use, so none holds a read transaction open between calls.
 public final class Database {
     public let path: String
     let handle: OpaquePointer

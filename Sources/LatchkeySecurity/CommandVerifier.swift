@@ -50,19 +50,12 @@ extension Result where Success == VerifiedCommand, Failure == CommandFailure {
 }
 
 /// The lock's authentication of control writes over Bluetooth (docs/SECURITY.md, "Command
-/// frames"). The order is fixed: lengths, the challenge (consumed either way), the key, the
-/// tag — a stranger's frame fails one of these, whatever key id it names, with one answer
-/// for "no such key" and "wrong tag" — then the body, which `LockAuthority` judges as it
-/// judges every entry's requests (revocation, lockout, role), then the counter. Only after
-/// all of them does a command reach the lock, its new counter staged
-/// (`KeyStore.stageCounter`): durable with the decision it leads to, or by `commitCounter()`
-/// before its answer.
-///
-/// A frame that fails before its tag verified is a stranger's (or noise): it counts only
-/// against its link, which is dropped after `unauthenticatedFrameLimit` of them — never
-/// against a key or the whole lock, and it is never attributed to the key id it names, so
-/// nobody without a key can lock anyone out or fill a key's history. A failure after the
-/// tag verified is the key holder's own and counts towards the lockouts. None moves the lock.
+/// frames"), in a fixed order: lengths, the challenge (consumed either way), the key, the tag
+/// (one answer for "no such key" and "wrong tag"), the body as `LockAuthority` judges it, the
+/// counter; a passing command's counter is staged to be durable with its decision. A failure
+/// before the tag is a stranger's: it counts only against its link (dropped after
+/// `unauthenticatedFrameLimit`), never against a key; one after the tag is the key holder's own
+/// and counts towards the lockouts (docs/SECURITY.md, "Strangers"). None moves the lock.
 public final class CommandVerifier {
     public let authority: LockAuthority
     public var keys: any KeyStore { authority.keys }

@@ -1,17 +1,10 @@
-/// A lock's session kept with its link, so that a lock agent that died and adopted the link
-/// again seals to the same phone under the same session (docs/SECURITY.md, "Sessions";
-/// docs/RESTORATION.md, "Links that outlive the agent"):
-///
-///     version (1) ‖ key id (4) ‖ counter (8) ‖ salt length (1) ‖ challenge ‖ nonce
-///     ‖ the highest sequence it may have sealed under (4)
-///
-/// Integers big-endian. What re-derives the key is kept, never the key: a key removed or
-/// revoked while the lock was dead restores nothing. The challenge in it was spent by the
-/// command that opened the session; no verifier holds it, so nothing can be redeemed
-/// with it (challenges never survive the process). The sequence is written before each
-/// reply is sealed: a restored session seals above every sequence its predecessor could
-/// have used, so no nonce is used twice under one key, and the phone, which accepts each
-/// sequence once, refuses any reply replayed from before the restart.
+/// A lock's session kept with its link, so a lock agent that died and adopted the link seals to
+/// the same phone under the same session (docs/SECURITY.md, "Sessions"): version ‖ key id (4) ‖
+/// counter (8) ‖ salt length ‖ challenge ‖ nonce ‖ the highest sequence it may have sealed (4),
+/// big-endian. What re-derives the key is kept, never the key, so a key revoked meanwhile
+/// restores nothing; the spent challenge redeems nothing. The sequence is written before each
+/// reply is sealed, so a restored session never reuses a nonce and the phone refuses any reply
+/// replayed from before the restart.
 extension LinkSession {
     static let keptVersion: UInt8 = 1
 

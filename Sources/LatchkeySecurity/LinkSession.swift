@@ -1,17 +1,12 @@
 import Crypto
 import LatchkeyLockProtocol
 
-/// A link's session (docs/SECURITY.md, "Sessions"): what a phone that proved its key on
-/// this link may read, sealed to it. Opened by a sealed command whose tag verified under a
-/// key the lock holds — the command is bound to a fresh single-use challenge of this link,
-/// so it proves the key now, on this link. Both sides derive
-///
-///     session key = HKDF-SHA256(ikm: the phone's key, salt: challenge ‖ frame nonce,
-///                               info: "latchkey session v1" ‖ key id ‖ counter, 32)
-///
-/// The lock's randomness is the challenge, the phone's the frame's nonce; each command
-/// opens a new session on the link (and its sequence starts again at 1), so a lock that
-/// restarted and a phone that restarted meet again at the next command.
+/// A link's session (docs/SECURITY.md, "Sessions"): what a phone that proved its key on this
+/// link may read, sealed to it. A sealed command whose tag verified opens it (bound to a fresh
+/// challenge of this link, it proves the key now, here); both sides derive the session key by
+/// HKDF-SHA256 from the phone's key, the challenge and the frame's nonce (docs/PROTOCOL.md,
+/// "Sessions and sealed replies"). Each command opens a new session with its sequence at 1, so
+/// a restarted lock or phone meets the other again at the next command.
 public struct LinkSession: Sendable {
     public let keyID: UInt32
     private let key: SymmetricKey

@@ -177,7 +177,7 @@ public enum LogScope: Sendable, Equatable {
     case ownEvents
 }
 
-/// What the key the bridge acts as must be (docs/SECURITY.md, "The MQTT bridge"): a current
+/// What the key the bridge acts as must be (docs/SECURITY.md, "The network door"): a current
 /// key of role `user` that may not ask for arrival unlocks. The broker's side of the house
 /// network is less trusted than a phone in the owner's hand, so it never gets more than a
 /// household member's rights. The lock checks it at start; `LockAuthority` at every command.

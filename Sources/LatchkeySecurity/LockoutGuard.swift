@@ -1,25 +1,11 @@
 import LatchkeyTransport
 
 /// Counts failed attempts per key and overall and disables them for escalating times
-/// (docs/LOCK-RULES.md rule 5; its "Lockout pitfalls" are the design):
-///
-/// - a failure counts against the overall principal always, and against a key when the
-///   frame named a key the lock holds;
-/// - the overall lockout refuses only keys with a failure of their own in the current series
-///   (`lockedOut`), so nobody's failures refuse a key that has none;
-/// - reaching a limit engages a lockout of `disableTime · 2^(level-1)` (capped), and the
-///   count starts again: the next lockout of the series is twice as long;
-/// - only the key's OWN success ends its series; another key's success touches nothing,
-///   and nothing but time (`forgiveAfter` without a failure) ends the overall series;
-/// - every change is written to the store before the command is answered, so a restart
-///   changes nothing;
-/// - a store that cannot be read fails closed: everything is locked out;
-/// - a change the store cannot save (a full or read-only SD card) is kept in memory and
-///   fails closed too: every command but `lock` (which `CommandVerifier` never asks
-///   about) is refused as locked out until the store has taken it (tried again at each
-///   command), so a failure is never forgotten and lockout never quietly turns off. `storeFault` says why, for `status`.
-///
-/// Time is the injected loop's.
+/// (`disableTime · 2^(level-1)`, capped; docs/LOCK-RULES.md rule 5 and its "Lockout pitfalls").
+/// The overall lockout refuses only keys with a failure of their own; only a key's own success
+/// ends its series; every change is stored before the command is answered. It fails closed: an
+/// unreadable store locks everything out, and a change the store cannot save refuses every
+/// command but `lock` until it is saved (`storeFault` says why). Time is the injected loop's.
 public final class LockoutGuard {
     public let policy: LockoutPolicy
     private let store: any LockoutStore

@@ -1,22 +1,13 @@
 import Crypto
 import LatchkeyLockProtocol
 
-/// The key agreement both sides of pairing run (docs/SECURITY.md, "Pairing"):
-///
-///     transcript = "latchkey pairing v2" ‖ lock identity public ‖ phone ephemeral public ‖ phone nonce
-///                  ‖ lock ephemeral public ‖ lock nonce ‖ key id (4, BE) ‖ role ‖ flags ‖ len(name) ‖ name
-///     th         = SHA-256(transcript)
-///     ikm        = X25519(lock ephemeral, phone ephemeral) ‖ X25519(lock identity, phone ephemeral)
-///     key        = HKDF-SHA256(ikm, salt: th, info: "latchkey command key v1", 32)
-///     confirm    = HKDF-SHA256(ikm, salt: th, info: "latchkey pairing confirm v1", 32)
-///     lock MAC   = HMAC-SHA256(confirm, "lock" ‖ th)[0..<16]
-///     code       = BE32(HMAC-SHA256(confirm, "code" ‖ th)[0..<4]) mod 10⁶, six digits
-///
-/// The transcript binds both public keys, both nonces, the lock's long-term identity, what
-/// the lock granted (id, role, flags) and the name, so a change to any of them changes the
-/// key, the MAC and the code. The second X25519 term means only the holder of the identity's
-/// private key derives the key. The code is what the lock's owner compares with the phone's
-/// screen before the lock enrols the key (docs/SECURITY.md, "Why this design").
+/// The key agreement both sides of pairing run: a transcript of both public keys, both nonces,
+/// the lock's identity, what the lock granted (id, role, flags) and the name, hashed (`th`);
+/// `ikm` = X25519(lock ephemeral, phone ephemeral) ‖ X25519(lock identity, phone ephemeral);
+/// the key and a confirmation key by HKDF-SHA256 from `ikm` salted with `th`; the lock's MAC
+/// and the six-digit code by HMAC-SHA256 under the confirmation key. Any change to the
+/// transcript changes key, MAC and code, and only the identity's holder derives the key.
+/// Every formula and label: docs/PROTOCOL.md, "Pairing"; why: docs/SECURITY.md, "Pairing".
 public enum PairingKeyAgreement {
     static let label = Array("latchkey pairing v2".utf8)
 

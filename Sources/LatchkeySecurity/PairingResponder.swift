@@ -55,18 +55,12 @@ public struct PairingCounts: Equatable, Sendable {
     public init() {}
 }
 
-/// The lock's side of pairing (docs/LOCK-RULES.md rule 3; docs/SECURITY.md, "Pairing").
-///
-/// Writes are refused unless a window opened on the lock's side — `latchkey pair --window N`
-/// over the local control socket — is open. The window takes ONE well-formed request: the
-/// key it yields is kept *pending*, in no key store, and the window takes no other request,
-/// until the owner confirms the six-digit code the phone shows. A wrong code, the owner's
-/// "no" or the confirmation's timeout closes the window and enrols nothing: a stranger who
-/// wins the race, or a relay in the middle, gets one guess per window.
-///
-/// A request is parsed before the window is looked at, so junk gets the same answer
-/// (malformed) whether a window is open or not, and a link may write at most
-/// `maximumWritesPerLink` times.
+/// The lock's side of pairing (docs/LOCK-RULES.md rule 3; docs/SECURITY.md, "Pairing"). Writes
+/// are refused unless a window opened on the lock's side is open; the window takes ONE
+/// well-formed request, keeps its key pending in no key store until the owner confirms the
+/// code, and a wrong code, a "no" or the timeout closes it having enrolled nothing: one guess
+/// per window for a stranger or a relay. A request is parsed before the window is looked at,
+/// so junk gets the same answer either way; a link may write at most `maximumWritesPerLink`.
 public final class PairingResponder {
     public let identity: LockIdentity
     private let registry: any KeyRegistry

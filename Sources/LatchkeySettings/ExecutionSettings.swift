@@ -2,7 +2,7 @@ import LatchkeyConfig
 import LatchkeyManagers
 import LatchkeyTransport
 
-/// The `execution:` table of either agent's configuration (M4, M5; docs/CONFIGURATION.md).
+/// The `execution:` table of either agent's configuration (docs/CONFIGURATION.md).
 public struct ExecutionSettings: Sendable, Equatable {
     /// The role's execution mode at start; `execution foreground|background` on the control socket changes it later.
     public var mode: ExecutionMode = .foreground

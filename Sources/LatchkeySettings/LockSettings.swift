@@ -32,7 +32,7 @@ public struct LockSettings: Sendable {
     public var board: BoardDefinition?
     /// `lock.realtime_priority`: the SCHED_FIFO priority `latchkey lock` asks for its event
     /// loop at start (nil: `0`, stay under the normal policy). A command preempted by ordinary
-    /// work waits a scheduler tick or more (README, "Under load, and the table in one command").
+    /// work waits a scheduler tick or more (CHANGELOG.md, "Under load, and the table in one command").
     public var realtimePriority: Int? = LockSettings.defaultRealtimePriority
     public static let defaultRealtimePriority = 10
 

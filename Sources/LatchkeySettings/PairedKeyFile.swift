@@ -3,18 +3,10 @@ import LatchkeySecurity
 import LatchkeyTransport
 
 /// The phone's key as `latchkey phone pair` stores it: `<state_directory>/paired.key`, mode
-/// 0600 in the 0700 state directory (docs/LOCK-RULES.md rule 7). One `name: value` per line:
-///
-///     key_id: 4
-///     secret: <64 hex digits>
-///     role: user
-///     arrival_unlock: yes
-///     lock_identity: <64 hex digits>
-///     lock_fingerprint: 1a2b-3c4d-5e6f-7081-92a3-b4c5-d6e7-f809
-///     lock_address: C0:FF:EE:00:00:01
-///
-/// `lock_address` is the lock the phone paired with — found by a scan or named in the
-/// configuration —, used when the configuration names none.
+/// 0600 in the 0700 state directory (docs/LOCK-RULES.md rule 7), one `name: value` per line:
+/// `key_id`, `secret` (64 hex digits), `role`, `arrival_unlock`, `lock_identity`,
+/// `lock_fingerprint` and `lock_address`, the lock the phone paired with (found by a scan or
+/// named in the configuration), used when the configuration names none.
 public enum PairedKeyFile {
     public static let fileName = "paired.key"
 
@@ -38,7 +30,7 @@ public enum PairedKeyFile {
         try writeSecret(Array((text + "\n").utf8), to: path)
     }
 
-    /// The key id, the secret and the lock's address (nil in a file written before issue 16)
+    /// The key id, the secret and the lock's address (nil in a file written by a version before pairing recorded it)
     /// from a paired-key file.
     public static func read(_ path: String) throws(RuntimeError)
         -> (keyID: UInt32, secret: [UInt8], lockAddress: BluetoothAddress?)

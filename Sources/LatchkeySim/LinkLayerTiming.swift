@@ -53,7 +53,7 @@ public enum LinkLayerTiming {
 
     /// How many ATT PDUs of `length` bytes one side can send in one connection event at
     /// `interval`, the other side answering with empty packets: the link's rate for a stream
-    /// of notifications is this × their payload per interval (issue 22, item 5).
+    /// of notifications is this × their payload per interval.
     public static func pdusPerEvent(attLength length: Int, interval: Duration, packetsPerEvent: Int) -> Int {
         let cost = exchange(central: nil, peripheral: length)
         let budget = interval - interFrameSpace

@@ -1,19 +1,11 @@
 import LatchkeyTransport
 
-/// The shared medium of the simulated world: where the devices are, who can hear whom,
-/// and the seeded randomness of the radio. One air per world; every device of it runs on
-/// the air's loop.
-///
-/// Geometry is one-dimensional: each device has a position in metres on a line, and two
-/// devices hear each other when |Δposition| ≤ `range`. A test walks the phone away by
-/// moving it, and brings it back the same way.
-///
-/// Nothing here spins: advertising events are scheduled only while somebody in range could
-/// hear them, links run connection events only while they carry traffic, and supervision
-/// timeouts are computed from range changes. An idle world schedules no timer at all.
-///
-/// The air owns its devices and each device keeps its air alive: a world lives as long as
-/// anything in it is referenced.
+/// The shared medium of the simulated world: where the devices are (metres on a line; two hear
+/// each other within `range`), who can hear whom, and the seeded randomness of the radio. One
+/// air per world; every device runs on its loop. Nothing spins: advertising events run only
+/// while somebody in range could hear them, links only while they carry traffic, supervision
+/// timeouts follow range changes; an idle world schedules no timer. The air owns its devices and
+/// each device keeps its air alive.
 public final class SimulatedAir {
     public let loop: any EventLoop
 

@@ -1,26 +1,12 @@
 import LatchkeyTransport
 
 /// The connection between two ends: connection events, supervision timeout, termination.
-///
-/// Connection events fall at anchor + k·connInterval. They are scheduled only while an
-/// end has PDUs queued or a termination is due; an idle link costs no timer. The first
-/// `LinkLayerTiming.setupEvents` events after the anchor belong to the link layer's setup
-/// (the feature exchange the kernel waits for), so the first ATT PDU crosses at event
-/// 1 + setupEvents. An event carries PDUs in exchanges, central then peripheral, as long as
-/// one side has more (MD), the controller's buffers allow (`packetsPerEvent`) and the
-/// airtime fits before the next anchor; what does not fit waits for the next event. A PDU
-/// received in an event is answered in a later one: the host's answer is not ready within
-/// T_IFS. While the
-/// devices are in range, an unscheduled event is an empty one that succeeds; so when they
-/// move apart, the last successful event is the last anchor at or before that moment, and
-/// the link is lost `supervisionTimeout` after it (Core Vol 6 Part B 4.5.2), unless they
-/// come back in range first.
-///
-/// The central may move the link to another interval (`requestInterval`, the LE Connection
-/// Update procedure, Core Vol 6 Part B 5.1.1): its LL_CONNECTION_UPDATE_IND goes at the next
-/// event, ahead of its data, and names an instant `LinkLayerTiming.updateInstantEvents`
-/// events later; the old interval runs until then, the new one from there (the sim puts the
-/// new anchor at the instant: no transmit window offset).
+/// Events fall at anchor + k·connInterval, scheduled only while an end has PDUs queued (an idle
+/// link costs no timer); the first `LinkLayerTiming.setupEvents` belong to the link layer's
+/// setup. An event carries exchanges while one side has more, the buffers allow and the
+/// airtime fits; an answer goes in a later event. Out of range, the link is lost
+/// `supervisionTimeout` after the last successful anchor (Core Vol 6 Part B 4.5.2). An
+/// interval change (`requestInterval`, 5.1.1) takes effect at its instant, no window offset.
 final class SimulatedConnection {
     let id: LinkID
     unowned let air: SimulatedAir

@@ -1,15 +1,11 @@
 import LatchkeyTransport
 
-/// The controller and kernel of one simulated device: what survives the application.
-///
-/// It holds the device's radio state, its advertising set, its scan, the
-/// pending-connection list (mgmt Add Device, auto-connect) and the links that are up. The
-/// application attaches by setting `delegate` and claims links by setting their delegates;
-/// `detachApplication()` models that process dying, after which the pending list and the
-/// links stay with the "system", as they do in the kernel.
-///
-/// Every method must be called on the air's loop; every callback arrives on it, never
-/// synchronously from inside the call that caused it.
+/// The controller and kernel of one simulated device: what survives the application. It holds
+/// the radio state, the advertising set, the scan, the pending-connection list and the links
+/// that are up; the application attaches by setting `delegate` and claims links by setting
+/// theirs, and `detachApplication()` models its process dying (the pending list and the links
+/// stay with the "system", as in the kernel). Everything runs on the air's loop; no callback
+/// arrives from inside the call that caused it.
 public final class SimulatedController: BluetoothTransport {
     public let address: BluetoothAddress
     public var loop: any EventLoop { air.loop }

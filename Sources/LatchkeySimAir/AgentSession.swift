@@ -2,19 +2,12 @@ import LatchkeyPosix
 import LatchkeySim
 import LatchkeyTransport
 
-/// One attached agent process, in the air: the controller's delegate and the delegate of
-/// each of its links, forwarding every call and callback over the agent's socket.
-///
-/// Links and the idle-link rule. The session holds every link of its controller (it is
-/// the socket the kernel would hold), and keeps the remote application's claim apart: a
-/// link the remote app has not claimed (not adopted after a relaunch, or left without a
-/// delegate in `didConnect`) is dropped after `AirServer.unclaimedLinkTimeout`, as the
-/// in-process controller drops an unclaimed link; PDUs arriving for it are lost. When the
-/// agent goes away, `detachApplication()` hands every link back to the simulated
-/// controller's own rule.
-///
-/// Back-pressure: see `RemoteLink`. PDUs the air-side link refuses (`.full`) are parked
-/// here in order and fed as `linkIsWritable` comes; each accepted PDU returns one credit.
+/// One attached agent process, in the air: the controller's delegate and each of its links',
+/// forwarding every call and callback over the agent's socket. It holds every link of its
+/// controller (as the kernel would) and drops one the remote app has not claimed after
+/// `AirServer.unclaimedLinkTimeout`, as the in-process controller does; when the agent goes,
+/// `detachApplication()` hands the links back to the controller's own rule. PDUs the air-side
+/// link refuses are parked in order and fed as `linkIsWritable` comes (`RemoteLink`).
 final class AgentSession: BluetoothTransportDelegate, ATTLinkDelegate {
     let controller: SimulatedController
     private let channel: PacketChannel

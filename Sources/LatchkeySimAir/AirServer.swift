@@ -3,18 +3,11 @@ import LatchkeySim
 import LatchkeyTransport
 
 /// The air process: one `SimulatedAir` on a real-time `PosixEventLoop`, shared by agent
-/// processes over a `SOCK_SEQPACKET` Unix socket.
-///
-/// A connection starts with a hello. `.helloAgent(address:)` attaches that process to the
-/// device's `SimulatedController`, created on first hello and kept for the air's life:
-/// the controller is the "system" that outlives the application, so an agent that comes
-/// back finds its pending list and any links still up. Every `BluetoothTransport` and
-/// `ATTLink` call and callback is proxied (`AgentSession`). When the agent's socket closes
-/// (the process exited or was killed) the controller is `detachApplication()`ed. A second
-/// hello for an attached address replaces the first session (the old process is
-/// presumed gone and its socket is closed).
-///
-/// `.helloControl` opens the control channel (AirServer+Control.swift).
+/// processes over a `SOCK_SEQPACKET` Unix socket. `.helloAgent(address:)` attaches a process to
+/// that device's `SimulatedController`, kept for the air's life (the "system" that outlives the
+/// application), and every transport and link call is proxied (`AgentSession`); a closed socket
+/// detaches it, and a second hello for the same address replaces the first. `.helloControl`
+/// opens the control channel (AirServer+Control.swift).
 public final class AirServer {
     /// `$XDG_RUNTIME_DIR/latchkey-air.sock`, else `/tmp/latchkey-air.sock`: per-user, short
     /// enough for sun_path (107 bytes, unix(7)).

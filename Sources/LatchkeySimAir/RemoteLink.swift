@@ -1,7 +1,6 @@
 import LatchkeyTransport
 
 /// The agent-side end of a link that lives in the air process.
-///
 /// Back-pressure: this end is the authoritative bounded buffer. At most `window` PDUs may
 /// be in flight to the air (sent here, not yet accepted by the air-side link); past that,
 /// `send` answers `.full` and `linkIsWritable` follows once the air reports room. The air

@@ -1,23 +1,12 @@
 import LatchkeyPosix
 import LatchkeyTransport
 
-/// A `BluetoothTransport` whose controller lives in the air process: the agent-side proxy
-/// of one `SimulatedController`, over the air socket.
-///
-/// It connects at once and says hello; until the air's welcome arrives the state is
-/// `.unknown` (as a fresh Core Bluetooth manager's is) and the calls that need the radio
-/// throw `.busy`. The welcome brings the controller as the "system" kept it: radio state,
-/// pending connections, and links already up, which `connectedLinks` lists for adoption
-/// (set a delegate within the idle-link timeout or the air drops them).
-///
-/// State is mirrored. A call updates the mirror at once (so `isAdvertising` is true right
-/// after `startAdvertising`) and the air's status after each command is authoritative: if
-/// the air-side controller refused a call, the mirror is corrected and `onCommandFailed`
-/// says why. Checks that need the radio's own rules (interval ranges) therefore fail
-/// there, after the remote call has returned; only the radio state is checked here.
-///
-/// If the air goes away, every link ends (supervision timeout, as if the radio went
-/// silent) and the state becomes `.poweredOff`.
+/// A `BluetoothTransport` whose controller lives in the air process: the agent-side proxy of
+/// one `SimulatedController`. Until the air's welcome arrives the state is `.unknown` and radio
+/// calls throw `.busy`; the welcome brings the controller as the "system" kept it, with links
+/// up for adoption (`connectedLinks`). State is mirrored: a call updates the mirror at once and
+/// the air's status after each command corrects it (`onCommandFailed` says why), so the radio's
+/// own rules fail there. If the air goes away, every link ends and the state is `.poweredOff`.
 public final class RemoteTransport: BluetoothTransport {
     public let address: BluetoothAddress
     private let posixLoop: PosixEventLoop

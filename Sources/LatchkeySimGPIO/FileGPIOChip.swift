@@ -3,35 +3,13 @@ import Glibc
 import LatchkeyGPIO
 import LatchkeyTransport
 
-/// A simulated GPIO chip kept in files, so that separate processes share it: the lock
-/// agent requests and drives lines, while a test or the demo reads the outputs and drives
-/// the inputs. The layout follows Linux gpio-sim (configfs `bankN/lineN/name` for the
-/// setup, sysfs `sim_gpioN/{value,pull}` for the simulated side):
-///
-///     <directory>/label            the chip label, one line of text
-///     <directory>/line<N>/name     the name of line N
-///     <directory>/line<N>/value    "0"/"1": the physical level the holding process drives
-///     <directory>/line<N>/pull     "pull-up"/"pull-down": the level applied from outside
-///     <directory>/line<N>/consumer who requested the line (like `gpioinfo`)
-///     <directory>/line<N>/edges    every level the holding process drove, in order, one
-///                                  "<0|1> <ns>" line each, stamped on the driver's loop clock
-///                                  (CLOCK_MONOTONIC for a real process, as the kernel stamps
-///                                  a line event): what `gpiomon` would print for the line
-///
-/// Every write of a level file is a write to a temporary file in the same directory followed
-/// by rename(2), so a reader sees the old content or the new one, never half of it. The
-/// edge log is append-only (O_APPEND, one write(2) per entry, written BEFORE `value`), so a
-/// reader that keeps its offset misses nothing — not a pulse shorter than its wake-ups, not
-/// a level driven just before the driver was killed (`FileGPIOEdgeReader`).
-///
-/// Waking up: nothing here watches files. When a pull file may have changed, the owner of
-/// the event loop calls `pollInputs()`, which re-reads the pulls and queues an edge for
-/// each change. The fd-based wake-up belongs to the event-loop layer: an inotify watch on
-/// each of `lineDirectories` for IN_MOVED_TO (the rename that publishes a new pull), then
-/// `pollInputs()`. Until that exists, a periodic `pollInputs()` on a loop timer works.
-///
-/// Unlike gpio-sim, `value` of a line nobody holds keeps the last level written (the
-/// process that drove it may have died): a Pi pin may do the same.
+/// A simulated GPIO chip kept in files, laid out like Linux gpio-sim, so separate processes
+/// share it: the lock agent requests and drives lines, a test or the demo reads the outputs and
+/// drives the inputs. Level files are replaced by rename(2), never half-written; each line's
+/// edge log is append-only and written before `value`, so a reader keeping its offset misses no
+/// pulse (`FileGPIOEdgeReader`). Nothing here watches files: the loop's owner calls
+/// `pollInputs()` when a pull may have changed. The files: docs/SIMULATOR.md, "The simulated
+/// chip's files".
 public final class FileGPIOChip: GPIOChip {
     private let table: SimulatedLineTable
     public let directory: String

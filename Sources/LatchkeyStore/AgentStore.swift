@@ -3,22 +3,13 @@ import LatchkeyPhone
 import LatchkeySQLite
 import LatchkeyTransport
 
-/// The durable store behind an agent (M6, M7): one SQLite file in the agent's state
-/// directory, holding the decision journal, the event log, the phone keys and their
-/// counters, the phone state and the managers' restoration entries.
-///
-/// Durability: WAL journal with `synchronous=FULL`, so every write transaction is fsync'ed
-/// to the WAL before the call that made it returns — `record` of a decision, `recordCounter`,
-/// `save` of the phone state, an event append. The connection is synchronous and used from
-/// the one event loop: a write blocks the loop for one fsync (`StoreBenchmark` measures it),
-/// which is the point — nothing moves before it is written.
-///
-/// Opening checks the file: a file that is not a database, or fails `PRAGMA
-/// integrity_check`, throws `StoreError.corrupt` naming it; see `StoreCorruption` for what
-/// the caller does then (quarantine, start empty, stay locked).
-///
-/// Only this module speaks SQL (through `LatchkeySQLite`); agents see the protocols they
-/// define (`DecisionJournal`, `KeyStore`, `PhoneStateStore`) and the types below.
+/// The durable store behind an agent: one SQLite file in its state directory holding the
+/// decision journal, the event log, the phone keys and their counters, the phone state and the
+/// restoration entries. WAL with `synchronous=FULL`: every write transaction is fsync'ed before
+/// the call returns, on the one event loop, so nothing moves before it is written. Opening
+/// checks the file (`PRAGMA integrity_check`) and throws `StoreError.corrupt` naming it
+/// (`StoreCorruption` says what the caller does). Only this module speaks SQL (through
+/// `LatchkeySQLite`); agents see the protocols it defines.
 public final class AgentStore {
     /// The state directory (mode 0700).
     public let directory: String
@@ -112,7 +103,7 @@ public final class AgentStore {
     private static func connect(_ path: String, access: Database.Access) throws(StoreError) -> Database {
         // Another process (a `latchkey keys` command) may hold the write lock for one small
         // transaction; wait for it rather than fail a decision. 1 s: far above one fsync
-        // (~ms, `StoreBenchmark`) and far below M5's 10 s wake budget.
+        // (~ms, `StoreBenchmark`) and far below the 10 s wake budget.
         try storeOperation(path: path) { try Database(path: path, busyTimeout: .seconds(1), access: access) }
     }
 
@@ -143,16 +134,11 @@ public final class AgentStore {
     }
 
     /// Gives the WAL file its working size before any decision is written (`walWorkingSize`,
-    /// `Database.extendWALFile`): without it, every commit of a lock's first ~1,000 pages
-    /// after each start — a new store, and every clean restart, since close empties the WAL
-    /// — grew the file, and under a writer syncing beside it the decision's commit in front
-    /// of the motor had a p99 of 7.4 ms against 0.45 ms at its median (README, "Under load").
-    ///
-    /// Not fatal, and never the card's last space: the file is laid out only while at least
-    /// `walWorkingSize` more stays free on its file system. A store that is not laid out (a
-    /// nearly full card, a failed write) works as before, its commits growing the file, and
-    /// says why in `walNotPrepared`, which the agents report as a warning. What a failed
-    /// write wrote before it failed stays: those blocks are the WAL's.
+    /// `Database.extendWALFile`): otherwise every commit of a lock's first ~1,000 pages after each
+    /// start grew the file, and under a syncing writer the commit in front of the motor had a p99
+    /// of 7.4 ms against 0.45 ms at its median (CHANGELOG.md, "Under load, and the table in one
+    /// command"). Never the card's last space: only while `walWorkingSize` more stays free. A store
+    /// not laid out works as before and says why in `walNotPrepared` (a warning).
     private func prepareWAL() {
         do {
             walNotPrepared = try storeOperation(path: path) {
@@ -257,16 +243,11 @@ public final class AgentStore {
     /// SQLite's own threshold: a checkpoint once the WAL holds this many frames.
     public static let checkpointFrames = 1_000
 
-    /// Where a due checkpoint runs: nil, right after the write that made it due; the lock's
-    /// store hands it to its event loop's next turn (`StateStores.openLock`), so that no
-    /// write on a command's way to the motor (the decision's record, the backlog written
-    /// before it, a lockout count the verifier saves) is followed by one before the line
-    /// has changed: the record and the drive happen in one turn (`LockController`).
-    ///
-    /// SQLite's own checkpoint ran inside the commit that crossed `checkpointFrames`, before
-    /// that commit's call returned; the connection counts frames instead
-    /// (`Database.takeOverCheckpoints`). A checkpoint copies the WAL's pages into the
-    /// database file and syncs that file.
+    /// Where a due checkpoint runs: nil, right after the write that made it due; the lock's store
+    /// hands it to its event loop's next turn (`StateStores.openLock`), so no write on a command's
+    /// way to the motor is followed by a checkpoint before the line has changed (the record and the
+    /// drive happen in one turn, `LockController`). The connection counts WAL frames itself
+    /// (`Database.takeOverCheckpoints`) instead of SQLite checkpointing inside a commit.
     public var checkpointScheduler: ((@escaping () -> Void) -> Void)?
     private var checkpointScheduled = false
 

@@ -1,28 +1,13 @@
 import LatchkeyLock
 import LatchkeyTransport
 
-/// How a decision's times survive a restart.
-///
-/// A `LockDecision` holds `Instant`s on the lock's monotonic clock (CLOCK_MONOTONIC on the
-/// real loop), which means nothing to the next process after a reboot and, in the
-/// simulation, restarts at zero in every process. So the journal stores both:
-///
-/// - **at record**: the instants as given, and their wall-clock equivalents, anchored on one
-///   pair of readings taken together — `wallNow` (CLOCK_REALTIME) and `monotonicNow` (the
-///   loop's clock): `xWall = wallNow + (x - monotonicNow)` for `decidedAt` and `deadline`.
-///   The wall time of recording is kept too.
-/// - **at load**: the decision comes back on the NEW process's monotonic clock, anchored on a
-///   fresh pair of readings: `x = monotonicNow + (xWall - wallNow)`. Time that passed while
-///   no process ran (a crash, a reboot, days away) is thereby counted, so an unlock whose
-///   window has passed comes back with `deadline <= monotonicNow`: `isValid(at:)` is false
-///   and the lock resolves to locked.
-/// - **a wall clock that went backwards** (now earlier than the recording — NTP stepping, a
-///   Pi without a real-time clock booting at a stale time) means the elapsed time is
-///   unknown: the decision comes back expired (`deadline == monotonicNow`). An unlock is
-///   never resumed on a guess; a lock is resumed whatever its deadline says.
-///
-/// The window can only shrink: the remaining time at load is at most what remained when
-/// the decision was recorded.
+/// How a decision's times survive a restart. The journal stores each instant with its
+/// wall-clock equivalent (`xWall = wallNow + (x - monotonicNow)`, one pair of readings); at load
+/// it comes back on the new process's clock (`x = monotonicNow + (xWall - wallNow)`), so time
+/// that passed while no process ran counts and an unlock whose window passed resolves to
+/// locked. A wall clock that went backwards means the elapsed time is unknown: the decision
+/// comes back expired (an unlock is never resumed on a guess; a lock always is). The window
+/// can only shrink. docs/RESTORATION.md, "Lock decisions that survive death".
 public enum DecisionDeadlineRule {
     /// Wall-clock equivalents of a decision's instants, as stored.
     public struct WallTimes: Hashable, Sendable {

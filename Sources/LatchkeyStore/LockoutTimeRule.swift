@@ -1,25 +1,12 @@
 import LatchkeyTransport
 
-/// How a lockout's times survive a restart; the sibling of `DecisionDeadlineRule`, with the
-/// conservative direction reversed: there, doubt ends an unlock window; here, doubt never
-/// ends a lockout early.
-///
-/// A lockout row holds its instants on the writing process's loop clock, their wall-clock
-/// equivalents (`xWall = wallNow + (x - monotonicNow)`, one pair of readings), the wall time
-/// of writing, and the writer's random process token.
-///
-/// - **Same process** (the token matches): the loop instants are used as they are; a wall
-///   clock stepped by NTP meanwhile changes nothing.
-/// - **Another process** (a restart, a reboot): `x = monotonicNow + (xWall - wallNow)`, so
-///   time that passed while no process ran counts, and a lockout that ended while the lock
-///   was down has ended.
-/// - **The wall clock went backwards** since the row was written (NTP stepping, a Pi without
-///   a real-time clock booting at a stale time): the elapsed time is unknown, so the lockout
-///   keeps all the time it had left when the row was written, and the last failure counts
-///   as just now (its series is not forgiven on a guess).
-///
-/// A wall clock that jumps FORWARD across a restart shortens a lockout, as it ends an
-/// unlock window in the journal: both read the same clock (docs/SECURITY.md, "Limits").
+/// How a lockout's times survive a restart: `DecisionDeadlineRule` with the doubt reversed
+/// (there doubt ends an unlock window; here it never ends a lockout early). The same process
+/// (its token matches) uses its loop instants as they are; another process maps the stored
+/// wall-clock equivalents onto its own clock, so a lockout that ended while the lock was down
+/// has ended; a wall clock that went backwards keeps all the time the lockout had left, and
+/// the last failure counts as just now. A clock jumping forward across a restart shortens a
+/// lockout (docs/SECURITY.md, "Limits").
 public enum LockoutTimeRule {
     public struct WallTimes: Hashable, Sendable {
         public var lockedUntil: Int64?

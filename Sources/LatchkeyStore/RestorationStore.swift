@@ -1,7 +1,7 @@
 import FoundationEssentials
 import LatchkeySQLite
 
-/// Which kind of manager a restoration entry belongs to (M6: a central manager preserves
+/// Which kind of manager a restoration entry belongs to (a central manager preserves
 /// its scans, connections and subscriptions; a peripheral manager its advertising,
 /// services and subscribed centrals).
 public enum ManagerRole: String, Hashable, Sendable, CaseIterable {
@@ -32,7 +32,7 @@ public struct RestorationEntry: Hashable, Sendable {
     }
 }
 
-/// Restoration entries keyed by (role, restore identifier) — M6 step 1. An agent may hold
+/// Restoration entries keyed by (role, restore identifier) — restoration's step 1. An agent may hold
 /// several managers, each with its own identifier; on relaunch, `list` says which managers
 /// had preserved work to hand back (step 2). Every write is durable when it returns.
 public final class RestorationStore {

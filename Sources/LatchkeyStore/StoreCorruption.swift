@@ -1,6 +1,5 @@
 /// A database file that cannot be trusted: not a database at all (garbage, a half-written
 /// header) or one whose integrity check fails (a truncated file, a damaged page).
-///
 /// What the caller does with it (the lock agent):
 /// 1. log it (and raise an alert: the audit log and the keys are gone);
 /// 2. `quarantine()` — the file and its WAL are moved aside, not deleted, for a post-mortem;

@@ -105,7 +105,7 @@ enum StoreSchema {
             try db.execute(sql: "UPDATE phoneKey SET mayRequestArrivalUnlock = 0 WHERE role = 'user'")
         }
         migrator.registerMigration("v5: a decision's id is its row id") { db in
-            // The commit in front of the motor (issue 22 item 6) wrote 7 WAL pages: the row, its
+            // The commit in front of the motor wrote 7 WAL pages: the row, its
             // AUTOINCREMENT counter in sqlite_sequence, the UNIQUE index on id, the open-
             // decisions index, the highest id in meta, and the key's counter. Ids strictly
             // increase (`StoredDecisionJournal`), so the id itself orders the rows: as the

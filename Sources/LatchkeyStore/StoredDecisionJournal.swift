@@ -2,23 +2,12 @@ import LatchkeySQLite
 import LatchkeyLock
 import LatchkeyTransport
 
-/// The lock's decision journal on disk (M7): a decision is committed (WAL, synchronous=FULL,
-/// fsync'ed) before `record` returns, so the actuator never moves for a decision a crash
-/// could forget. Times are stored per `DecisionDeadlineRule`.
-///
-/// Rules it enforces, because the lock relies on them:
-/// - decision ids strictly increase, across restarts and retention: a recorded id must be
-///   above every id ever recorded (`lastDecisionID`), or `record` throws and the lock does
-///   not move;
-/// - a decision is completed once.
-///
-/// Completed decisions more than `retention` ids below the newest are deleted; open ones never
-/// are.
-///
-/// What `record` writes is what stands between an accepted command and the motor, so it writes
-/// as little as it can: the row (keyed by its id, schema v5) and the open-decisions index. The
-/// highest id is the newest row's (retention never deletes it) or, once rows are gone, meta's,
-/// which `complete` keeps, after the motor moved.
+/// The lock's decision journal on disk: a decision is committed (WAL, synchronous=FULL,
+/// fsync'ed) before `record` returns, so the actuator never moves for a decision a crash could
+/// forget; times per `DecisionDeadlineRule`. Ids strictly increase across restarts and
+/// retention (`lastDecisionID`; else `record` throws and the lock does not move); a decision
+/// completes once; completed ones more than `retention` ids old are deleted. `record` writes as
+/// little as it can before the motor: the row and its open-decisions index entry.
 public final class StoredDecisionJournal: DecisionJournal {
     /// As many decisions as the event log keeps events (10,000: see `StoredEventLog`).
     public static let defaultRetention = 10_000

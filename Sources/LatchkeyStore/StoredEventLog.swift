@@ -18,7 +18,7 @@ public struct LoggedEvent: Hashable, Sendable {
 /// durable when `append` returns. Keeps the newest `retention` entries.
 public final class StoredEventLog {
     /// 10,000 entries: at 29 bytes per event well under a megabyte, months of a household
-    /// door's traffic, and the size issue 5 sets for the start-up benchmark.
+    /// door's traffic, and the size the start-up benchmark uses.
     public static let defaultRetention = 10_000
 
     private let store: AgentStore

@@ -13,7 +13,6 @@ public struct StoredKey: Equatable, Sendable {
 }
 
 /// The lock's phone keys and their counters (docs/LOCK-RULES.md rules 1–3, 7).
-///
 /// `recordCounter` is durable before it returns (a counter lost in a crash would let the
 /// last command be replayed) and only moves forward. The `KeyStore` reads cannot throw, so
 /// they fail closed: a key that cannot be read is unknown, a counter that cannot be read is

@@ -1,7 +1,8 @@
+import LatchkeyLock
 import LatchkeySQLite
 import LatchkeySecurity
 
-// Issue 3 (command received → actuator line, p99 < 5 ms): the command's new counter and
+// The lock's path target (command received → actuator line, p99 < 5 ms): the command's new counter and
 // the decision it leads to are made durable in ONE transaction, one fsync, instead of two.
 // The rules stay: the counter is durable no later than the decision (same commit), and a
 // decision that fails to persist moves nothing (its transaction, counter included, rolls
@@ -12,16 +13,20 @@ extension StoredLockRecords {
     /// the next write of these records (`KeyStore.stageCounter`).
     public var commandKeys: StoredCommandKeys { StoredCommandKeys(records: self) }
 
-    /// One transaction: the counters held in memory and the staged one, if any, then `body`.
-    /// They are cleared only once committed; a failed write leaves them where they were
-    /// (the staged one for `commitStagedCounter`).
-    func writeCarryingCounter<T>(_ body: (Database) throws -> T) throws -> T {
+    /// One transaction: the counters held in memory, the staged one and `counter` (a
+    /// decision's: `record(_:committing:)`), if any, then `body`. They are cleared only once
+    /// committed; a failed write leaves them where they were (the staged one for
+    /// `commitStagedCounter`).
+    func writeCarryingCounter<T>(_ counter: KeyCounter? = nil, _ body: (Database) throws -> T) throws -> T {
         let staged = stagedCounter, held = heldCounters
-        guard staged != nil || !held.isEmpty else { return try store.write(body) }
+        guard counter != nil || staged != nil || !held.isEmpty else { return try store.write(body) }
         let keys = keys
         let result = try store.write { db in
-            for (keyID, counter) in held { try keys.raiseCounter(to: counter, keyID: keyID, in: db) }
+            for (keyID, value) in held { try keys.raiseCounter(to: value, keyID: keyID, in: db) }
             if let staged { try keys.recordCounter(staged.counter, keyID: staged.keyID, in: db) }
+            // A decision's counter: the staged one just written, unless an earlier write carried
+            // it; either way on disk when this transaction commits, never lowered.
+            if let counter { try keys.raiseCounter(to: counter.counter, keyID: counter.keyID, in: db) }
             return try body(db)
         }
         stagedCounter = nil

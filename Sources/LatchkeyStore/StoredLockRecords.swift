@@ -1,29 +1,13 @@
 import LatchkeyLock
 import LatchkeyTransport
 
-/// The lock's decision journal and audit log over one store, written so that the two never
-/// disagree after a crash: a decision's completion and the event that reports it are one
-/// transaction.
-///
-/// The lock state machine completes a decision and emits its event in the same turn
-/// (`.complete` then `.emit`). `complete` therefore only notes the completion, and the
-/// `append` of the event carrying that decision's id commits both. If the process dies in
-/// between, neither is on disk: the decision is still open, and the next start takes it up
-/// (resumed, abandoned or deferred, with a `recovered` event), so the log never lacks the
-/// event of a completed decision and never reports a completion the journal does not hold.
-///
-/// The intent is not deferred: `record` commits before it returns, before the actuator
-/// moves. Anything else written while a completion is noted (a new decision, another
-/// event) commits the completion first, alone, and so does the next turn of the loop: a
-/// completion is never held past the turn that made it.
-///
-/// A verified command's new counter (staged through `commandKeys`) rides on the next write
-/// here — the decision the command leads to, or the event that reports its refusal — in
-/// the same transaction, so a command pays one fsync before the actuator moves and its
-/// counter is never durable later than its decision. A failed write takes the counter
-/// with it; whatever was not carried, the agent commits alone before it answers. A counter
-/// the store refuses even then is held in memory and rides on the next write that goes
-/// through (the journal's backlog runs `writeHeld` for it).
+/// The lock's decision journal and audit log over one store, so the two never disagree after a
+/// crash: a decision's completion and the event that reports it are one transaction (`complete`
+/// only notes it; the event's `append` commits both). The intent is never deferred: `record`
+/// commits before the actuator moves. A verified command's staged counter rides on the next
+/// write here, so a command pays one fsync before the actuator moves and its counter is never
+/// durable later than its decision; a counter the store refuses is held and rides on the next
+/// write that goes through (`writeHeld`). docs/RESTORATION.md, "Lock decisions that survive death".
 public final class StoredLockRecords: DecisionJournal, LockEventLog {
     public let journal: StoredDecisionJournal
     public let log: StoredEventLog
@@ -56,6 +40,15 @@ public final class StoredLockRecords: DecisionJournal, LockEventLog {
         try commitNoted()
         let journal = journal
         try writeCarryingCounter { db in try journal.record(decision, in: db) }
+    }
+
+    /// The counter-with-decision rule: the key's new counter and the decision its command led
+    /// to, in one transaction — one commit, one fsync, before the actuator moves. A failed
+    /// write takes both with it, and the counter stays staged for the agent to commit alone.
+    public func record(_ decision: LockDecision, committing counter: KeyCounter) throws {
+        try commitNoted()
+        let journal = journal
+        try writeCarryingCounter(counter) { db in try journal.record(decision, in: db) }
     }
 
     public func complete(_ id: DecisionID, outcome: DecisionOutcome) throws {

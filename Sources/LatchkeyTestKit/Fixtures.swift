@@ -23,7 +23,6 @@ public struct Fixture {
 }
 
 /// One service, seven handles:
-///
 ///     0x0001  Primary Service 0x180F (Battery)
 ///     0x0002  Characteristic: read|notify (0x12), value 0x0003, UUID 0x2A19
 ///     0x0003  Battery Level = 0x64                               read
@@ -55,31 +54,9 @@ public enum SmallDB {
     }
 }
 
-/// Six services at fixed start handles, with gaps between them, mixing 16- and 128-bit
-/// UUIDs, a secondary service, dynamic values, notify/indicate characteristics and
-/// attributes guarded by every kind of permission:
-///
-///     0x0001  Primary Service 0x1800 (GAP)                        ends 0x0005
-///     0x0002    Char 0x02 → 0x0003 Device Name 0x2A00 "Latchkey front door" (19 octets, read only)
-///     0x0004    Char 0x02 → 0x0005 Appearance 0x2A01 = 00 00
-///     0x0010  Primary Service 0x180F (Battery)                    ends 0x0013
-///     0x0011    Char 0x12 → 0x0012 Battery Level 0x2A19 = 0x50; 0x0013 CCCD
-///     0x0020  Primary Service lockService (128-bit)               ends 0x0030
-///     0x0021    Char 0x32 (read|notify|indicate) → 0x0022 lockState (dynamic); 0x0023 CCCD;
-///               0x0024 User Description "Lock state"
-///     0x0025    Char 0x08 (write) → 0x0026 lockControl (dynamic, write + encryption)
-///     0x0027    Char 0x0A → 0x0028 eventLog = 00 01 ... 63 (100 octets, read/write);
-///               0x0029 User Description "Event log"; 0x002A descriptor logFormat (128-bit) = 01
-///     0x002B    Char 0x02 → 0x002C secret (no read permission)
-///     0x002D    Char 0x0A → 0x002E encrypted = 42 (read/write need encryption)
-///     0x002F    Char 0x0A → 0x0030 authenticated = 43 (read/write need authentication)
-///     0x0040  Secondary Service 0x1811                            ends 0x0042
-///     0x0041    Char 0x02 → 0x0042 0x2A3D "secondary"
-///     0x0050  Primary Service 0x180A (Device Information)         ends 0x0054
-///     0x0051    Char 0x02 → 0x0052 Manufacturer Name 0x2A29 "Latchkey"
-///     0x0053    Char 0x02 → 0x0054 Model Number 0x2A24 "LK-1"
-///     0x0060  Primary Service transferService (128-bit)           ends 0x0063
-///     0x0061    Char 0x14 (write without response|notify) → 0x0062 transfer (dynamic); 0x0063 CCCD
+/// Six services at fixed start handles, with gaps between them, mixing 16- and 128-bit UUIDs,
+/// a secondary service, dynamic values, notify/indicate characteristics and attributes guarded
+/// by every kind of permission. The handle map: docs/TESTING.md, "The large fixture database".
 public enum LargeDB {
     public static let lockService = BluetoothUUID(string: "8E3F0001-2C5D-4B6A-9C1E-7F4A2B3C4D5E")!
     public static let lockStateUUID = BluetoothUUID(string: "8E3F0002-2C5D-4B6A-9C1E-7F4A2B3C4D5E")!

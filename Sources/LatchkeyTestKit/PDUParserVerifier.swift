@@ -5,7 +5,6 @@ import LatchkeyGATT
 /// `ByteToMessageDecoderVerifier`: the vector must decode, and each truncation and each
 /// single-octet extension (all 256 values) must either decode or throw, never crash. A
 /// variant that decodes must encode back to exactly its bytes.
-///
 /// For a request or command vector, the server is checked too: it answers a variant that
 /// fails to decode with exactly one Invalid PDU Error Response (Vol 3, Part F, 3.4.1.1)
 /// naming the opcode and handle 0, answers a command with nothing (3.3.1), and answers a

@@ -1,17 +1,12 @@
 import LatchkeySim
 import LatchkeyTransport
 
-/// The relay attack on an arrival unlock, on the simulated radio: two radios joined by a wire.
-/// One sits beside the phone, in the phone's air, with the lock's address and advertising as
-/// the lock; the other sits at the door, in the lock's air, as a central with its own address.
-/// Every ATT PDU is carried across unchanged, `latency` later, so the phone and the lock talk
-/// to each other and authenticate each other as if they were side by side (NCC Group's 2022
-/// BLE relay added about 8 ms). The door-side link's connection interval is the relay's to
-/// choose (`doorInterval`), as a real central's is.
-///
-/// `dropToPhone` stands for a relay that withholds an answer (the Write Response of the
-/// arrival command) and drops the link instead, hoping for a retry; `withholdToDoor` for
-/// one that keeps a phone's PDU (a sealed write) back to deliver it later (`release`).
+/// The relay attack on an arrival unlock, on the simulated radio: two radios joined by a wire,
+/// one beside the phone posing as the lock, one at the door as a central, carrying every ATT
+/// PDU across unchanged `latency` later (NCC Group's 2022 BLE relay added about 8 ms); the
+/// door-side interval is the relay's to choose (`doorInterval`). `dropToPhone` withholds an
+/// answer and drops the link hoping for a retry; `withholdToDoor` keeps a sealed write back to
+/// deliver later (`release`).
 public final class RelayAttacker: BluetoothTransportDelegate, ATTLinkDelegate {
     public let phoneSide: SimulatedController
     public let doorSide: SimulatedController

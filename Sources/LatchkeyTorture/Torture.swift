@@ -3,6 +3,7 @@ import Glibc
 #endif
 import LatchkeyControl
 import LatchkeyDemo
+import LatchkeyEvents
 import LatchkeyLock
 import LatchkeyPosix
 import LatchkeySecurity
@@ -10,16 +11,12 @@ import LatchkeySim
 import LatchkeyStore
 import LatchkeyTransport
 
-/// `latchkey-torture --kills N`: the lock and phone agents as processes on the simulated
-/// air, random lock/unlock traffic from the phone's control socket, and N SIGKILLs at
-/// random moments — of the lock agent mostly, of the phone agent or of both sometimes —
-/// each followed by a restart after a random delay (inside the kernel's 2 s idle-link time
-/// or past it, now and then past an unlock's 5 s window). After each restart it checks
-/// what `TortureAudit` says, and that the phone works again (a command goes through).
-///
-/// Everything random comes from one seed, so a failing run can be replayed; the moments
-/// are drawn, never fixed, and land in every phase: idle, a command crossing, the journal
-/// write, the motor running, auto-relock, start-up.
+/// `latchkey-torture --kills N`: the agents as processes on the simulated air, random
+/// lock/unlock traffic, and N SIGKILLs at random moments (mostly the lock, sometimes the phone
+/// or both), each followed by a restart after a random delay; after each, `TortureAudit` and a
+/// command that must go through. One seed draws everything, so a failing run replays; the
+/// moments land in every phase (idle, a command crossing, the journal write, the motor
+/// running, auto-relock, start-up). docs/TESTING.md, "Torture".
 public enum Torture {
     public struct Options: Sendable {
         public var kills: Int
@@ -237,12 +234,12 @@ struct TortureRun {
     private mutating func startLock() throws -> Double? {
         let spawned = stage.loop.now
         _ = try stage.startLock()
-        guard stage.wait(.seconds(15), until: { stage.lockEvent("lock.started", since: spawned) != nil }) else {
+        guard stage.wait(.seconds(15), until: { stage.lockEvent(.lockStarted, since: spawned) != nil }) else {
             throw RuntimeError("the lock agent did not start")
         }
         // willRestoreState follows the air's welcome, which may come after the sensors are read.
-        stage.wait(.seconds(5)) { stage.lockEvent("lock.restored", since: spawned) != nil }
-        guard let restored = stage.lockEvent("lock.restored", since: spawned)?.0.field("t_ms").flatMap(Double.init)
+        stage.wait(.seconds(5)) { stage.lockEvent(.lockRestored, since: spawned) != nil }
+        guard let restored = stage.lockEvent(.lockRestored, since: spawned)?.0.field("t_ms").flatMap(Double.init)
         else { return nil }
         return restored - Double(spawned.nanoseconds) / 1_000_000
     }

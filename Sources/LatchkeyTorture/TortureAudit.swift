@@ -3,20 +3,10 @@ import LatchkeyLock
 import LatchkeyStore
 import LatchkeyTransport
 
-/// What `latchkey-torture` holds the lock to, read from outside the lock process: its store
-/// (as the next start would find it), the GPIO line it drives, and what it announced.
-///
-/// - **No decided state lost**: every decision the lock announced (a `decision` on
-///   `lock.command_accepted`, a `decision#N` in a `lock.event`) is in the journal; every
-///   decision a start found open is taken up by the rule — a lock resumed, an unlock resumed
-///   inside its window and abandoned after it — and closed by one `recovered` event.
-/// - **Journal and log consistent**: a completed decision has exactly one closing event, of
-///   the kind its outcome says; every event that names a decision names a completed one.
-/// - **No unlock that was not decided**: every rise of the unlock line (an edge from the
-///   line's edge log, with the time the lock drove it) is matched to an unlock decision
-///   recorded before it, still inside its window, not yet ended, and carried by the lock
-///   process that drove the line; each process pays for one rise per decision
-///   (`UnlockRiseAudit`).
+/// What `latchkey-torture` holds the lock to, read from outside the lock process (its store, the
+/// GPIO line it drives, what it announced): no decided state lost, journal and log consistent,
+/// no unlock that was not decided (`UnlockRiseAudit`). Each rule in full: docs/TESTING.md,
+/// "What the torture audit checks".
 struct TortureAudit {
     /// Decision ids the lock announced; each was durable before it said so.
     var announced: Set<UInt64> = []

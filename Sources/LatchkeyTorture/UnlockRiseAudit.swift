@@ -2,20 +2,10 @@ import LatchkeyLock
 import LatchkeyStore
 import LatchkeyTransport
 
-/// Matches each rise of the unlock line to the unlock decision that allowed it, exactly:
-/// a rise is explained only by an unlock decision that was
-///
-/// - **recorded before it** (on disk before the line moved),
-/// - **still valid**: the rise comes before the decision's deadline,
-/// - **still open**: the rise comes before the decision ended — an unlock the lock
-///   abandoned (found past its window at a start) or that failed explains nothing after that,
-/// - **carried by the process that drove the line**: the lock process that recorded it, or
-///   a later start that found it open in the journal (a resume) — and
-/// - **not yet spent**: each of those processes may drive the line once per decision.
-///
-/// Times are CLOCK_MONOTONIC, the clock the lock stamps its edges with (the edge log, or a
-/// kernel line event) and the journal keeps its instants on (`JournalEntry.decision`), so no
-/// wall-clock conversion blurs the order of a decision and its rise.
+/// Matches each rise of the unlock line to the unlock decision that allowed it, exactly: one
+/// recorded before it, still valid and still open at the rise, carried by the process that
+/// drove the line, and not yet spent by that process. Times are CLOCK_MONOTONIC on both sides.
+/// docs/TESTING.md, "What the torture audit checks".
 struct UnlockRiseAudit {
     /// A start of the lock process, and the decision it found open in the journal (which it
     /// takes up: a lock resumes it, an unlock inside its window too).

@@ -1,13 +1,9 @@
-/// The single-threaded loop everything above the transport runs on.
-///
-/// Like a Core Bluetooth delegate queue (or a BlueZ mainloop), all callbacks of the
-/// managers, the radio and the agents happen on one loop, one at a time. That is what
-/// makes the simulated world deterministic: `ManualEventLoop.advance(by:)` runs every
-/// consequence of moving time before it returns. The kernel build runs the same code on
-/// a loop that sleeps in poll/epoll until an fd or the next timer is due.
-///
-/// Implementations are not thread-safe: they and everything scheduled on them belong to
-/// the thread that runs the loop.
+/// The single-threaded loop everything above the transport runs on: like a Core Bluetooth
+/// delegate queue, all callbacks happen on one loop, one at a time. That makes the simulated
+/// world deterministic (`ManualEventLoop.advance(by:)` runs every consequence of moving time
+/// before it returns); the kernel build runs the same code on a loop that sleeps in poll until
+/// an fd or a timer is due. Not thread-safe: a loop and what is scheduled on it belong to the
+/// thread that runs it.
 public protocol EventLoop: AnyObject {
     /// Monotonic time now.
     var now: Instant { get }

@@ -1,7 +1,6 @@
 import LatchkeyATT
 
 /// The seam between the Bluetooth managers and whatever moves the bytes.
-///
 /// Two worlds implement it: the Linux kernel (mgmt socket + L2CAP ATT sockets) and the
 /// simulated radio. Nothing above this file knows which one it runs on. The protocol is
 /// deliberately the shape of the kernel's interface, not of Core Bluetooth's: Core

@@ -1,7 +1,7 @@
 import LatchkeyTransport
 import LatchkeyStore
 
-/// The store's figures (issue 5): the time to make one decision durable (commit + fsync of
+/// The store's figures: the time to make one decision durable (commit + fsync of
 /// the WAL) and what a restarted lock spends in its store before it can restore, with a full
 /// log. On /var/tmp, which the FHS keeps on disk (a tmpfs fsync costs nothing).
 func storeRows() {

@@ -6,7 +6,7 @@ import LatchkeyLock
 import LatchkeyStore
 import LatchkeyTransport
 
-/// Measurements for the README (issue 5, item 8), printed by `latchkey-bench`. They run on a
+/// Measurements for docs/PERFORMANCE.md, printed by `latchkey-bench`. They run on a
 /// real file system: `directory` must be disk-backed (the default /var/tmp is, by the FHS;
 /// /tmp may be tmpfs, where fsync costs nothing and the figures would lie).
 public enum StoreBenchmark {
@@ -22,7 +22,6 @@ public enum StoreBenchmark {
     /// The time `record` takes to make one decision durable (commit + fsync of the WAL),
     /// `count` times, in a fresh store, after `warmUp` decisions that are not timed.
     /// Completing each decision is not timed.
-    ///
     /// Cold (no warm-up) and warm alike, a commit overwrites WAL blocks in place: the store
     /// lays its WAL file out to its working size when it opens (`AgentStore.prepareWAL`).
     /// Before it did, each of a new store's first ~1,000 pages made the file longer, and the
@@ -106,10 +105,12 @@ public enum StoreBenchmark {
 
     private static func withScratchStore<T>(in directory: String, _ body: (AgentStore) throws -> T) throws -> T {
         var template = Array("\(directory)/latchkey-bench-XXXXXX".utf8CString)
-        guard let made = mkdtemp(&template) else {
+        // The name is read inside the closure: the buffer mkdtemp fills lives only there.
+        guard let scratch = template.withUnsafeMutableBufferPointer({ buffer in
+            mkdtemp(buffer.baseAddress!).map { String(cString: $0) }
+        }) else {
             throw StoreError.fileSystem(path: directory, call: "mkdtemp", errno: errno)
         }
-        let scratch = String(cString: made)
         // A scratch directory left behind is litter in /var/tmp, not a wrong figure.
         defer { try? FileManager.default.removeItem(atPath: scratch) }
         let store = try AgentStore(directory: scratch, fileName: "bench.db")

@@ -8,17 +8,11 @@ import Logging
 // latchkey-torture --kills N [--seed S] [--verbose] [--trace] [--log-rows R]
 // latchkey-torture --self-test
 //
-// Runs the lock and phone agents as processes on the simulated air and kills them at
-// random moments N times (see `Torture`). Its last line reads
-//     kills: N, lost decisions: X, unintended unlocks: Y, relink failures: Z
-// and it exits non-zero unless X, Y and Z are 0. `--self-test` injects, one at a time, the
-// faults the audit exists to catch (an unrecorded pulse, a stale decision, a twice-used
-// decision, one whose outcome forbids it) and exits non-zero unless each is reported and a
-// clean unlock is not (`TortureSelfTest`).
-//
-// It starts its agents as copies of itself: `latchkey-torture air|lock|phone ...` run the
-// same bodies as `latchkey air|lock|phone` (`AgentProcesses`), so that `swift run
-// latchkey-torture` needs no other product built.
+// Kills the lock and phone agents at random moments N times on the simulated air (`Torture`);
+// its last line reads "kills: N, lost decisions: X, unintended unlocks: Y, relink failures: Z"
+// and it exits non-zero unless X, Y and Z are 0. `--self-test` shows the audit catching each
+// fault it exists for (`TortureSelfTest`). Its agents are copies of itself (`AgentProcesses`).
+// docs/TESTING.md, "Torture".
 
 func usage() -> Never {
     printLine("usage: latchkey-torture --kills N [--seed S] [--verbose] [--trace] [--log-rows R]")

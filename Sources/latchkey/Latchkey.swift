@@ -25,7 +25,7 @@ struct Latchkey: ParsableCommand {
         groupedSubcommands: [
             CommandGroup(name: "Agents", subcommands: [Lock.self, Phone.self, LockCtl.self, PhoneCtl.self, GaveUp.self]),
             CommandGroup(name: "Keys and pairing", subcommands: [Keys.self, Pair.self]),
-            CommandGroup(name: "Inspection", subcommands: [Status.self, Log.self, Doctor.self]),
+            CommandGroup(name: "Inspection", subcommands: [Status.self, Log.self, Doctor.self, Events.self]),
             CommandGroup(name: "Home automation", subcommands: [MQTT.self]),
             CommandGroup(name: "Simulation", subcommands: [Demo.self, Air.self, GPIOSim.self]),
         ])

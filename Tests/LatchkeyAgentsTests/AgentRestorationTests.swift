@@ -1,4 +1,5 @@
 import LatchkeyAgents
+import LatchkeyEvents
 import LatchkeyLock
 import LatchkeyLockProtocol
 import LatchkeyManagers
@@ -8,7 +9,7 @@ import LatchkeyTestKit
 import LatchkeyTransport
 import Testing
 
-/// M6 end to end: the agents across their own deaths on the in-process radio, counted in
+/// State preservation and restoration end to end: the agents across their own deaths on the in-process radio, counted in
 /// the PDUs the phone sends. Discovery is a cost paid once per lock, not once per link or
 /// once per process.
 struct AgentRestorationTests {
@@ -17,7 +18,7 @@ struct AgentRestorationTests {
         let w = try AgentWorld(autoRelock: nil, grace: .seconds(5), phoneStartsAt: 1)
         let sent = SentPDUs()
         w.phone.central.trace = { _, direction, pdu in sent.record(direction, pdu) }
-        #expect(w.advance(until: { w.phoneEvents.names().contains("phone.gatt_ready") }, limit: .seconds(5)))
+        #expect(w.advance(until: { w.phoneEvents.names().contains(EventKind.phoneGattReady.name) }, limit: .seconds(5)))
         #expect(w.linkSetUp(), "and the link's Service Changed chores, which follow the agent's requests")
         return (w, sent)
     }
@@ -43,11 +44,11 @@ struct AgentRestorationTests {
 
         w.killPhone()
         let secondLife = try restartPhone(w)
-        #expect(w.advance(until: { w.phone.isLinked && w.phoneEvents.names().filter { $0 == "phone.gatt_ready" }.count == 2 },
+        #expect(w.advance(until: { w.phone.isLinked && w.phoneEvents.names().filter { $0 == EventKind.phoneGattReady.name }.count == 2 },
                           limit: .seconds(1)))
         let names = w.phoneEvents.names()
-        #expect(names.contains("phone.restored") && names.contains("phone.link_adopted"))
-        #expect(!names.contains("phone.link_lost"), "the link outlived the phone agent")
+        #expect(names.contains(EventKind.phoneRestored.name) && names.contains(EventKind.phoneLinkAdopted.name))
+        #expect(!names.contains(EventKind.phoneLinkLost.name), "the link outlived the phone agent")
         #expect(secondLife.discovery == 0, "restored with services and characteristics: nothing discovered")
         #expect(secondLife.count(0x12) == 0, "still subscribed on the same link: no CCCD write")
 
@@ -66,7 +67,7 @@ struct AgentRestorationTests {
         w.walkPhone(to: 100)
         #expect(w.advance(until: { !w.phone.isLinked }, limit: .seconds(3)))
         w.walkPhone(to: 2)
-        #expect(w.advance(until: { w.phoneEvents.names().filter { $0 == "phone.gatt_ready" }.count == 2 },
+        #expect(w.advance(until: { w.phoneEvents.names().filter { $0 == EventKind.phoneGattReady.name }.count == 2 },
                           limit: .seconds(3)))
         #expect(w.linkSetUp())
         #expect(sent.discovery == 0, "the lock's handles are known from the first link")
@@ -88,7 +89,7 @@ struct AgentRestorationTests {
         w.killPhone()
 
         let secondLife = try restartPhone(w)
-        #expect(w.advance(until: { w.phoneEvents.names().contains("phone.gatt_ready") }, limit: .seconds(2)),
+        #expect(w.advance(until: { w.phoneEvents.names().contains(EventKind.phoneGattReady.name) }, limit: .seconds(2)),
                 "\(w.phoneEvents.events.map { "\($0.name) \($0.fields)" })")
         #expect(secondLife.serviceDiscovery == 0, "the services came back with the restored peripheral")
         #expect(secondLife.characteristicDiscovery > 0, "the interrupted step is done again, and only it")
@@ -100,9 +101,9 @@ struct AgentRestorationTests {
         w.killLock()
         try w.restartLock()
         w.loop.run()
-        let restored = try #require(w.lockEvents.events.last { $0.name == "lock.restored" })
+        let restored = try #require(w.lockEvents.events.last { $0.name == EventKind.lockRestored.name })
         #expect(restored.field("subscribed") == "1")
-        #expect(!w.phoneEvents.names().contains("phone.link_lost"), "the link outlived the lock agent")
+        #expect(!w.phoneEvents.names().contains(EventKind.phoneLinkLost.name), "the link outlived the lock agent")
 
         guard case .success = command(w, .unlock) else { Issue.record("unlock after the lock's relaunch"); return }
         #expect(w.advance(until: { w.latchEnergised }, limit: .seconds(1)))
@@ -120,9 +121,9 @@ struct AgentRestorationTests {
         try w.restartLock()
         #expect(w.advance(until: { result != nil }, limit: ChallengeIssuer.defaultLifetime + .seconds(1)))
         guard case .failure(.notDelivered) = result else { Issue.record("expected a timeout, got \(String(describing: result))"); return }
-        #expect(w.phoneEvents.names().contains("phone.command_timeout"))
+        #expect(w.phoneEvents.names().contains(EventKind.phoneCommandTimeout.name))
         #expect(!w.latchEnergised, "nothing was decided")
-        #expect(w.advance(until: { w.phoneEvents.names().filter { $0 == "phone.gatt_ready" }.count == 2 },
+        #expect(w.advance(until: { w.phoneEvents.names().filter { $0 == EventKind.phoneGattReady.name }.count == 2 },
                           limit: .seconds(3)), "a fresh link, ready")
         guard case .success = command(w, .unlock) else { Issue.record("unlock on the fresh link"); return }
         #expect(w.advance(until: { w.latchEnergised }, limit: .seconds(1)))
@@ -131,7 +132,7 @@ struct AgentRestorationTests {
     @Test func aSetupLostWithTheLockIsGivenUpAndTheLinkFormsAgain() throws {
         let w = try AgentWorld(autoRelock: nil, grace: .seconds(30), phoneStartsAt: 100, lockSawItLeave: false)
         w.walkPhone(to: 2)
-        #expect(w.advance(until: { w.phoneEvents.names().contains("phone.linked") }, limit: .seconds(3)))
+        #expect(w.advance(until: { w.phoneEvents.names().contains(EventKind.phoneLinked.name) }, limit: .seconds(3)))
         // The lock dies as the link forms: the phone's MTU exchange and discovery reach a
         // link nobody reads; the relaunched lock adopts the link without having seen them.
         w.killLock()
@@ -141,9 +142,9 @@ struct AgentRestorationTests {
         w.unauthenticatedLinkTimeout = .seconds(60)
         try w.restartLock()
         let setupLimit = PhoneAgentConfiguration(lockAddress: w.lockAddress, keyID: 1, secret: []).setupTimeout
-        #expect(w.advance(until: { w.phoneEvents.names().contains("phone.gatt_ready") }, limit: setupLimit + .seconds(2)),
+        #expect(w.advance(until: { w.phoneEvents.names().contains(EventKind.phoneGattReady.name) }, limit: setupLimit + .seconds(2)),
                 "not ATT's 30 s")
-        #expect(w.phoneEvents.names().contains("phone.setup_timeout"))
+        #expect(w.phoneEvents.names().contains(EventKind.phoneSetupTimeout.name))
     }
 
     @Test func aControllerPowerCycleIsLoggedAndThePhoneLinksAgain() throws {
@@ -152,7 +153,7 @@ struct AgentRestorationTests {
         controller.powerOff()
         w.loop.advance(by: .seconds(1))
         controller.powerOn()
-        #expect(w.advance(until: { w.phoneEvents.names().filter { $0 == "phone.gatt_ready" }.count == 2 },
+        #expect(w.advance(until: { w.phoneEvents.names().filter { $0 == EventKind.phoneGattReady.name }.count == 2 },
                           limit: .seconds(5)))
         #expect(w.lockLog.entries.contains { $0.event.kind == .doorLockAlarm(.lockRadioPowerCycled) })
     }

@@ -1,4 +1,5 @@
 import LatchkeyAgents
+import LatchkeyEvents
 import LatchkeyGATT
 import LatchkeyGPIO
 import LatchkeyLock
@@ -35,7 +36,7 @@ final class AgentWorld {
     let phoneStore = InMemoryPhoneStateStore()
     let lockouts = InMemoryLockoutStore()
     let identity = try! LockIdentity(rawPrivateKey: LockIdentity.newRawPrivateKey())
-    /// What the managers preserve (M6), kept across the agents' deaths like the store is.
+    /// What the managers preserve, kept across the agents' deaths like the store is.
     let phoneRestoration = InMemoryRestorationStorage()
     let lockRestoration = InMemoryRestorationStorage()
     /// The lock's operating mode across its restarts.
@@ -94,8 +95,8 @@ final class AgentWorld {
         try startPhone(grace: grace)
         if leaves {
             // The phone's own proof too: a sealed reply opened, so it counts itself home first.
-            precondition(advance(until: { lockEvents.names().contains("lock.phone_present")
-                && phoneEvents.names().contains("phone.link_verified") }, limit: .seconds(5)))
+            precondition(advance(until: { lockEvents.names().contains(EventKind.lockPhonePresent.name)
+                && phoneEvents.names().contains(EventKind.phoneLinkVerified.name) }, limit: .seconds(5)))
             walkPhone(to: position)
         }
     }

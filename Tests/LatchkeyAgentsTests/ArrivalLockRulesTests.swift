@@ -1,4 +1,5 @@
 import LatchkeyAgents
+import LatchkeyEvents
 import LatchkeyLock
 import LatchkeyLockProtocol
 import LatchkeySim
@@ -12,7 +13,7 @@ struct ArrivalLockRulesTests {
     /// A world whose owner left (the lock saw it) and came home with an intent: unlocked.
     func arrivedHome() throws -> AgentWorld {
         let w = try AgentWorld(autoRelock: nil, grace: .seconds(5), phoneStartsAt: 100)
-        #expect(w.advance(until: { w.phone.presence == .away && w.lockEvents.names().contains("lock.departure") },
+        #expect(w.advance(until: { w.phone.presence == .away && w.lockEvents.names().contains(EventKind.lockDeparture.name) },
                           limit: .seconds(6)))
         w.comeHome()
         #expect(w.advance(until: { w.latchEnergised && w.phone.presence == .home }, limit: .seconds(3)))
@@ -20,7 +21,7 @@ struct ArrivalLockRulesTests {
     }
 
     func refusals(_ w: AgentWorld) -> [String] {
-        w.lockEvents.events.filter { $0.name == "lock.arrival_refused" }.compactMap { $0.field("reason") }
+        w.lockEvents.events.filter { $0.name == EventKind.lockArrivalRefused.name }.compactMap { $0.field("reason") }
     }
 
     @Test func anArrivalWithoutADepartureTheLockSawIsRefused() throws {
@@ -50,11 +51,11 @@ struct ArrivalLockRulesTests {
         w.loop.advance(by: wait - .seconds(1))
         #expect(w.latchEnergised)
         #expect(w.advance(until: { w.lock.controller.lockState == .locked }, limit: .seconds(2)))
-        #expect(w.lockEvents.names().contains("lock.arrival_relock"))
+        #expect(w.lockEvents.names().contains(EventKind.lockArrivalRelock.name))
 
         // Next trip: the owner opens the door, so it stays as they left it (no auto-relock here).
         w.walkPhone(to: 100)
-        #expect(w.advance(until: { w.phone.presence == .away && w.lockEvents.names().filter { $0 == "lock.departure" }.count == 2 },
+        #expect(w.advance(until: { w.phone.presence == .away && w.lockEvents.names().filter { $0 == EventKind.lockDeparture.name }.count == 2 },
                           limit: .seconds(8)))
         w.comeHome()
         #expect(w.advance(until: { w.latchEnergised }, limit: .seconds(3)))
@@ -62,13 +63,13 @@ struct ArrivalLockRulesTests {
         w.chip.pull("door", high: true)
         w.loop.advance(by: wait)
         #expect(w.latchEnergised && w.lock.controller.lockState == .unlocked)
-        #expect(w.lockEvents.names().filter { $0 == "lock.arrival_relock" }.count == 1)
+        #expect(w.lockEvents.names().filter { $0 == EventKind.lockArrivalRelock.name }.count == 1)
     }
 
     @Test func theArrivalRelockDoesNotOverrideALaterDecision() throws {
         let w = try AgentWorld(autoRelock: nil, grace: .seconds(5), phoneStartsAt: 100)
         let wait = try #require(w.lock.configuration.arrivalPolicy.relockUnlessOpenedWithin)
-        #expect(w.advance(until: { w.phone.presence == .away && w.lockEvents.names().contains("lock.departure") },
+        #expect(w.advance(until: { w.phone.presence == .away && w.lockEvents.names().contains(EventKind.lockDeparture.name) },
                           limit: .seconds(6)))
         w.comeHome()
         #expect(w.advance(until: { w.latchEnergised && w.phone.presence == .home }, limit: .seconds(3)))
@@ -78,6 +79,6 @@ struct ArrivalLockRulesTests {
         #expect(w.command(.unlock) == nil)
         w.loop.advance(by: wait)
         #expect(w.latchEnergised && w.lock.controller.lockState == .unlocked)
-        #expect(!w.lockEvents.names().contains("lock.arrival_relock"))
+        #expect(!w.lockEvents.names().contains(EventKind.lockArrivalRelock.name))
     }
 }

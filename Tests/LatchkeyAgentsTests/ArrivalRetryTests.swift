@@ -1,8 +1,9 @@
 import LatchkeyAgents
+import LatchkeyEvents
 import LatchkeyLock
 import Testing
 
-/// An arrival unlock that meets a moving bolt (M8, docs/LOCK-RULES.md rule 4): the lock refuses
+/// An arrival unlock that meets a moving bolt (docs/LOCK-RULES.md rule 4): the lock refuses
 /// it as busy, deciding nothing; the phone asks once more when the bolt is at rest, and the
 /// cycle is spent by that answer — still one unlock per away→home cycle.
 struct ArrivalRetryTests {
@@ -22,7 +23,7 @@ struct ArrivalRetryTests {
         #expect(w.advance(until: { w.lock.controller.machine.isMoving && w.phone.presence == .away }, limit: .seconds(12)))
         let events = w.phoneEvents.events.count
         w.comeHome()
-        #expect(w.advance(until: { w.phoneEvents.names().dropFirst(events).contains("phone.arrival_busy") },
+        #expect(w.advance(until: { w.phoneEvents.names().dropFirst(events).contains(EventKind.phoneArrivalBusy.name) },
                           limit: .seconds(3)), "refused as busy, not by policy")
         #expect(w.lock.controller.machine.isMoving)
         #expect(w.phone.presence == .arriving, "the cycle is not spent")
@@ -31,9 +32,9 @@ struct ArrivalRetryTests {
         #expect(w.advance(until: { w.lock.controller.lockState == .unlocked }, limit: .seconds(8)))
         #expect(w.advance(until: { w.phone.presence == .home }, limit: .seconds(1)))
         let later = Array(w.phoneEvents.events.dropFirst(events))
-        #expect(later.first { $0.name == "phone.arrival_retry" }?.field("reason") == "bolt at rest")
-        #expect(!later.contains { $0.name == "phone.arrival_refused" })
-        let requests = later.filter { $0.name == "phone.command_sent" && $0.field("op") == "arrival-unlock" }
+        #expect(later.first { $0.name == EventKind.phoneArrivalRetry.name }?.field("reason") == "bolt at rest")
+        #expect(!later.contains { $0.name == EventKind.phoneArrivalRefused.name })
+        let requests = later.filter { $0.name == EventKind.phoneCommandSent.name && $0.field("op") == "arrival-unlock" }
         #expect(requests.count == 2, "the request and its one retry")
         #expect(w.phoneStore.state?.presence.spentCycle == 2)
 
@@ -43,6 +44,6 @@ struct ArrivalRetryTests {
         w.walkPhone(to: 2)
         #expect(w.advance(until: { w.phone.isLinked }, limit: .seconds(3)))
         w.loop.advance(by: .seconds(5))
-        #expect(w.phoneEvents.events.dropFirst(events).filter { $0.name == "phone.arrival_request" }.count == 1)
+        #expect(w.phoneEvents.events.dropFirst(events).filter { $0.name == EventKind.phoneArrivalRequest.name }.count == 1)
     }
 }

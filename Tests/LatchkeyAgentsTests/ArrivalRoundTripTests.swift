@@ -1,5 +1,6 @@
 import LatchkeyAgents
 import LatchkeyATT
+import LatchkeyEvents
 import LatchkeyLockProtocol
 import LatchkeyManagers
 import LatchkeySim
@@ -55,7 +56,7 @@ struct ArrivalRoundTripTests {
         // The first link: MTU, hash; the lock service found (2), its characteristics (2), a
         // challenge read — then the command. The state's CCCD comes after it: the
         // subscription needs the session the command opens.
-        #expect(w.advance(until: { w.lockEvents.names().contains("lock.phone_present") }, limit: .seconds(3)))
+        #expect(w.advance(until: { w.lockEvents.names().contains(EventKind.lockPhonePresent.name) }, limit: .seconds(3)))
         let first = try aroundTheFirstCommand(w, sent)
         #expect(first.before.count == 7, "\(first.before)")
         #expect(first.before.dropFirst().first == Self.hashRead)
@@ -63,7 +64,7 @@ struct ArrivalRoundTripTests {
         #expect(first.after.filter(Self.isChore).count == 4, "found (2) and enabled (2) after it: \(first.after)")
 
         w.walkPhone(to: 100)
-        #expect(w.advance(until: { w.phone.presence == .away && w.lockEvents.names().contains("lock.departure") },
+        #expect(w.advance(until: { w.phone.presence == .away && w.lockEvents.names().contains(EventKind.lockDeparture.name) },
                           limit: .seconds(12)))
 
         // A returning link: MTU, then the hash and the challenge in one Read Multiple — then
@@ -85,16 +86,16 @@ struct ArrivalRoundTripTests {
     /// sealed write reaches the lock at the seventh — 52.5 ms after the link came up.
     @Test func aReturningPhonesCommandReachesTheLockSevenConnectionEventsAfterTheLink() throws {
         let w = try AgentWorld(autoRelock: .seconds(3), grace: .seconds(5), phoneStartsAt: 2)
-        #expect(w.advance(until: { w.lockEvents.names().contains("lock.phone_present") }, limit: .seconds(3)))
+        #expect(w.advance(until: { w.lockEvents.names().contains(EventKind.lockPhonePresent.name) }, limit: .seconds(3)))
         #expect(w.phone.central.connectionInterval == .microseconds(7_500))
         w.walkPhone(to: 100)
-        #expect(w.advance(until: { w.phone.presence == .away && w.lockEvents.names().contains("lock.departure") },
+        #expect(w.advance(until: { w.phone.presence == .away && w.lockEvents.names().contains(EventKind.lockDeparture.name) },
                           limit: .seconds(12)))
         w.comeHome()
         #expect(w.advance(until: { w.latchEnergised }, limit: .seconds(3)))
-        let linked = try #require(w.phoneEvents.events.last { $0.name == "phone.linked" }?.time)
+        let linked = try #require(w.phoneEvents.events.last { $0.name == EventKind.phoneLinked.name }?.time)
         let accepted = try #require(w.lockEvents.events.last {
-            $0.name == "lock.command_accepted" && $0.field("op") == "arrival-unlock"
+            $0.name == EventKind.lockCommandAccepted.name && $0.field("op") == "arrival-unlock"
         }?.time)
         #expect(accepted - linked == .microseconds(7_500) * 7, "link → command at the lock: \(accepted - linked)")
     }

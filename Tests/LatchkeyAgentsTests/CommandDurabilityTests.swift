@@ -1,4 +1,5 @@
 import LatchkeyAgents
+import LatchkeyEvents
 import LatchkeyLock
 import LatchkeySecurity
 import Testing
@@ -62,14 +63,14 @@ final class CommitRecorder: KeyStore, DecisionJournal {
     }
 }
 
-/// Issue 3's path, command received → actuator line: one durable commit, holding both the
+/// The lock's path, command received → actuator line: one durable commit, holding both the
 /// key's new counter and the decision, before the line moves; and neither rule weakened.
 struct CommandDurabilityTests {
     static func world() throws -> (AgentWorld, CommitRecorder) {
         let w = try AgentWorld(autoRelock: nil, phoneStartsAt: 1, durables: { CommitRecorder(keys: $0, journal: $1) })
         let recorder = try #require(w.durables as? CommitRecorder)
         recorder.latch = { [unowned w] in w.latchEnergised }
-        #expect(w.advance(until: { w.lockEvents.names().contains("lock.phone_present") }, limit: .seconds(5)))
+        #expect(w.advance(until: { w.lockEvents.names().contains(EventKind.lockPhonePresent.name) }, limit: .seconds(5)))
         recorder.clear()
         return (w, recorder)
     }

@@ -1,4 +1,5 @@
 import LatchkeyAgents
+import LatchkeyEvents
 import LatchkeyLockProtocol
 import LatchkeyManagers
 import LatchkeySim
@@ -16,7 +17,7 @@ struct HeldChallengeAttackTests {
     /// and the next challenge read ahead.
     func atHome(relayed: Bool) throws -> AgentWorld {
         let w = try AgentWorld(autoRelock: nil, grace: .seconds(5), phoneStartsAt: 2, relayed: relayed)
-        #expect(w.advance(until: { w.lockEvents.names().contains("lock.phone_present") }, limit: .seconds(5)))
+        #expect(w.advance(until: { w.lockEvents.names().contains(EventKind.lockPhonePresent.name) }, limit: .seconds(5)))
         w.loop.advance(by: .milliseconds(500))
         return w
     }
@@ -32,13 +33,13 @@ struct HeldChallengeAttackTests {
     }
 
     func rejections(_ w: AgentWorld) -> [String] {
-        w.lockEvents.events.filter { $0.name == "lock.command_rejected" }.compactMap { $0.field("reason") }
+        w.lockEvents.events.filter { $0.name == EventKind.lockCommandRejected.name }.compactMap { $0.field("reason") }
     }
 
-    func accepted(_ w: AgentWorld) -> Int { w.lockEvents.events.filter { $0.name == "lock.command_accepted" }.count }
+    func accepted(_ w: AgentWorld) -> Int { w.lockEvents.events.filter { $0.name == EventKind.lockCommandAccepted.name }.count }
 
     func startedWithHeldChallenge(_ w: AgentWorld) -> Bool {
-        w.phoneEvents.events.last { $0.name == "phone.command_started" }?.field("challenge") == "held"
+        w.phoneEvents.events.last { $0.name == EventKind.phoneCommandStarted.name }?.field("challenge") == "held"
     }
 
     @Test func aFrameSealedWithAHeldChallengeIsRefusedWhenReplayedOnItsLink() throws {
@@ -121,11 +122,11 @@ struct HeldChallengeAttackTests {
         var result: Result<Void, PhoneAgent.CommandError>?
         w.phone.perform(.arrivalUnlock) { result = $0 }
         #expect(w.advance(until: { result != nil }, limit: .seconds(2)))
-        let started = try #require(w.phoneEvents.events.last { $0.name == "phone.command_started" })
+        let started = try #require(w.phoneEvents.events.last { $0.name == EventKind.phoneCommandStarted.name })
         #expect(started.field("op") == "arrival-unlock" && started.field("challenge") == nil)
-        let timing = try #require(w.lockEvents.events.last { $0.name == "lock.arrival_timing" })
+        let timing = try #require(w.lockEvents.events.last { $0.name == EventKind.lockArrivalTiming.name })
         let elapsed = try #require(timing.field("challenge_to_command_ms").flatMap(Double.init))
         #expect(elapsed <= w.lock.configuration.arrivalPolicy.challengeToCommandLimit.milliseconds)
-        #expect(!w.lockEvents.names().contains("lock.suspected_relay"))
+        #expect(!w.lockEvents.names().contains(EventKind.lockSuspectedRelay.name))
     }
 }

@@ -1,4 +1,5 @@
 import LatchkeyAgents
+import LatchkeyEvents
 @testable import LatchkeyLock
 import LatchkeyLockProtocol
 import LatchkeyManagers
@@ -15,7 +16,7 @@ struct KeptSessionTests {
     /// A world whose phone is linked, subscribed and in session with the lock.
     private func readyWorld() -> AgentWorld? {
         guard let w = try? AgentWorld(autoRelock: nil, grace: .seconds(5), phoneStartsAt: 1),
-              w.advance(until: { w.phoneEvents.names().contains("phone.lock_status") }, limit: .seconds(5)),
+              w.advance(until: { w.phoneEvents.names().contains(EventKind.phoneLockStatus.name) }, limit: .seconds(5)),
               w.linkSetUp() else { return nil }
         return w
     }
@@ -26,19 +27,19 @@ struct KeptSessionTests {
     /// hears nothing of the lock's state until its next command opens a new one.
     @Test func aRelaunchedLockSealsToThePhoneOnTheAdoptedLinkWithoutANewCommand() throws {
         let w = try #require(readyWorld())
-        let heard = count("phone.lock_status", in: w.phoneEvents)
+        let heard = count(EventKind.phoneLockStatus.name, in: w.phoneEvents)
         w.killLock()
         try w.restartLock()
         w.loop.run()
-        let restored = try #require(w.lockEvents.events.last { $0.name == "lock.session_restored" })
+        let restored = try #require(w.lockEvents.events.last { $0.name == EventKind.lockSessionRestored.name })
         #expect(restored.field("key") == "\(w.key.id)")
         // The lock says where it stands, sealed under the kept session; the phone opens it.
-        #expect(w.advance(until: { count("phone.lock_status", in: w.phoneEvents) > heard }, limit: .seconds(1)))
-        #expect(!w.phoneEvents.names().contains("phone.reply_unreadable"))
+        #expect(w.advance(until: { count(EventKind.phoneLockStatus.name, in: w.phoneEvents) > heard }, limit: .seconds(1)))
+        #expect(!w.phoneEvents.names().contains(EventKind.phoneReplyUnreadable.name))
         // The link stays past the unauthenticated-link timeout, and its next command opens.
         w.loop.advance(by: LockAgentConfiguration.defaultUnauthenticatedLinkTimeout + .seconds(1))
-        #expect(!w.lockEvents.names().contains("lock.link_dropped"))
-        #expect(!w.phoneEvents.names().contains("phone.link_lost"), "the same link throughout")
+        #expect(!w.lockEvents.names().contains(EventKind.lockLinkDropped.name))
+        #expect(!w.phoneEvents.names().contains(EventKind.phoneLinkLost.name), "the same link throughout")
         if let refused = w.command(.unlock) { Issue.record("unlock on the adopted link: \(refused)"); return }
         #expect(w.advance(until: { w.latchEnergised }, limit: .seconds(1)))
     }
@@ -51,8 +52,8 @@ struct KeptSessionTests {
         w.keys.keys[w.key.id]?.revoked = true
         try w.restartLock()
         w.loop.run()
-        #expect(!w.lockEvents.names().contains("lock.session_restored"))
-        let refused = try #require(w.lockEvents.events.last { $0.name == "lock.session_not_restored" })
+        #expect(!w.lockEvents.names().contains(EventKind.lockSessionRestored.name))
+        let refused = try #require(w.lockEvents.events.last { $0.name == EventKind.lockSessionNotRestored.name })
         #expect(refused.field("reason")?.contains("revoked") == true)
     }
 
@@ -63,14 +64,14 @@ struct KeptSessionTests {
         let w = try #require(readyWorld())
         let link = try #require(w.air.device(w.lockAddress)!.connectedLinks.first as? SimulatedLink)
         link.keepFailure = TransportError(.failed, "the store is gone")
-        let heard = count("phone.lock_status", in: w.phoneEvents)
+        let heard = count(EventKind.phoneLockStatus.name, in: w.phoneEvents)
         w.lock.controller.submit(LockCommand(.unlock, source: .manual))
         w.loop.advance(by: .seconds(1))
-        #expect(w.lockEvents.names().contains("lock.session_not_kept"))
-        #expect(count("phone.lock_status", in: w.phoneEvents) == heard, "nothing sealed under an unkept sequence")
+        #expect(w.lockEvents.names().contains(EventKind.lockSessionNotKept.name))
+        #expect(count(EventKind.phoneLockStatus.name, in: w.phoneEvents) == heard, "nothing sealed under an unkept sequence")
         link.keepFailure = nil
         w.lock.controller.submit(LockCommand(.lock, source: .manual))
-        #expect(w.advance(until: { count("phone.lock_status", in: w.phoneEvents) > heard }, limit: .seconds(2)))
+        #expect(w.advance(until: { count(EventKind.phoneLockStatus.name, in: w.phoneEvents) > heard }, limit: .seconds(2)))
     }
 }
 
@@ -117,12 +118,12 @@ struct KeptSessionAttackTests {
         let before = owner.notified
         var session = try #require(recorder.sessions.last)
         for reply in before { _ = try session.open(reply, as: .status) }
-        let accepted = count(w, "lock.command_accepted")
+        let accepted = count(w, EventKind.lockCommandAccepted.name)
 
         w.killLock()
         try w.restartLock()
         w.loop.run()
-        #expect(w.lockEvents.names().contains("lock.session_restored"))
+        #expect(w.lockEvents.names().contains(EventKind.lockSessionRestored.name))
         // The restored session seals above every sequence used before: the owner opens it.
         #expect(w.advance(until: { owner.notified.count > before.count }, limit: .seconds(1)))
         let after = try #require(owner.notified.last)
@@ -143,7 +144,7 @@ struct KeptSessionAttackTests {
         owner.send(sealed(w, .unlock, counter: 10, recorder: recorder))
         #expect(w.advance(until: { owner.results.count == 3 }, limit: .seconds(2)))
         #expect(owner.results.last == .replayedCounter)
-        #expect(count(w, "lock.command_accepted") == accepted, "nothing replayed was carried out")
+        #expect(count(w, EventKind.lockCommandAccepted.name) == accepted, "nothing replayed was carried out")
     }
 
     /// A stranger's link adopted by the relaunched lock is still a stranger's: no session is
@@ -153,9 +154,9 @@ struct KeptSessionAttackTests {
         w.killLock()
         try w.restartLock()
         w.loop.run()
-        let restored = try #require(w.lockEvents.events.last { $0.name == "lock.restored" })
+        let restored = try #require(w.lockEvents.events.last { $0.name == EventKind.lockRestored.name })
         #expect(restored.field("centrals") == "1", "the stranger's link was adopted")
-        #expect(!w.lockEvents.names().contains("lock.session_restored"))
+        #expect(!w.lockEvents.names().contains(EventKind.lockSessionRestored.name))
         let adoptedAt = w.loop.now
         stranger.readState()
         #expect(w.advance(until: { stranger.stateReads.count == 1 }, limit: .seconds(1)))
@@ -163,7 +164,7 @@ struct KeptSessionAttackTests {
         #expect(w.advance(until: { stranger.lock.state != .connected }, limit: .seconds(7)))
         #expect(w.loop.now - adoptedAt < LockAgentConfiguration.defaultUnauthenticatedLinkTimeout + .seconds(1))
         #expect(w.lockEvents.events.contains {
-            $0.name == "lock.link_dropped" && $0.field("reason")?.hasPrefix("unauthenticated") == true
+            $0.name == EventKind.lockLinkDropped.name && $0.field("reason")?.hasPrefix("unauthenticated") == true
         })
     }
 

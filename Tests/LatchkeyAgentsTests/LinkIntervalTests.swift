@@ -1,4 +1,5 @@
 import LatchkeyAgents
+import LatchkeyEvents
 import LatchkeyLockProtocol
 import LatchkeySim
 import LatchkeyTransport
@@ -14,7 +15,7 @@ struct LinkIntervalTests {
 
     func atHome() throws -> AgentWorld {
         let w = try AgentWorld(autoRelock: nil, grace: .seconds(5), phoneStartsAt: 2, phoneIdleInterval: Self.slow)
-        #expect(w.advance(until: { w.lockEvents.names().contains("lock.phone_present") }, limit: .seconds(3)))
+        #expect(w.advance(until: { w.lockEvents.names().contains(EventKind.lockPhonePresent.name) }, limit: .seconds(3)))
         #expect(w.linkSetUp())
         return w
     }
@@ -27,9 +28,9 @@ struct LinkIntervalTests {
         var result: Result<Void, PhoneAgent.CommandError>?
         w.phone.perform(op) { result = $0 }
         #expect(w.advance(until: { result != nil }, limit: .seconds(2)))
-        let started = try #require(w.phoneEvents.events.last { $0.name == "phone.command_started" && $0.time >= t })
+        let started = try #require(w.phoneEvents.events.last { $0.name == EventKind.phoneCommandStarted.name && $0.time >= t })
         let accepted = try #require(w.lockEvents.events.last {
-            $0.name == "lock.command_accepted" && $0.field("op") == "\(op)" && $0.time >= t
+            $0.name == EventKind.lockCommandAccepted.name && $0.field("op") == "\(op)" && $0.time >= t
         })
         return (started.field("challenge") == "held", accepted.time - started.time)
     }
@@ -45,7 +46,7 @@ struct LinkIntervalTests {
         #expect(w.advance(until: { lockSide(w) == Self.slow }, limit: .seconds(7)))
         let slowedAfter = w.loop.now - answered
         #expect(slowedAfter > .seconds(5) && slowedAfter <= .seconds(5) + .milliseconds(100), "\(slowedAfter)")
-        #expect(w.phoneEvents.events.contains { $0.name == "phone.link_interval" && $0.field("why") == "idle" })
+        #expect(w.phoneEvents.events.contains { $0.name == EventKind.phoneLinkInterval.name && $0.field("why") == "idle" })
         print("interval-figure: idle link slowed to \(Self.slow.milliseconds) ms \(slowedAfter.milliseconds) ms after "
               + "the last answer; a warm command before it: start → lock \(warm.toLock.milliseconds) ms")
     }

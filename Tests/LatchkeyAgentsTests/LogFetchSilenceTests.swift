@@ -1,4 +1,5 @@
 import LatchkeyAgents
+import LatchkeyEvents
 import LatchkeyLock
 import LatchkeySim
 import LatchkeyTransport
@@ -9,7 +10,7 @@ import Testing
 @Suite struct LogFetchSilenceTests {
     @Test func aTransferTheLockAbandonsFailsAndTheNextFetchRuns() throws {
         let w = try AgentWorld(autoRelock: nil, grace: .seconds(5), phoneStartsAt: 1)
-        #expect(w.advance(until: { w.phoneEvents.names().contains("phone.lock_status") }, limit: .seconds(5)))
+        #expect(w.advance(until: { w.phoneEvents.names().contains(EventKind.phoneLockStatus.name) }, limit: .seconds(5)))
         #expect(w.linkSetUp())
         w.loop.advance(by: .milliseconds(200))
         for i in 0..<1_000 {  // a transfer of many notifications
@@ -38,7 +39,7 @@ import Testing
             return
         }
         #expect("\(error)".contains("nothing from the lock"), "\(error)")
-        #expect(w.phoneEvents.names().contains("phone.log_fetch_timeout"))
+        #expect(w.phoneEvents.names().contains(EventKind.phoneLogFetchTimeout.name))
         // The phone's one fetch is free again: the next one is not refused as running.
         var second: PhoneAgent.LogResult?
         w.phone.fetchLog(from: 1, limit: 1) { second = $0 }

@@ -1,4 +1,5 @@
 import LatchkeyAgents
+import LatchkeyEvents
 import LatchkeyLock
 import LatchkeyLockProtocol
 import LatchkeyManagers
@@ -6,7 +7,7 @@ import LatchkeySim
 import LatchkeyTransport
 import Testing
 
-/// Issue 22, item 5: a 64 KiB audit-log transfer over notifications at the negotiated MTU
+/// A 64 KiB audit-log transfer over notifications at the negotiated MTU
 /// runs at ≥ 90 % of the link's rate — notifications per connection event (what the link
 /// model's airtime and buffers allow) × their payload (MTU − 3) per interval — with nothing
 /// lost or reordered, through the `false`/ready back-pressure path (the lock offers chunks
@@ -18,7 +19,7 @@ struct LogTransferRateTests {
 
     @Test func a64KiBLogCrossesAtNinetyPercentOfTheLinksRateWithNothingLostOrReordered() throws {
         let w = try AgentWorld(autoRelock: nil, grace: .seconds(5), phoneStartsAt: 2)
-        #expect(w.advance(until: { w.lockEvents.names().contains("lock.phone_present") }, limit: .seconds(3)))
+        #expect(w.advance(until: { w.lockEvents.names().contains(EventKind.lockPhonePresent.name) }, limit: .seconds(3)))
         #expect(w.linkSetUp())
         w.loop.advance(by: .milliseconds(200))
         // 29-octet events in 5-octet records: 1,927 fill the 64 KiB a sealed reply carries.

@@ -1,4 +1,5 @@
 @testable import LatchkeyAgents
+import LatchkeyEvents
 import LatchkeyLock
 import LatchkeyLockProtocol
 import LatchkeySecurity
@@ -40,16 +41,16 @@ struct OneGateAttackTests {
         // `latchkey keys revoke 1` from another process: the store changes, nobody tells the lock.
         w.keys.keys[1]!.revoked = true
         let revokedAt = w.loop.now
-        #expect(w.advance(until: { w.lockEvents.names().contains("lock.key_ended") }, limit: .seconds(1)),
+        #expect(w.advance(until: { w.lockEvents.names().contains(EventKind.lockKeyEnded.name) }, limit: .seconds(1)),
                 "the lock learns of it within a second")
-        let ended = try #require(w.lockEvents.events.last { $0.name == "lock.key_ended" })
+        let ended = try #require(w.lockEvents.events.last { $0.name == EventKind.lockKeyEnded.name })
         #expect(ended.field("key") == "1" && ended.field("links") == "1")
         #expect(ended.time - revokedAt <= .seconds(1))
         // The phone re-links once, hears "revoked key" for its `present`, and stops asking.
         #expect(w.advance(until: { w.phone.keyRevoked }, limit: .seconds(5)))
-        let links = count(w, "lock.central_connected")
+        let links = count(w, EventKind.lockCentralConnected.name)
         w.loop.advance(by: .seconds(600))
-        #expect(count(w, "lock.central_connected") == links, "no re-link after the phone heard it")
+        #expect(count(w, EventKind.lockCentralConnected.name) == links, "no re-link after the phone heard it")
         #expect(!w.latchEnergised, "nothing moved")
         // The owner asks by hand (the key may be back): the phone tries once more.
         w.keys.keys[1]!.revoked = false
@@ -114,7 +115,7 @@ struct OneGateAttackTests {
     @Test func fourRadiosWithOneGuestKeyNeverTakeTheOwnersSlot() throws {
         let w = try AgentWorld(autoRelock: nil, phoneStartsAt: 100, maximumLinks: 4)
         // The owner is out, and the lock saw them go (an arrival needs a departure it saw).
-        #expect(w.advance(until: { w.lockEvents.names().contains("lock.departure") }, limit: .seconds(12)))
+        #expect(w.advance(until: { w.lockEvents.names().contains(EventKind.lockDeparture.name) }, limit: .seconds(12)))
         w.keys.keys[Self.guest.id] = Self.guest
         var radios: [RawCentral] = []
         for i in 0..<4 {
@@ -127,7 +128,7 @@ struct OneGateAttackTests {
         }
         // One key, one link: each newer session ended the older link.
         #expect(radios.filter { $0.lock.state == .connected }.count == 1)
-        #expect(count(w, "lock.link_dropped") >= 3)
+        #expect(count(w, EventKind.lockLinkDropped.name) >= 3)
         // The owner comes home: a slot is free, the lock advertises, the arrival unlocks.
         let mark = w.lockEvents.events.count
         w.comeHome()
@@ -137,7 +138,7 @@ struct OneGateAttackTests {
 
     @Test func aPairingRaceWinnerWhoseKeyWasNotEnrolledIsTimedLikeAStranger() throws {
         let w = try AgentWorld(autoRelock: nil, phoneStartsAt: 100, maximumLinks: 1)
-        #expect(w.advance(until: { w.lockEvents.names().contains("lock.departure") }, limit: .seconds(12)))
+        #expect(w.advance(until: { w.lockEvents.names().contains(EventKind.lockDeparture.name) }, limit: .seconds(12)))
         var pending: PendingPairing?
         #expect(w.lock.openPairingWindow(for: .seconds(120), offer: PairingOffer(role: .user), asked: { pending = $0 }) { _ in })
         // The race's winner writes its request and then just stays linked, taking the one slot.
@@ -153,7 +154,7 @@ struct OneGateAttackTests {
         // The winner's link holds no key: it is dropped as a stranger's would be.
         #expect(w.advance(until: { winner.lock.state != .connected },
                           limit: LockAgentConfiguration.defaultUnauthenticatedLinkTimeout + .seconds(1)))
-        #expect(w.lockEvents.events.contains { $0.name == "lock.link_dropped" && $0.field("reason")?.hasPrefix("unauthenticated") == true })
+        #expect(w.lockEvents.events.contains { $0.name == EventKind.lockLinkDropped.name && $0.field("reason")?.hasPrefix("unauthenticated") == true })
         w.comeHome()
         #expect(w.advance(until: { w.latchEnergised }, limit: .seconds(5)), "the owner's phone links and unlocks")
     }
@@ -178,9 +179,9 @@ struct OneGateAttackTests {
         w.loop.advance(by: .milliseconds(500))
         g.requestLog()
         let address = "\(BluetoothAddress(0xBAD000000040))"
-        #expect(w.advance(until: { w.lockEvents.events.contains { $0.name == "lock.log_transfer" && $0.field("central") == address } },
+        #expect(w.advance(until: { w.lockEvents.events.contains { $0.name == EventKind.lockLogTransfer.name && $0.field("central") == address } },
                           limit: .seconds(3)), "\(g.logRequests) \(g.subscriptions)")
-        let guestLog = try #require(w.lockEvents.events.last { $0.name == "lock.log_transfer" && $0.field("central") == address })
+        let guestLog = try #require(w.lockEvents.events.last { $0.name == EventKind.lockLogTransfer.name && $0.field("central") == address })
         let guests = w.lockLog.entries.filter { $0.event.keyID == KeyID(2) }.count
         #expect(guests >= 1 && guests < w.lockLog.entries.count)
         #expect(guestLog.field("events") == "\(guests)", "the guest's transfer carries only its own events")

@@ -1,4 +1,5 @@
 import LatchkeyAgents
+import LatchkeyEvents
 import LatchkeyLock
 import Testing
 
@@ -9,7 +10,7 @@ struct OperatingModeRestartTests {
     static func adminWorld() throws -> AgentWorld {
         let w = try AgentWorld(autoRelock: nil, phoneStartsAt: 1)
         w.keys.keys[1]!.role = .admin
-        #expect(w.advance(until: { w.lockEvents.names().contains("lock.phone_present") }, limit: .seconds(5)))
+        #expect(w.advance(until: { w.lockEvents.names().contains(EventKind.lockPhonePresent.name) }, limit: .seconds(5)))
         return w
     }
 
@@ -27,7 +28,7 @@ struct OperatingModeRestartTests {
         w.killLock()
         try w.restartLock()
         #expect(w.lock.controller.operatingMode == .noRemoteLockUnlock)
-        #expect(w.lockEvents.names().contains("lock.operating_mode_restored"))
+        #expect(w.lockEvents.names().contains(EventKind.lockOperatingModeRestored.name))
         #expect(Self.modeChanges(w).count == 1, "restoring is not a change")
         #expect(w.advance(until: { w.phone.isLinked }, limit: .seconds(10)), "the link survived the restart")
         #expect(w.command(.unlock) == .rejected(.refusedByPolicy))
@@ -49,7 +50,7 @@ struct OperatingModeRestartTests {
         #expect(!w.latchEnergised, "nobody decided to unlock after the restart")
         #expect(w.operatingModes.mode == .normal, "the store follows: the next start reports nothing")
         #expect(Self.modeChanges(w).last == OperatingModeChangeRecord(.normal, previous: .passage, source: .auto))
-        #expect(w.lockEvents.events.contains { $0.name == "lock.operating_mode_not_restored" && $0.field("stored") == "passage" })
+        #expect(w.lockEvents.events.contains { $0.name == EventKind.lockOperatingModeNotRestored.name && $0.field("stored") == "passage" })
 
         w.killLock()
         try w.restartLock()

@@ -12,7 +12,6 @@ import Testing
 /// from the document alone) against the lock's and the phone's own code, in both directions:
 /// from the inputs the code builds exactly these octets, and from these octets it reads
 /// exactly these values, answers exactly these errors.
-///
 /// Both directions: a command frame sealed by the phone's code with the vector's nonce is the
 /// vector's octets, and the vector's octets open (and pass the lock's whole check).
 /// ChaCha20-Poly1305 is deterministic for a key, nonce, associated data and plaintext, so a

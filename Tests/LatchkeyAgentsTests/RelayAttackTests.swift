@@ -1,4 +1,5 @@
 import LatchkeyAgents
+import LatchkeyEvents
 @testable import LatchkeyLock
 import LatchkeyPhone
 import LatchkeySim
@@ -15,13 +16,13 @@ struct RelayAttackTests {
     /// A relayed world whose owner has left: the lock saw the departure, the phone is away.
     func leftHome() throws -> AgentWorld {
         let w = try AgentWorld(autoRelock: nil, grace: .seconds(5), phoneStartsAt: 100, relayed: true)
-        #expect(w.advance(until: { w.phone.presence == .away && w.lockEvents.names().contains("lock.departure") },
+        #expect(w.advance(until: { w.phone.presence == .away && w.lockEvents.names().contains(EventKind.lockDeparture.name) },
                           limit: .seconds(8)))
         return w
     }
 
     func timings(_ w: AgentWorld) -> [Double] {
-        w.lockEvents.events.filter { $0.name == "lock.arrival_timing" }
+        w.lockEvents.events.filter { $0.name == EventKind.lockArrivalTiming.name }
             .compactMap { $0.field("challenge_to_command_ms").flatMap(Double.init) }
     }
 
@@ -36,8 +37,8 @@ struct RelayAttackTests {
         #expect(w.advance(until: { w.phone.isLinked && w.relay!.isRelaying }, limit: .seconds(3)))
         w.loop.advance(by: .seconds(60))
         #expect(w.phone.presence == .nearby)
-        #expect(!w.phoneEvents.names().contains("phone.arrival_request"))
-        #expect(!w.lockEvents.names().contains("lock.arrival_timing"), "no arrival command reached the lock")
+        #expect(!w.phoneEvents.names().contains(EventKind.phoneArrivalRequest.name))
+        #expect(!w.lockEvents.names().contains(EventKind.lockArrivalTiming.name), "no arrival command reached the lock")
         #expect(!w.latchEnergised && w.lock.controller.lockState == .locked)
     }
 
@@ -58,14 +59,14 @@ struct RelayAttackTests {
         let w = try leftHome()
         w.relay!.latency = .milliseconds(60)  // two crossings per round trip: +120 ms
         w.comeHome()
-        #expect(w.advance(until: { w.lockEvents.names().contains("lock.suspected_relay") }, limit: .seconds(3)))
+        #expect(w.advance(until: { w.lockEvents.names().contains(EventKind.lockSuspectedRelay.name) }, limit: .seconds(3)))
         w.loop.advance(by: .seconds(5))
         #expect(!w.latchEnergised && w.lock.controller.lockState == .locked)
         let audit = try #require(relayAudits(w).first)
         #expect(audit.reason == .tooSlow && audit.who == KeyID(w.key.id))
         #expect(Double(audit.elapsedMicroseconds) / 1000 > 150 && audit.intervalMicroseconds == 30_000,
                 "the measured figures are in the audit log")
-        #expect(w.phoneEvents.names().contains("phone.arrival_refused"))
+        #expect(w.phoneEvents.names().contains(EventKind.phoneArrivalRefused.name))
     }
 
     @Test func aRelayAboveTheIntervalCeilingIsRefusedAndAudited() throws {
@@ -73,7 +74,7 @@ struct RelayAttackTests {
         w.relay!.latency = .zero
         try w.relay!.setDoorInterval(.milliseconds(100))
         w.comeHome()
-        #expect(w.advance(until: { w.lockEvents.names().contains("lock.suspected_relay") }, limit: .seconds(3)))
+        #expect(w.advance(until: { w.lockEvents.names().contains(EventKind.lockSuspectedRelay.name) }, limit: .seconds(3)))
         w.loop.advance(by: .seconds(5))
         #expect(!w.latchEnergised)
         let audit = try #require(relayAudits(w).first)
@@ -84,11 +85,11 @@ struct RelayAttackTests {
         let w = try leftHome()
         w.relay!.latency = .milliseconds(8)
         // The relay withholds the arrival command's Write Response (ATT 0x13) and drops the link.
-        w.relay!.dropToPhone = { $0.first == 0x13 && w.lockEvents.names().contains("lock.arrival_timing") }
+        w.relay!.dropToPhone = { $0.first == 0x13 && w.lockEvents.names().contains(EventKind.lockArrivalTiming.name) }
         w.comeHome()
         #expect(w.advance(until: { w.relay!.dropped > 0 }, limit: .seconds(3)))
         w.relay!.dropToPhone = nil
-        let requests = { w.phoneEvents.names().filter { $0 == "phone.arrival_request" }.count }
+        let requests = { w.phoneEvents.names().filter { $0 == EventKind.phoneArrivalRequest.name }.count }
         #expect(requests() == 1)
         // The relay re-links at once and again later, with fresh intents: no second request
         // before the owner has been away again, and the lock wants a new departure anyway.
@@ -105,20 +106,20 @@ struct RelayAttackTests {
 struct SpoofedAddressTests {
     @Test func aSpoofedAddressDoesNotStopTheLockFromLockingBehindItsOwner() throws {
         let w = try AgentWorld(autoRelock: nil, grace: .seconds(5), phoneStartsAt: 2)
-        #expect(w.advance(until: { w.lockEvents.names().contains("lock.phone_present") }, limit: .seconds(5)))
+        #expect(w.advance(until: { w.lockEvents.names().contains(EventKind.lockPhonePresent.name) }, limit: .seconds(5)))
         // Someone inside unlocks by hand; then the owner leaves.
         w.lock.controller.submit(LockCommand(.unlock, source: .button))
         #expect(w.advance(until: { w.latchEnergised }, limit: .seconds(2)))
         w.killPhone()
         w.air.removeDevice(w.phoneAddress)
-        #expect(w.advance(until: { w.lockEvents.names().contains("lock.central_disconnected") }, limit: .seconds(2)))
+        #expect(w.advance(until: { w.lockEvents.names().contains(EventKind.lockCentralDisconnected.name) }, limit: .seconds(2)))
         // Within the grace a stranger's radio with the owner's address connects and stays.
         let spoof = w.air.addDevice(address: w.phoneAddress, position: 3)
         let raw = RawCentral(transport: spoof, lockAddress: w.lockAddress)
         raw.connect()
         #expect(w.advance(until: { raw.isReady }, limit: .seconds(3)))
-        #expect(!w.lockEvents.names().contains("lock.departure_cancelled"))
-        #expect(w.advance(until: { w.lockEvents.names().contains("lock.departure") }, limit: .seconds(6)))
+        #expect(!w.lockEvents.names().contains(EventKind.lockDepartureCancelled.name))
+        #expect(w.advance(until: { w.lockEvents.names().contains(EventKind.lockDeparture.name) }, limit: .seconds(6)))
         #expect(w.advance(until: { w.lock.controller.lockState == .locked }, limit: .seconds(2)))
         #expect(raw.isReady, "the stranger is still linked: the lock locked regardless")
     }
@@ -132,11 +133,11 @@ struct ArrivalTimingTests {
         var p = ConnectionParameters.kernelDefault
         p.connectionInterval = interval
         try w.air.device(w.phoneAddress)!.setConnectionParameters(p)
-        #expect(w.advance(until: { w.phone.presence == .away && w.lockEvents.names().contains("lock.departure") },
+        #expect(w.advance(until: { w.phone.presence == .away && w.lockEvents.names().contains(EventKind.lockDeparture.name) },
                           limit: .seconds(8)))
         w.comeHome()
         _ = w.advance(until: { w.latchEnergised }, limit: .seconds(3))
-        let t = w.lockEvents.events.first { $0.name == "lock.arrival_timing" }
+        let t = w.lockEvents.events.first { $0.name == EventKind.lockArrivalTiming.name }
         return (t?.field("challenge_to_command_ms").flatMap(Double.init) ?? .infinity, w.latchEnergised)
     }
 

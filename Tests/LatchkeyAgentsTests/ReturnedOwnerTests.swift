@@ -1,5 +1,6 @@
 import LatchkeyAgents
 import LatchkeyATT
+import LatchkeyEvents
 @testable import LatchkeyLock
 import LatchkeyLockProtocol
 import LatchkeyManagers
@@ -18,11 +19,11 @@ struct ReturnedOwnerTests {
     /// nothing asked.
     func backWithoutAnIntent() throws -> AgentWorld {
         let w = try AgentWorld(autoRelock: nil, grace: .seconds(5), phoneStartsAt: 100)
-        #expect(w.advance(until: { w.phone.presence == .away && w.lockEvents.names().contains("lock.departure") },
+        #expect(w.advance(until: { w.phone.presence == .away && w.lockEvents.names().contains(EventKind.lockDeparture.name) },
                           limit: .seconds(6)))
         w.walkPhone(to: 2)
         #expect(w.advance(until: { w.phone.presence == .nearby }, limit: .seconds(3)))
-        #expect(w.lockEvents.names().contains("lock.departure_credit_clock"), "the present started the lock's clock")
+        #expect(w.lockEvents.names().contains(EventKind.lockDepartureCreditClock.name), "the present started the lock's clock")
         return w
     }
 
@@ -33,7 +34,7 @@ struct ReturnedOwnerTests {
     }
 
     func refusals(_ w: AgentWorld) -> [String] {
-        w.lockEvents.events.filter { $0.name == "lock.arrival_refused" }.compactMap { $0.field("reason") }
+        w.lockEvents.events.filter { $0.name == EventKind.lockArrivalRefused.name }.compactMap { $0.field("reason") }
     }
 
     @Test func aLinkFirstAndAnIntentWithinTheWindowStillUnlocks() throws {
@@ -48,16 +49,16 @@ struct ReturnedOwnerTests {
         let w = try backWithoutAnIntent()
         // The owner taps unlock, goes in, locks.
         #expect(w.command(.unlock) == nil)
-        #expect(w.lockEvents.names().contains("lock.departure_credit_spent"))
+        #expect(w.lockEvents.names().contains(EventKind.lockDepartureCreditSpent.name))
         #expect(w.command(.lock) == nil)
         #expect(w.advance(until: { w.lock.controller.lockState == .locked }, limit: .seconds(2)))
         w.loop.advance(by: .seconds(3 * 3600))
         // The phone asks nothing: `nearby` aged into home.
         #expect(w.phone.presence == .home)
-        #expect(w.phoneEvents.names().contains("phone.home_without_arrival"))
+        #expect(w.phoneEvents.names().contains(EventKind.phoneHomeWithoutArrival.name))
         #expect(w.phone.arrivalIntent().hasPrefix("nothing to ask"))
         w.loop.advance(by: .seconds(5))
-        #expect(!w.phoneEvents.names().contains("phone.arrival_request"))
+        #expect(!w.phoneEvents.names().contains(EventKind.phoneArrivalRequest.name))
         // And a phone that asks all the same (an older one, or one made to) is refused by the
         // lock on its own, which says so in the audit log.
         #expect(w.command(.arrivalUnlock) == .rejected(.refusedByPolicy))
@@ -85,7 +86,7 @@ struct ReturnedOwnerTests {
         w.killLock()
         try w.restartLock()
         try w.startPhone(grace: .seconds(5))
-        #expect(w.advance(until: { w.phone.isLinked && w.phoneEvents.names().contains("phone.link_verified") },
+        #expect(w.advance(until: { w.phone.isLinked && w.phoneEvents.names().contains(EventKind.phoneLinkVerified.name) },
                           limit: .seconds(10)))
         w.loop.advance(by: .seconds(3 * 3600))
         #expect(w.phone.presence == .home, "a phone restarted while nearby cannot tell how long it was down")
@@ -149,8 +150,8 @@ struct LookalikeAndRelayPresenceTests {
         w.loop.advance(by: .seconds(30))
         #expect(w.phone.isLinked, "the lookalike holds the link")
         #expect(w.phone.presence == .away, "a link nobody proved to be the lock's is no return")
-        #expect(w.phoneEvents.names().filter { $0 == "phone.link_verified" }.count == 1, "the real lock's, before it went")
-        #expect(w.phoneEvents.names().contains("phone.reply_unreadable"))
+        #expect(w.phoneEvents.names().filter { $0 == EventKind.phoneLinkVerified.name }.count == 1, "the real lock's, before it went")
+        #expect(w.phoneEvents.names().contains(EventKind.phoneReplyUnreadable.name))
     }
 
     @Test func aLookalikeDoesNotCancelTheOwnersDeparture() throws {
@@ -171,16 +172,16 @@ struct LookalikeAndRelayPresenceTests {
         // to them carries their phone's link to the door, its `present` verifies, and the
         // lock cancels the departure: it does not lock behind them.
         let w = try AgentWorld(autoRelock: nil, grace: .seconds(5), phoneStartsAt: 2, relayed: true)
-        #expect(w.advance(until: { w.lockEvents.names().contains("lock.phone_present") }, limit: .seconds(5)))
+        #expect(w.advance(until: { w.lockEvents.names().contains(EventKind.lockPhonePresent.name) }, limit: .seconds(5)))
         w.lock.controller.submit(LockCommand(.unlock, source: .button))
         #expect(w.advance(until: { w.latchEnergised }, limit: .seconds(2)))
         w.relay!.latency = .milliseconds(8)
         w.walkPhone(to: 100)  // out of the relay's reach: the link drops, the lock's grace starts
-        #expect(w.advance(until: { w.lockEvents.names().contains("lock.central_disconnected") }, limit: .seconds(3)))
+        #expect(w.advance(until: { w.lockEvents.names().contains(EventKind.lockCentralDisconnected.name) }, limit: .seconds(3)))
         w.walkPhone(to: 2)    // the relay's radio is brought next to the owner
-        #expect(w.advance(until: { w.lockEvents.names().contains("lock.departure_cancelled") }, limit: .seconds(4)))
+        #expect(w.advance(until: { w.lockEvents.names().contains(EventKind.lockDepartureCancelled.name) }, limit: .seconds(4)))
         w.loop.advance(by: .seconds(60))
-        #expect(!w.lockEvents.names().contains("lock.departure"))
+        #expect(!w.lockEvents.names().contains(EventKind.lockDeparture.name))
         #expect(w.latchEnergised && w.lock.controller.lockState == .unlocked)
     }
 }

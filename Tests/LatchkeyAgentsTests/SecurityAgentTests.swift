@@ -1,4 +1,5 @@
 import LatchkeyAgents
+import LatchkeyEvents
 import LatchkeyLock
 import LatchkeyLockProtocol
 import LatchkeyPhone
@@ -73,7 +74,7 @@ struct PairingOverTheAirTests {
                                    configuration: PhoneAgentConfiguration(lockAddress: w.lockAddress, keyID: key.keyID,
                                                                           secret: key.secret),
                                    store: InMemoryPhoneStateStore(), events: RecordingEventSink())
-        #expect(w.advance(until: { w.lockEvents.names().contains("lock.phone_present") }, limit: .seconds(5)))
+        #expect(w.advance(until: { w.lockEvents.names().contains(EventKind.lockPhonePresent.name) }, limit: .seconds(5)))
         var unlocked: Result<Void, PhoneAgent.CommandError>?
         phone.perform(.unlock) { unlocked = $0 }
         #expect(w.advance(until: { unlocked != nil }, limit: .seconds(5)))
@@ -133,7 +134,7 @@ struct PairingOverTheAirTests {
         #expect(w.keys.key(id: key.keyID) == nil && w.keys.keys.count == 1)
         let attempt = LockOperationRecord(operation: nil, source: .remote, who: KeyID(key.keyID))
         #expect(w.logged(.lockOperationError(attempt, .pairingNotConfirmed)) == 1, "the attempt is in the audit log")
-        #expect(w.lockEvents.names().contains("lock.pairing_not_enrolled"))
+        #expect(w.lockEvents.names().contains(EventKind.lockPairingNotEnrolled.name))
         #expect(w.pair(from: AgentWorld.strangerAddress) == .failure(.refused(.pairingClosed)))
         #expect(w.lock.pairingCounts.notEnrolled == 1)
     }
@@ -143,7 +144,7 @@ struct PairingOverTheAirTests {
         _ = w.air.addDevice(address: AgentWorld.strangerAddress, position: 2)
         #expect(w.pair(from: AgentWorld.strangerAddress) == .failure(.refused(.pairingClosed)))
         #expect(w.keys.keys.count == 1)
-        #expect(w.lockEvents.names().contains("lock.pairing_refused"))
+        #expect(w.lockEvents.names().contains(EventKind.lockPairingRefused.name))
         #expect(w.lock.pairingCounts.requests == 1 && w.lock.pairingCounts.refused == 1)
     }
 
@@ -165,7 +166,7 @@ struct RoleTests {
         let w = try AgentWorld(autoRelock: nil, phoneStartsAt: 1)
         w.keys.keys[1]!.role = .user
         w.keys.keys[1]!.mayRequestArrivalUnlock = false
-        #expect(w.advance(until: { w.lockEvents.names().contains("lock.phone_present") }, limit: .seconds(5)))
+        #expect(w.advance(until: { w.lockEvents.names().contains(EventKind.lockPhonePresent.name) }, limit: .seconds(5)))
         let noRemote = OperatingMode.noRemoteLockUnlock.rawValue
         #expect(w.command(.setOperatingMode, mode: noRemote) == .rejected(.notAuthorized))
         #expect(w.lock.controller.operatingMode == .normal)
@@ -195,7 +196,7 @@ struct BruteForceAndRevocationTests {
 
     @Test func aKeysOwnFailuresLockItOutAndRaiseTheAlarmButNeverRefuseLock() throws {
         let w = try AgentWorld(autoRelock: nil, phoneStartsAt: 100)
-        #expect(w.advance(until: { w.phone.presence == .away && w.lockEvents.names().contains("lock.departure") },
+        #expect(w.advance(until: { w.phone.presence == .away && w.lockEvents.names().contains(EventKind.lockDeparture.name) },
                           limit: .seconds(12)))
         _ = w.air.addDevice(address: AgentWorld.strangerAddress, position: 3)
         // A copy of the key on another device (a phone restored from an old backup).
@@ -209,10 +210,10 @@ struct BruteForceAndRevocationTests {
         #expect(w.logged(.lockOperationError(attempt, .invalidCredential)) == 3, "each failure is logged")
         #expect(w.logged(.doorLockAlarm(.wrongCodeEntryLimit)) == 1, "reaching the limit raises the alarm")
         #expect(!w.latchEnergised)
-        // The events name the key they concern: journald files it as KEY_ID= (issue 23).
-        #expect(w.lockEvents.events.contains { $0.name == "lock.lockout" && $0.field("key") == "1" })
+        // The events name the key they concern: journald files it as KEY_ID=.
+        #expect(w.lockEvents.events.contains { $0.name == EventKind.lockLockout.name && $0.field("key") == "1" })
         #expect(w.lockEvents.events.contains {
-            $0.name == "lock.event" && $0.field("kind")?.hasPrefix("lockOperationError") == true && $0.field("key") == "1"
+            $0.name == EventKind.lockEvent.name && $0.field("kind")?.hasPrefix("lockOperationError") == true && $0.field("key") == "1"
         })
         copy.disconnect()
 
@@ -220,11 +221,11 @@ struct BruteForceAndRevocationTests {
         w.comeHome()
         #expect(w.advance(until: { w.phone.presence == .home }, limit: .seconds(3)))
         #expect(!w.latchEnergised)
-        #expect(w.phoneEvents.events.contains { $0.name == "phone.arrival_refused" && $0.field("reason") == "locked out" })
+        #expect(w.phoneEvents.events.contains { $0.name == EventKind.phoneArrivalRefused.name && $0.field("reason") == "locked out" })
         // So is its unlock; its lock is not: locking is always safe.
         #expect(w.command(.unlock) == .rejected(.lockedOut))
         #expect(w.command(.lock) == nil)
-        #expect(w.lockEvents.events.contains { $0.name == "lock.command_accepted" && $0.field("op") == "lock" })
+        #expect(w.lockEvents.events.contains { $0.name == EventKind.lockCommandAccepted.name && $0.field("op") == "lock" })
         // 15 s after the lockout began, the key unlocks again.
         w.loop.advance(by: .seconds(15))
         #expect(w.command(.unlock) == nil)
@@ -270,7 +271,7 @@ struct RelinkTests {
         }
         #expect(relay.links == 5)
         #expect(!w.latchEnergised)
-        #expect(!w.lockEvents.names().contains("lock.command_accepted"))
+        #expect(!w.lockEvents.names().contains(EventKind.lockCommandAccepted.name))
 
         // A genuinely sealed arrival request bound to the first link's challenge, replayed
         // on a later link, is stale.

@@ -1,5 +1,6 @@
 import LatchkeyAgents
 import LatchkeyATT
+import LatchkeyEvents
 import LatchkeyLock
 import LatchkeyLockProtocol
 import LatchkeyManagers
@@ -24,7 +25,7 @@ struct StrangerAttackTests {
         let w = try AgentWorld(autoRelock: nil, phoneStartsAt: 100, maximumLinks: maximumLinks)
         _ = w.air.addDevice(address: AgentWorld.strangerAddress, position: 3)
         // Gone long enough for the lock to see it leave (an arrival needs a departure it saw).
-        #expect(w.advance(until: { w.phone.presence == .away && w.lockEvents.names().contains("lock.departure") },
+        #expect(w.advance(until: { w.phone.presence == .away && w.lockEvents.names().contains(EventKind.lockDeparture.name) },
                           limit: .seconds(12)))
         let stranger = RawCentral(transport: w.air.device(AgentWorld.strangerAddress)!, lockAddress: w.lockAddress)
         stranger.connect()
@@ -45,7 +46,7 @@ struct StrangerAttackTests {
         let held = w.loop.now - linkedAt
         #expect(held > LockAgentConfiguration.defaultUnauthenticatedLinkTimeout - .milliseconds(500))
         #expect(held < LockAgentConfiguration.defaultUnauthenticatedLinkTimeout + .seconds(1))
-        #expect(w.lockEvents.events.contains { $0.name == "lock.link_dropped" && $0.field("reason")?.hasPrefix("unauthenticated") == true })
+        #expect(w.lockEvents.events.contains { $0.name == EventKind.lockLinkDropped.name && $0.field("reason")?.hasPrefix("unauthenticated") == true })
         #expect(w.phone.isLinked, "the owner's authenticated link stays")
     }
 
@@ -85,7 +86,7 @@ struct StrangerAttackTests {
         // owner's name: a frame whose tag did not verify proves nothing about the key id it names.
         let attempt = LockOperationRecord(operation: nil, source: .remote, who: nil)
         #expect(w.logged(.lockOperationError(attempt, .invalidCredential)) == 1)
-        #expect(w.lockEvents.events.last { $0.name == "lock.audit_paced" }?.field("left_out") == "5")
+        #expect(w.lockEvents.events.last { $0.name == EventKind.lockAuditPaced.name }?.field("left_out") == "5")
         #expect(!w.lockLog.entries.contains { $0.event.keyID == KeyID(1) }, "nothing filed under the owner's key")
 
         // The owner comes home: its arrival unlocks.
@@ -122,7 +123,7 @@ struct StrangerAttackTests {
         var seen: [[UInt8]] = []
         w.phone.onStatus = { seen.append($0.bytes) }
         // Gone long enough for the lock to see it leave (an arrival needs a departure it saw).
-        #expect(w.advance(until: { w.phone.presence == .away && w.lockEvents.names().contains("lock.departure") },
+        #expect(w.advance(until: { w.phone.presence == .away && w.lockEvents.names().contains(EventKind.lockDeparture.name) },
                           limit: .seconds(12)))
         w.comeHome()
         #expect(w.advance(until: { w.latchEnergised }, limit: .seconds(3)))

@@ -1,10 +1,11 @@
 import LatchkeyAgents
+import LatchkeyEvents
 import LatchkeyLock
 import LatchkeyPhone
 import LatchkeySim
 import Testing
 
-/// The lock and the phone agents end to end on the in-process radio (M7, M8).
+/// The lock and the phone agents end to end on the in-process radio.
 struct TwoAgentsTests {
     @Test func returningHomeUnlocksOnceThenAutoRelocks() throws {
         let w = try AgentWorld(autoRelock: .seconds(30), grace: .seconds(5), phoneStartsAt: 100)
@@ -16,10 +17,10 @@ struct TwoAgentsTests {
         // Owner comes home: re-link, authenticated arrival unlock, the latch line goes high.
         w.comeHome()
         #expect(w.advance(until: { w.latchEnergised }, limit: .seconds(3)))
-        #expect(w.lockEvents.names().contains("lock.command_accepted"))
+        #expect(w.lockEvents.names().contains(EventKind.lockCommandAccepted.name))
         // It says which decision it recorded and how long making it durable took (the disk's
         // share of command -> actuator; nothing here: an in-memory journal on a manual clock).
-        let unlock = w.lockEvents.events.last { $0.name == "lock.command_accepted" }
+        let unlock = w.lockEvents.events.last { $0.name == EventKind.lockCommandAccepted.name }
         #expect(unlock?.field("decision") != nil)
         #expect(unlock?.field("durable_ms") == "0.0")
         // The Write Response reaches the phone at the next connection event.
@@ -30,13 +31,13 @@ struct TwoAgentsTests {
         #expect(w.lock.controller.lockState == .locked)
 
         // A flap (link drops and returns within grace) asks for nothing more.
-        let accepted = w.lockEvents.names().filter { $0 == "lock.command_accepted" }.count
+        let accepted = w.lockEvents.names().filter { $0 == EventKind.lockCommandAccepted.name }.count
         w.walkPhone(to: 100)
         #expect(w.advance(until: { !w.phone.isLinked }, limit: .seconds(2)))
         w.walkPhone(to: 2)
         #expect(w.advance(until: { w.phone.isLinked }, limit: .seconds(3)))
         w.loop.advance(by: .seconds(10))
-        #expect(w.lockEvents.names().filter { $0 == "lock.command_accepted" }.count == accepted)
+        #expect(w.lockEvents.names().filter { $0 == EventKind.lockCommandAccepted.name }.count == accepted)
         #expect(!w.latchEnergised)
     }
 
@@ -48,7 +49,7 @@ struct TwoAgentsTests {
         #expect(w.phone.presence == .home)
         #expect(w.lock.controller.lockState == .locked)
         #expect(!w.latchEnergised)
-        #expect(!w.lockEvents.names().contains("lock.command_accepted"))
+        #expect(!w.lockEvents.names().contains(EventKind.lockCommandAccepted.name))
     }
 
     @Test func leavingLocksBehindTheOwner() throws {
@@ -63,7 +64,7 @@ struct TwoAgentsTests {
         w.walkPhone(to: 100)
         #expect(w.advance(until: { !w.latchEnergised }, limit: .seconds(7)))
         #expect(w.lock.controller.lockState == .locked)
-        #expect(w.lockEvents.names().contains("lock.departure"))
+        #expect(w.lockEvents.names().contains(EventKind.lockDeparture.name))
         #expect(w.advance(until: { w.phone.presence == .away }, limit: .seconds(6)))
     }
 
@@ -94,19 +95,19 @@ struct TwoAgentsTests {
 
     @Test func arrivalIsRefusedWhileTheDoorIsOpen() throws {
         let w = try AgentWorld(autoRelock: nil, grace: .seconds(5), phoneStartsAt: 100)
-        #expect(w.advance(until: { w.phone.presence == .away && w.lockEvents.names().contains("lock.departure") },
+        #expect(w.advance(until: { w.phone.presence == .away && w.lockEvents.names().contains(EventKind.lockDeparture.name) },
                           limit: .seconds(6)))
         w.chip.pull("door", high: true)
         w.loop.advance(by: .seconds(1))
         w.comeHome()
         #expect(w.advance(until: { w.phone.presence == .home }, limit: .seconds(3)))
         #expect(!w.latchEnergised)
-        #expect(w.lockEvents.events.contains { $0.name == "lock.arrival_refused" && $0.field("reason") == "door open" })
-        #expect(w.phoneEvents.names().contains("phone.arrival_refused"))
+        #expect(w.lockEvents.events.contains { $0.name == EventKind.lockArrivalRefused.name && $0.field("reason") == "door open" })
+        #expect(w.phoneEvents.names().contains(EventKind.phoneArrivalRefused.name))
     }
 }
 
-/// The audit log read over BLE through the chunked data-transfer characteristic (M9).
+/// The audit log read over BLE through the chunked data-transfer characteristic.
 struct EventLogTransferTests {
     @Test func thePhoneReadsTheLocksAuditLogInChunks() throws {
         let w = try AgentWorld(autoRelock: .seconds(5), grace: .seconds(2), phoneStartsAt: 100)
@@ -114,7 +115,7 @@ struct EventLogTransferTests {
         for trip in 1...5 {
             // Away on both sides: the lock accepts an arrival only after a departure it saw.
             #expect(w.advance(until: { w.phone.presence == .away
-                                       && w.lockEvents.names().filter { $0 == "lock.departure" }.count == trip },
+                                       && w.lockEvents.names().filter { $0 == EventKind.lockDeparture.name }.count == trip },
                               limit: .seconds(10)))
             w.comeHome()
             #expect(w.advance(until: { w.latchEnergised }, limit: .seconds(3)))

@@ -1,4 +1,5 @@
 import LatchkeyAgents
+import LatchkeyEvents
 import LatchkeyLockProtocol
 import LatchkeySim
 import LatchkeyTransport
@@ -14,7 +15,7 @@ struct WarmCommandTests {
     /// The owner at home: linked, set up, its `present` answered and the next challenge read.
     func warmLink() throws -> AgentWorld {
         let w = try AgentWorld(autoRelock: nil, grace: .seconds(5), phoneStartsAt: 2)
-        #expect(w.advance(until: { w.lockEvents.names().contains("lock.phone_present") }, limit: .seconds(3)))
+        #expect(w.advance(until: { w.lockEvents.names().contains(EventKind.lockPhonePresent.name) }, limit: .seconds(3)))
         #expect(w.linkSetUp())
         w.loop.advance(by: .milliseconds(100))
         #expect(w.phone.central.connectionInterval == Self.interval)
@@ -29,9 +30,9 @@ struct WarmCommandTests {
         w.phone.perform(op) { result = $0 }
         #expect(w.advance(until: { result != nil }, limit: .seconds(2)))
         if case .failure(let e)? = result { Issue.record("\(op) failed: \(e)") }
-        let started = try #require(w.phoneEvents.events.last { $0.name == "phone.command_started" && $0.time >= t })
+        let started = try #require(w.phoneEvents.events.last { $0.name == EventKind.phoneCommandStarted.name && $0.time >= t })
         let accepted = try #require(w.lockEvents.events.last {
-            $0.name == "lock.command_accepted" && $0.field("op") == "\(op)" && $0.time >= t
+            $0.name == EventKind.lockCommandAccepted.name && $0.field("op") == "\(op)" && $0.time >= t
         })
         return (started, accepted.time - started.time)
     }
@@ -53,7 +54,7 @@ struct WarmCommandTests {
         w.loop.advance(by: .seconds(5))
         let (started, toLock) = try command(w, .unlock)
         #expect(started.field("challenge") == nil)
-        #expect(w.phoneEvents.names().contains("phone.held_challenge_expired"))
+        #expect(w.phoneEvents.names().contains(EventKind.phoneHeldChallengeExpired.name))
         // The read (an event), its answer (the next), the write (the one after): 2–3 intervals.
         #expect(toLock > Self.interval * 2 && toLock <= Self.interval * 3, "start → lock \(toLock)")
         // And the next one is warm again.
@@ -76,7 +77,7 @@ struct WarmCommandTests {
         _ = try command(w, .unlock)
         #expect(w.advance(until: { next != nil }, limit: .seconds(2)))
         if case .failure(let e)? = next { Issue.record("the lock failed: \(e)") }
-        let started = try #require(w.phoneEvents.events.last { $0.name == "phone.command_started" })
+        let started = try #require(w.phoneEvents.events.last { $0.name == EventKind.phoneCommandStarted.name })
         #expect(started.field("op") == "lock" && started.field("challenge") == "ahead")
     }
 
@@ -87,13 +88,13 @@ struct WarmCommandTests {
         w.killLock()
         w.loop.advance(by: .milliseconds(200))
         try w.restartLock()
-        #expect(w.advance(until: { w.lockEvents.names().contains("lock.restored") }, limit: .seconds(2)))
+        #expect(w.advance(until: { w.lockEvents.names().contains(EventKind.lockRestored.name) }, limit: .seconds(2)))
         w.loop.advance(by: .milliseconds(300))
-        let rejectedBefore = w.lockEvents.events.filter { $0.name == "lock.command_rejected" }.count
+        let rejectedBefore = w.lockEvents.events.filter { $0.name == EventKind.lockCommandRejected.name }.count
         let (started, _) = try command(w, .unlock)
         #expect(started.field("challenge") == nil, "the second start, with a fresh read")
-        #expect(w.phoneEvents.names().contains("phone.held_challenge_refused"))
-        let rejected = w.lockEvents.events.filter { $0.name == "lock.command_rejected" }.dropFirst(rejectedBefore)
+        #expect(w.phoneEvents.names().contains(EventKind.phoneHeldChallengeRefused.name))
+        let rejected = w.lockEvents.events.filter { $0.name == EventKind.lockCommandRejected.name }.dropFirst(rejectedBefore)
         #expect(rejected.map { $0.field("reason") } == ["stale challenge"])
         #expect(w.latchEnergised)
     }

@@ -13,7 +13,7 @@ import LatchkeySimGPIO
 import LatchkeyTransport
 import Testing
 
-/// M4: the alert hook is a real process started with posix_spawn, given the event in its
+/// The alert hook is a real process started with posix_spawn, given the event in its
 /// environment, and collected without blocking.
 @Suite struct AlertHookTests {
     private func tempDirectory() -> String {
@@ -84,7 +84,7 @@ import Testing
     }
 
     /// The lock's configuration keeps its hook: it runs for jam, lockout and forced door
-    /// (LockAlarmHookTests), never read and ignored (issue 18).
+    /// (LockAlarmHookTests), never read and ignored.
     @Test func aLockConfigurationKeepsItsAlertHook() throws {
         let text = """
             transport: sim

@@ -156,8 +156,7 @@ struct BoardTests {
 
     /// A copy of a shipped board under another name, edited, in a new directory.
     func writeBoard(_ name: String, from original: String, _ edit: (String) -> String) throws -> (dir: String, path: String) {
-        var template = Array("/tmp/latchkey-boards-XXXXXX".utf8CString)
-        let dir = String(cString: try #require(mkdtemp(&template)))
+        let dir = try RuntimeDirectory.makeTemporary(prefix: "latchkey-boards")
         let text = edit(try readTextFile(repositoryBoards.directories[0] + "/\(original).yaml")
             .replacingOccurrences(of: "board: \(original)", with: "board: \(name)"))
         let path = dir + "/\(name).yaml"

@@ -1,3 +1,4 @@
+import LatchkeyEvents
 import LatchkeyLock
 @testable import LatchkeyDaemons
 import LatchkeySecurity
@@ -25,7 +26,7 @@ import Testing
         #expect(try rig.send("bridge wrong-code", to: rig.lock) == ["ok counted key=9"])
         #expect(try rig.send("bridge wrong-code", to: rig.lock) == ["ok counted key=9"])
         #expect(try rig.send("bridge wrong-code", to: rig.lock) == ["ok counted key=9 locked_out_seconds=15"])
-        let lockouts = rig.lockEvents("lock.lockout")
+        let lockouts = rig.lockEvents(EventKind.lockLockout.name)
         #expect(lockouts.count == 1 && lockouts[0].field("key") == "9")
         #expect(!lockouts.contains { $0.field("principal") == "overall" }, "the overall count never moved")
         // Locked out: the right code's unlock and another guess get the same refusal, uncounted.
@@ -45,8 +46,8 @@ import Testing
         let refused = "error the bridge's key 9 is revoked"
         #expect(try rig.send("bridge wrong-code", to: rig.lock) == [refused])
         #expect(try rig.send("bridge unlock", to: rig.lock) == [refused])
-        #expect(rig.lockEvents("lock.bridge_wrong_code").isEmpty)
+        #expect(rig.lockEvents(EventKind.lockBridgeWrongCode.name).isEmpty)
         #expect(rig.lock!.agent.controller.lockState == .locked)
-        #expect(rig.lockEvents("lock.command_accepted").isEmpty)
+        #expect(rig.lockEvents(EventKind.lockCommandAccepted.name).isEmpty)
     }
 }

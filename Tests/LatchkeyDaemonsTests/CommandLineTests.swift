@@ -6,7 +6,7 @@ import LatchkeyPosix
 @testable import LatchkeyDemo
 import Testing
 
-/// The built `latchkey` binary as a person or a script meets it (issue 23): read-only
+/// The built `latchkey` binary as a person or a script meets it: read-only
 /// commands on a mistyped directory, `--help` in groups, an example in every command's help,
 /// `doctor --json` as one document.
 @Suite struct CommandLineTests {

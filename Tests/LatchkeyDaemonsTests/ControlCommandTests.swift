@@ -1,4 +1,5 @@
 import LatchkeyAgents
+import LatchkeyEvents
 @testable import LatchkeyLock
 import LatchkeyLockProtocol
 import LatchkeyManagers
@@ -22,7 +23,7 @@ func ask(_ dispatcher: ControlDispatcher, _ line: String) -> [String] {
     return replies
 }
 
-/// The control commands at unit level (M5): the dispatcher both daemons answer their
+/// The control commands at unit level: the dispatcher both daemons answer their
 /// control socket with, on the agents and gates the daemons build (AgentGates), on a
 /// manual loop. Wrong commands are answered with an error and change nothing; the right
 /// ones change what the managers do.
@@ -39,7 +40,7 @@ func ask(_ dispatcher: ControlDispatcher, _ line: String) -> [String] {
     @Test func aWrongCommandIsAnsweredWithAnErrorAndChangesNothing() throws {
         let h = try Household()
         let (gates, control) = try phone(h)
-        let sent = h.count("phone.command_sent", in: h.phoneEvents)
+        let sent = h.count(EventKind.phoneCommandSent.name, in: h.phoneEvents)
         let unknown = "; use status, \(PhoneControlCommands.usage), \(ApplicationControl.usage)"
         let cases: [(String, String)] = [
             ("", "error unknown command (empty)" + unknown),
@@ -63,7 +64,7 @@ func ask(_ dispatcher: ControlDispatcher, _ line: String) -> [String] {
         ]
         for (line, expected) in cases { #expect(ask(control, line) == [expected], "\(line)") }
         h.loop.advance(by: .seconds(5))
-        #expect(h.count("phone.command_sent", in: h.phoneEvents) == sent, "nothing went to the lock")
+        #expect(h.count(EventKind.phoneCommandSent.name, in: h.phoneEvents) == sent, "nothing went to the lock")
         #expect(h.phone!.central.executionMode == .foreground)
         #expect(h.phoneController.connectionParameters == .phoneForeground)
         #expect(!gates.control.gate.isSuspended)
@@ -80,7 +81,7 @@ func ask(_ dispatcher: ControlDispatcher, _ line: String) -> [String] {
                                        reason: "Add Device failed: Busy (0x0a)", attempt: 2, retryIn: .seconds(1))
         h.phone!.central.transport(h.phoneController, didRefuse: refusal)
         h.loop.advance(by: .milliseconds(1))
-        let event = try #require(h.phoneEvents.events.last { $0.name == "phone.transport_refused" })
+        let event = try #require(h.phoneEvents.events.last { $0.name == EventKind.phoneTransportRefused.name })
         #expect(event.field("request") == "pending connection to \(Household.lockAddress)")
         #expect(event.field("attempt") == "2")
         #expect(event.field("reason") == "Add Device failed: Busy (0x0a)")
@@ -147,7 +148,7 @@ func ask(_ dispatcher: ControlDispatcher, _ line: String) -> [String] {
         #expect(h.phone?.state.presence.intentOpen == true)
         h.loop.advance(by: .seconds(121))
         #expect(h.phone?.state.presence.intentOpen == false, "the window closes by itself")
-        #expect(h.count("phone.arrival_intent_expired", in: h.phoneEvents) == 1)
+        #expect(h.count(EventKind.phoneArrivalIntentExpired.name, in: h.phoneEvents) == 1)
     }
 
     @Test func executionBackgroundSlowsTheSystemScanAndRefusesAnUnfilteredScan() throws {
@@ -185,15 +186,15 @@ func ask(_ dispatcher: ControlDispatcher, _ line: String) -> [String] {
         h.lock!.controller.submit(LockCommand(.lock, source: .manual))
         #expect(h.advance(until: { h.lock!.controller.lockState == .locked }))
         h.loop.advance(by: .milliseconds(500))
-        #expect(!h.phoneEvents.events.dropFirst(mark).contains { $0.name == "phone.lock_status" })
+        #expect(!h.phoneEvents.events.dropFirst(mark).contains { $0.name == EventKind.phoneLockStatus.name })
         #expect(gates.control.gate.queuedEvents.count == 2)
         #expect(ask(control, "status") == ["ok presence=home linked=true transport_refusals=0 execution=foreground suspended=true queued=2"])
 
         #expect(ask(control, "resume") == ["ok resumed mode=foreground"])
         let after = Array(h.phoneEvents.events.dropFirst(mark))
-        #expect(after.filter { $0.name == "phone.lock_status" }.map { $0.field("lock_state") } == ["2", "1"],
+        #expect(after.filter { $0.name == EventKind.phoneLockStatus.name }.map { $0.field("lock_state") } == ["2", "1"],
                 "Unlocked, then Locked: in the order they happened")
-        #expect(after.last { $0.name == "phone.app_resumed" }?.fields.map(\.1) == ["2", "0"])
+        #expect(after.last { $0.name == EventKind.phoneAppResumed.name }?.fields.map(\.1) == ["2", "0"])
         #expect(ask(control, "status") == ["ok presence=home linked=true transport_refusals=0 execution=foreground suspended=false queued=0"])
     }
 }

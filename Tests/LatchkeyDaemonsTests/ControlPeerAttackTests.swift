@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import LatchkeyEvents
 import LatchkeyLock
 import LatchkeyPosix
 @testable import LatchkeyControl
@@ -47,12 +48,12 @@ import Testing
 
     /// Refused to the bridge's user: the one error line, one more refusal event.
     func refused(_ command: String) throws -> Bool {
-        let marks = rig.lockEvents("lock.control_refused").count
+        let marks = rig.lockEvents(EventKind.lockControlRefused.name).count
         let reply = try rig.send(command, to: rig.lock)
         return reply.count == 1
             && reply[0].hasPrefix("error `\(command.split(separator: " ")[0])` is only for the agent's own user and root; "
                                   + "the bridge's user, uid \(Self.bridgeUID) (pid 777), may use")
-            && rig.lockEvents("lock.control_refused").count == marks + 1
+            && rig.lockEvents(EventKind.lockControlRefused.name).count == marks + 1
     }
 
     /// The line every command of a peer that is not the bridge gets.
@@ -66,8 +67,8 @@ import Testing
         #expect(try refused("pair-confirm 123456"))
         #expect(try refused("pair-reject"))
         #expect(try refused("fingerprint"))
-        #expect(rig.lockEvents("lock.pairing_open").isEmpty)
-        let event = rig.lockEvents("lock.control_refused").first
+        #expect(rig.lockEvents(EventKind.lockPairingOpen.name).isEmpty)
+        let event = rig.lockEvents(EventKind.lockControlRefused.name).first
         #expect(event?.field("command") == "pair" && event?.field("uid") == "\(Self.bridgeUID)" && event?.field("pid") == "777")
         #expect(event?.field("peer") == "bridge")
         // The journal files it as a warning.
@@ -87,10 +88,10 @@ import Testing
         // Key 1 is the owner's phone: the attacker cannot name it (nor any key).
         #expect(try rig.send("bridge unlock 1", to: rig.lock) == ["error usage: bridge lock|unlock|wrong-code (the key is bridge_key_id in lock.yaml)"])
         #expect(rig.lock!.agent.controller.lockState == .locked)
-        #expect(rig.lockEvents("lock.command_accepted").isEmpty)
+        #expect(rig.lockEvents(EventKind.lockCommandAccepted.name).isEmpty)
         // What the bridge may do, it does as key 9, the one lock.yaml names.
         #expect(try rig.send("bridge unlock", to: rig.lock).first?.hasPrefix("ok accepted") == true)
-        #expect(rig.lockEvents("lock.command_accepted").last?.field("key") == "9")
+        #expect(rig.lockEvents(EventKind.lockCommandAccepted.name).last?.field("key") == "9")
     }
 
     @Test func theBridgesUserGetsWhatTheBridgeNeeds() throws {
@@ -98,7 +99,7 @@ import Testing
         #expect(try rig.send("status", to: rig.lock).first?.hasPrefix("ok lock=locked") == true)
         #expect(try rig.send("state", to: rig.lock) == ["ok lock=locked door=closed actuator=enabled"])
         #expect(try rig.send("events 1", to: rig.lock).last?.hasPrefix("ok events next=") == true)
-        #expect(rig.lockEvents("lock.control_refused").isEmpty)
+        #expect(rig.lockEvents(EventKind.lockControlRefused.name).isEmpty)
     }
 
     /// Another member of the agent's group cannot act as the bridge: not move the bolt as the
@@ -107,22 +108,22 @@ import Testing
         try startLock()
         peerUID = Self.otherUID
         for command in ["bridge unlock", "bridge lock", "events 1", "follow", "state", "status", "pair 120 admin yes evil", "suspend"] {
-            let marks = rig.lockEvents("lock.control_refused").count
+            let marks = rig.lockEvents(EventKind.lockControlRefused.name).count
             #expect(try rig.send(command, to: rig.lock) == Self.refusedEntirely("uid 4242 (pid 777)"), "\(command)")
-            let event = rig.lockEvents("lock.control_refused").last
-            #expect(rig.lockEvents("lock.control_refused").count == marks + 1)
+            let event = rig.lockEvents(EventKind.lockControlRefused.name).last
+            #expect(rig.lockEvents(EventKind.lockControlRefused.name).count == marks + 1)
             #expect(event?.field("command") == String(command.split(separator: " ")[0]) && event?.field("peer") == "other"
                     && event?.field("uid") == "4242" && event?.field("pid") == "777", "\(command)")
         }
         // Nothing moved, nothing was sealed as the bridge's key, nothing was logged for it.
         #expect(rig.lock!.agent.controller.lockState == .locked)
-        #expect(rig.lockEvents("lock.command_accepted").isEmpty && rig.lockEvents("lock.pairing_open").isEmpty)
+        #expect(rig.lockEvents(EventKind.lockCommandAccepted.name).isEmpty && rig.lockEvents(EventKind.lockPairingOpen.name).isEmpty)
         #expect(try !unlockLineWentHigh())
         // The bridge's own user, on the same socket, still does what the bridge needs.
         peerUID = Self.bridgeUID
         #expect(try rig.send("state", to: rig.lock) == ["ok lock=locked door=closed actuator=enabled"])
         #expect(try rig.send("bridge unlock", to: rig.lock).first?.hasPrefix("ok accepted") == true)
-        #expect(rig.lockEvents("lock.command_accepted").last?.field("key") == "9")
+        #expect(rig.lockEvents(EventKind.lockCommandAccepted.name).last?.field("key") == "9")
     }
 
     func unlockLineWentHigh() throws -> Bool {
@@ -137,8 +138,8 @@ import Testing
         for command in ["status", "bridge unlock", "pair 120 admin yes attacker-phone"] {
             #expect(try rig.send(command, to: rig.lock) == Self.refusedEntirely("a peer with unreadable credentials"))
         }
-        #expect(rig.lockEvents("lock.control_refused").last?.field("uid") == "unknown")
-        #expect(rig.lockEvents("lock.pairing_open").isEmpty && rig.lockEvents("lock.command_accepted").isEmpty)
+        #expect(rig.lockEvents(EventKind.lockControlRefused.name).last?.field("uid") == "unknown")
+        #expect(rig.lockEvents(EventKind.lockPairingOpen.name).isEmpty && rig.lockEvents(EventKind.lockCommandAccepted.name).isEmpty)
     }
 
     @Test func theOwnerAndRootKeepEveryCommand() throws {
@@ -147,7 +148,7 @@ import Testing
             peerUID = uid
             #expect(try rig.send("fingerprint", to: rig.lock).first?.hasPrefix("ok ") == true)
         }
-        #expect(rig.lockEvents("lock.control_refused").isEmpty)
+        #expect(rig.lockEvents(EventKind.lockControlRefused.name).isEmpty)
     }
 
     /// The phone's socket, opened to the bridge's user the same way: that user may read
@@ -155,16 +156,16 @@ import Testing
     @Test func theBridgesUserCannotMakeThePhoneUnlock() throws {
         try rig.startLinked()
         for command in ["unlock", "lock", "probe 3", "mode passage", "suspend"] {
-            let marks = rig.phoneEvents("phone.control_refused").count
+            let marks = rig.phoneEvents(EventKind.phoneControlRefused.name).count
             let reply = try rig.send(command, to: rig.phone)
             #expect(reply.first?.hasPrefix("error `\(command.split(separator: " ")[0])` is only for the agent's own user and root") == true)
-            #expect(rig.phoneEvents("phone.control_refused").count == marks + 1)
+            #expect(rig.phoneEvents(EventKind.phoneControlRefused.name).count == marks + 1)
         }
         // Only the phone's own `present`, which every link sends (the rig waits for it to prove the lock).
-        #expect(rig.phoneEvents("phone.command_sent").allSatisfy { $0.field("op") == "present" })
+        #expect(rig.phoneEvents(EventKind.phoneCommandSent.name).allSatisfy { $0.field("op") == "present" })
         // The lock may still be driving its start-up relock (motor_run_ms) on a fast link.
         #expect(rig.wait(until: { self.rig.lock!.agent.controller.lockState == .locked }))
-        #expect(rig.lockEvents("lock.command_accepted").isEmpty, "no command reached the lock")
+        #expect(rig.lockEvents(EventKind.lockCommandAccepted.name).isEmpty, "no command reached the lock")
         #expect(try rig.send("status", to: rig.phone).first?.hasPrefix("ok presence=") == true)
         #expect(try rig.send("arriving", to: rig.phone).first?.hasPrefix("ok arriving") == true)
     }
@@ -175,18 +176,18 @@ import Testing
         try rig.startLinked()
         peerUID = Self.otherUID
         for command in ["arriving", "status", "unlock"] {
-            let marks = rig.phoneEvents("phone.control_refused").count
+            let marks = rig.phoneEvents(EventKind.phoneControlRefused.name).count
             #expect(try rig.send(command, to: rig.phone) == Self.refusedEntirely("uid 4242 (pid 777)"), "\(command)")
-            #expect(rig.phoneEvents("phone.control_refused").count == marks + 1)
-            #expect(rig.phoneEvents("phone.control_refused").last?.field("uid") == "4242")
+            #expect(rig.phoneEvents(EventKind.phoneControlRefused.name).count == marks + 1)
+            #expect(rig.phoneEvents(EventKind.phoneControlRefused.name).last?.field("uid") == "4242")
         }
-        #expect(rig.phoneEvents("phone.arrival_intent").isEmpty, "no arrival intent was set")
+        #expect(rig.phoneEvents(EventKind.phoneArrivalIntent.name).isEmpty, "no arrival intent was set")
         // Only the phone's own `present`, which every link sends (the rig waits for it to prove the lock).
-        #expect(rig.phoneEvents("phone.command_sent").allSatisfy { $0.field("op") == "present" })
+        #expect(rig.phoneEvents(EventKind.phoneCommandSent.name).allSatisfy { $0.field("op") == "present" })
         // The bridge's user sets it.
         peerUID = Self.bridgeUID
         #expect(try rig.send("arriving", to: rig.phone).first?.hasPrefix("ok arriving") == true)
-        #expect(rig.phoneEvents("phone.arrival_intent").count == 1)
+        #expect(rig.phoneEvents(EventKind.phoneArrivalIntent.name).count == 1)
     }
 }
 
@@ -238,8 +239,8 @@ final class ControlPeerRealUserTests {
         let refused = try run(as: DaemonRig.bridgeUserID, ["pair", "60", "admin", "yes", "evil"])
         #expect(refused.hasPrefix("error `pair` is only for the agent's own user and root; the bridge's user, "
                                   + "uid \(DaemonRig.bridgeUserID) (pid "))
-        #expect(rig.lockEvents("lock.pairing_open").isEmpty)
-        #expect(rig.lockEvents("lock.control_refused").map { $0.field("uid") } == ["\(DaemonRig.bridgeUserID)"])
+        #expect(rig.lockEvents(EventKind.lockPairingOpen.name).isEmpty)
+        #expect(rig.lockEvents(EventKind.lockControlRefused.name).map { $0.field("uid") } == ["\(DaemonRig.bridgeUserID)"])
     }
 
     @Test func anotherUserInTheGroupIsRefusedEverything() throws {
@@ -247,8 +248,8 @@ final class ControlPeerRealUserTests {
             let reply = try run(as: Self.other, command)
             #expect(reply.hasPrefix("error uid 4242 (pid ") && reply.contains("every command is refused"), "\(command): \(reply)")
         }
-        #expect(rig.lockEvents("lock.control_refused").map { $0.field("uid") } == Array(repeating: "4242", count: 4))
-        #expect(rig.lockEvents("lock.command_accepted").isEmpty)
+        #expect(rig.lockEvents(EventKind.lockControlRefused.name).map { $0.field("uid") } == Array(repeating: "4242", count: 4))
+        #expect(rig.lockEvents(EventKind.lockCommandAccepted.name).isEmpty)
         #expect(rig.lock!.agent.controller.lockState == .locked)
     }
 }

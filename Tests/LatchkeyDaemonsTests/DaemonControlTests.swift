@@ -2,6 +2,7 @@
 import Glibc
 #endif
 @testable import LatchkeyDaemons
+import LatchkeyEvents
 import LatchkeyLock
 import LatchkeyManagers
 import LatchkeyPosix
@@ -9,7 +10,7 @@ import LatchkeyPosix
 import LatchkeyTransport
 import Testing
 
-/// M5 at the daemon level: real control sockets and real signals (SIGTSTP, SIGCONT sent
+/// Execution modes at the daemon level: real control sockets and real signals (SIGTSTP, SIGCONT sent
 /// with kill(2) and raise(3) to this process's self-pipe handlers), on the daemons as the
 /// CLI sets them up, over the simulated air. Serialized: a signal's disposition is
 /// process-wide, so only one of these may own SIGTSTP/SIGCONT at a time.
@@ -50,7 +51,7 @@ import Testing
         var movingWhenAdvertising: Bool?
         var atReady: (state: LockState, moving: Bool)?
         #expect(rig.wait(until: {
-            if movingWhenAdvertising == nil, !rig.lockEvents("lock.advertising").isEmpty {
+            if movingWhenAdvertising == nil, !rig.lockEvents(EventKind.lockAdvertising.name).isEmpty {
                 movingWhenAdvertising = lock.agent.controller.machine.isMoving
             }
             if atReady == nil, readiness.isReady {
@@ -114,8 +115,8 @@ import Testing
         }
         let mark = rig.phoneEvents.count
         #expect(kill(getpid(), SIGTSTP) == 0)
-        #expect(rig.wait(until: { !rig.phoneEvents("phone.app_suspended", since: mark).isEmpty
-                                  && !rig.lockEvents("lock.app_suspended").isEmpty }))
+        #expect(rig.wait(until: { !rig.phoneEvents(EventKind.phoneAppSuspended.name, since: mark).isEmpty
+                                  && !rig.lockEvents(EventKind.lockAppSuspended.name).isEmpty }))
         #expect(try rig.send("status", to: rig.phone).first?.hasSuffix("suspended=true queued=0") == true)
 
         rig.air.air.setPosition(100, of: DaemonRig.phoneAddress)
@@ -123,22 +124,22 @@ import Testing
         #expect(rig.phoneController.pendingConnections.contains(DaemonRig.lockAddress), "the system keeps the request")
         rig.air.air.setPosition(1, of: DaemonRig.phoneAddress)
         #expect(rig.wait(until: { rig.phoneController.isLinked }))
-        #expect(rig.wait(until: { !rig.lockEvents("lock.app_woken").isEmpty }), "the background lock was woken")
+        #expect(rig.wait(until: { !rig.lockEvents(EventKind.lockAppWoken.name).isEmpty }), "the background lock was woken")
         let heard = rig.phoneEvents.dropFirst(mark).map(\.name).filter { $0.hasPrefix("phone.link") }
         #expect(heard.isEmpty, "the suspended phone heard nothing: \(heard)")
         let queued = try rig.send("status", to: rig.phone)
         #expect(queued.first?.contains("suspended=true") == true && queued.first?.hasSuffix("queued=0") == false)
 
         Signal.continue.raise()
-        #expect(rig.wait(until: { !rig.phoneEvents("phone.gatt_ready", since: mark).isEmpty }))
+        #expect(rig.wait(until: { !rig.phoneEvents(EventKind.phoneGattReady.name, since: mark).isEmpty }))
         let names = rig.phoneEvents.dropFirst(mark).map(\.name)
-        let lost = try #require(names.firstIndex(of: "phone.link_lost"))
-        let linked = try #require(names.firstIndex(of: "phone.linked"))
-        let resumed = try #require(names.firstIndex(of: "phone.app_resumed"))
+        let lost = try #require(names.firstIndex(of: EventKind.phoneLinkLost.name))
+        let linked = try #require(names.firstIndex(of: EventKind.phoneLinked.name))
+        let resumed = try #require(names.firstIndex(of: EventKind.phoneAppResumed.name))
         #expect(lost < linked && linked < resumed, "delivered in the order they happened, then the resume: \(names)")
-        let delivered = rig.phoneEvents("phone.app_resumed", since: mark).first?.field("delivered").flatMap { Int($0) }
+        let delivered = rig.phoneEvents(EventKind.phoneAppResumed.name, since: mark).first?.field("delivered").flatMap { Int($0) }
         #expect((delivered ?? 0) >= 2)
         #expect(try rig.send("status", to: rig.phone).first?.hasSuffix("suspended=false queued=0") == true)
-        #expect(!rig.lockEvents("lock.app_resumed").isEmpty, "SIGCONT resumed the lock too")
+        #expect(!rig.lockEvents(EventKind.lockAppResumed.name).isEmpty, "SIGCONT resumed the lock too")
     }
 }

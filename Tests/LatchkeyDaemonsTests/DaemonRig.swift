@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import LatchkeyAgents
+import LatchkeyEvents
 import LatchkeyLock
 import LatchkeyPosix
 @testable import LatchkeyControl
@@ -151,7 +152,7 @@ final class DaemonRig {
         try startLock()
         try startPhone()
         // Linked means the phone has proven the lock on its link (a sealed reply opened): home.
-        guard wait(until: { !phoneEvents("phone.gatt_ready").isEmpty && !phoneEvents("phone.link_verified").isEmpty }) else {
+        guard wait(until: { !phoneEvents(EventKind.phoneGattReady.name).isEmpty && !phoneEvents(EventKind.phoneLinkVerified.name).isEmpty }) else {
             throw RuntimeError("the phone never got ready: \(phoneEvents.map(\.name))")
         }
     }

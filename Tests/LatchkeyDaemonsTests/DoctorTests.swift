@@ -47,7 +47,7 @@ struct DoctorTests {
                                                   + "libgpiod.so.3 (libgpiod 2.2.1)"), "which libgpiod the agent will load")
     }
 
-    /// Store faults show in the doctor (issue 14): a full or read-only state filesystem, and
+    /// Store faults show in the doctor: a full or read-only state filesystem, and
     /// the running agent's own `store=` report.
     @Test func aFullOrReadOnlyStateFilesystemAndTheAgentsStoreFaultAreFixes() {
         var p = healthy()
@@ -69,7 +69,7 @@ struct DoctorTests {
                                   + "or remount read-write"])
     }
 
-    /// Advertising beside a linked central (issue 17): where the running lock's controller
+    /// Advertising beside a linked central: where the running lock's controller
     /// cannot, any linked central hides the lock; the doctor warns (it does not block).
     @Test func aControllerThatCannotAdvertiseWhileLinkedIsAWarning() {
         var p = healthy()
@@ -277,7 +277,7 @@ struct DoctorTests {
         #expect(Doctor.blocks(findings))
     }
 
-    /// The link store (issue 20): used under the unit only where the kernel has the L2CAP fix,
+    /// The link store: used under the unit only where the kernel has the L2CAP fix,
     /// and only kept by systemd when the unit sets FileDescriptorStoreMax= above 0.
     @Test func theLinkStoreNeedsTheFixedKernelAndFileDescriptorStoreMax() {
         var p = healthy()

@@ -9,7 +9,7 @@ import LatchkeyPosix
 import Logging
 import Testing
 
-/// Exit codes systemd can act on (issue 14): a configuration error exits 78 (EX_CONFIG) with
+/// Exit codes systemd can act on: a configuration error exits 78 (EX_CONFIG) with
 /// its file:line message, and the units do not restart on 78. Before, it exited 1 and
 /// `Restart=always` restarted it in a loop.
 @Suite struct ExitStatusTests {

@@ -4,7 +4,7 @@ import LatchkeyManagers
 import LatchkeyDaemons
 import LatchkeySecurity
 
-/// Fault injection for the lock's store (issue 14): the real SQLite stores behind a switch
+/// Fault injection for the lock's store: the real SQLite stores behind a switch
 /// that makes every write throw what a full, broken or read-only SD card makes SQLite throw,
 /// and optionally every read too.
 final class FaultyStore {

@@ -6,7 +6,7 @@ import LatchkeyControl
 @testable import LatchkeyDemo
 import Testing
 
-/// issue 19: when systemd gives up on an agent, its OnFailure= unit runs `latchkey gave-up`,
+/// When systemd gives up on an agent, its OnFailure= unit runs `latchkey gave-up`,
 /// which alerts through the agents' sinks: a journal line and `execution.alert_hook`.
 @Suite struct GaveUpAlertTests {
     private func tempDirectory() -> String {
@@ -69,7 +69,7 @@ import Testing
 
 /// The alert's priority reaches journald: one `<N>` prefix per line, the one asked for (a
 /// second prefix stays in the message and the line is filed at the first's priority: the
-/// HIL's 64-systemd-gave-up-alert found the crit alert at err as "<2>ALERT: …").
+/// HIL's 84-systemd-gave-up-alert found the crit alert at err as "<2>ALERT: …").
 @Suite struct ErrorStreamPriorityTests {
     @Test func aLineToTheJournalCarriesOnePrefixItsOwnPriority() {
         #expect(errorStreamLines("ALERT: gave up", priority: .critical, toJournal: true) == ["<2>ALERT: gave up"])

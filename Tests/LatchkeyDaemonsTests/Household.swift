@@ -1,5 +1,6 @@
 import Foundation
 import LatchkeyAgents
+import LatchkeyEvents
 import LatchkeyGPIO
 import LatchkeyLock
 import LatchkeyLockProtocol
@@ -12,6 +13,7 @@ import LatchkeySimGPIO
 import LatchkeyStore
 import LatchkeyTestKit
 import LatchkeyTransport
+import LatchkeyPosix
 
 /// A lock agent and a phone agent as the daemons build them — SQLite stores in their state
 /// directories (`StateStores`), restoration on — over an in-process simulated air, on one
@@ -57,8 +59,7 @@ final class Household {
     init(phoneAt position: Double = 1, motorRun: Duration = Household.motorRun, actuator: ActuatorKind? = nil) throws {
         self.motorRun = motorRun
         self.actuator = actuator ?? .motor(runTime: motorRun)
-        var template = Array("/tmp/latchkey-household-XXXXXX".utf8CString)
-        directory = String(cString: mkdtemp(&template)!)
+        directory = try! RuntimeDirectory.makeTemporary(prefix: "latchkey-household")
         let loop = loop
         wallClock = WallClock { 1_750_000_000_000_000_000 + loop.now.nanoseconds }
         air = SimulatedAir(loop: loop, seed: 11)
@@ -175,7 +176,7 @@ final class Household {
     func settle() throws {
         try startLock()
         try startPhone()
-        let ready = advance(until: { self.count("phone.gatt_ready", in: self.phoneEvents) > 0
+        let ready = advance(until: { self.count(EventKind.phoneGattReady.name, in: self.phoneEvents) > 0
                                      && self.lock?.controller.lockState == .locked })
         if !ready { throw RuntimeError("the household did not settle: \(phoneEvents.names())") }
         loop.advance(by: .milliseconds(200))  // the phone's `present` command

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import LatchkeyAgents
+import LatchkeyEvents
 import LatchkeyPosix
 import LatchkeyTransport
 @testable import LatchkeyDaemons
@@ -68,7 +69,7 @@ final class FakeJournald {
     }
 }
 
-/// Issue 23: under systemd the agents log to journald with priorities `journalctl -p` reads
+/// Under systemd the agents log to journald with priorities `journalctl -p` reads
 /// and fields `journalctl -o json` shows, and without timestamps of their own.
 @Suite struct JournaldTests {
     @Test func theLogHandlerSendsPriorityFieldsAndNoTimestamp() throws {
@@ -99,10 +100,10 @@ final class FakeJournald {
         #expect(JournaldLogHandler.priority(level).rawValue == priority)
     }
 
-    /// The jam's two entries exactly as the HIL's 65-systemd-journal-warning logged them.
+    /// The jam's two entries exactly as the HIL's 85-systemd-journal-warning logged them.
     @Test func aJamsFailedUnlockIsFiledAtWarning() {
         let t = Instant(nanoseconds: 12_345_000_000)
-        let failed = AgentEvent("lock.event", time: t, [
+        let failed = AgentEvent(EventKind.lockEvent.name, time: t, [
             ("kind", "lockOperationError(unlock by remote key#1 decision#1, LatchkeyLock.OperationError.jammed)"),
             ("state", "notFullyLocked"), ("door", "closed"), ("key", "1")])
         let entry = failed.journaldEntry()
@@ -116,22 +117,22 @@ final class FakeJournald {
     @Test func jamsLockoutsRefusalsAndFaultsAreWarningsOrWorse() {
         let t = Instant(nanoseconds: 12_345_000_000)
         let warnings = [
-            AgentEvent("lock.event", time: t, [("kind", "doorLockAlarm(LatchkeyLock.AlarmCode.lockJammed)"),
+            AgentEvent(EventKind.lockEvent.name, time: t, [("kind", "doorLockAlarm(LatchkeyLock.AlarmCode.lockJammed)"),
                                                ("state", "notFullyLocked"), ("door", "closed")]),
-            AgentEvent("lock.event", time: t, [("kind", "lockOperationError(…)"), ("key", "3")]),
-            AgentEvent("lock.lockout", time: t, [("principal", "key 3")]),
-            AgentEvent("lock.command_rejected", time: t), AgentEvent("lock.command_refused", time: t),
-            AgentEvent("lock.arrival_refused", time: t), AgentEvent("lock.transport_refused", time: t),
-            AgentEvent("phone.command_timeout", time: t),
-            // Arrival unlock refused as a suspected relay (issue 15's events).
-            AgentEvent("lock.suspected_relay", time: t, [("key", "key#1"), ("reason", "tooSlow")]),
-            AgentEvent("lock.event", time: t, [("kind", "suspectedRelay(tooSlow key#1)")]),
+            AgentEvent(EventKind.lockEvent.name, time: t, [("kind", "lockOperationError(…)"), ("key", "3")]),
+            AgentEvent(EventKind.lockLockout.name, time: t, [("principal", "key 3")]),
+            AgentEvent(EventKind.lockCommandRejected.name, time: t), AgentEvent(EventKind.lockCommandRefused.name, time: t),
+            AgentEvent(EventKind.lockArrivalRefused.name, time: t), AgentEvent(EventKind.lockTransportRefused.name, time: t),
+            AgentEvent(EventKind.phoneCommandTimeout.name, time: t),
+            // Arrival unlock refused as a suspected relay (the relay check's events).
+            AgentEvent(EventKind.lockSuspectedRelay.name, time: t, [("key", "key#1"), ("reason", "tooSlow")]),
+            AgentEvent(EventKind.lockEvent.name, time: t, [("kind", "suspectedRelay(tooSlow key#1)")]),
         ]
         for event in warnings { #expect(event.journaldPriority <= .warning, "\(event.name)") }
-        for name in ["lock.fault", "lock.gpio_error", "lock.log_failed", "phone.persist_failed", "lock.store_recovered"] {
+        for name in [EventKind.lockFault.name, EventKind.lockGpioError.name, EventKind.lockLogFailed.name, EventKind.phonePersistFailed.name, EventKind.lockStoreRecovered.name] {
             #expect(AgentEvent(name, time: t).journaldPriority == .error, "\(name)")
         }
-        for event in [AgentEvent("lock.advertising", time: t), AgentEvent("lock.event", time: t, [("kind", "lockOperation(…)")])] {
+        for event in [AgentEvent(EventKind.lockAdvertising.name, time: t), AgentEvent(EventKind.lockEvent.name, time: t, [("kind", "lockOperation(…)")])] {
             #expect(event.journaldPriority == .info, "\(event.name)")
         }
     }
@@ -144,20 +145,20 @@ final class FakeJournald {
         let printer = EventPrinter(format: .text, output: pipeFDs[1], journal: JournaldSocket(path: journald.path))
         var seen: [String] = []
         printer.onEvent = { seen.append($0.name) }
-        printer.emit(AgentEvent("lock.event", time: Instant(nanoseconds: 12_345_000_000),
+        printer.emit(AgentEvent(EventKind.lockEvent.name, time: Instant(nanoseconds: 12_345_000_000),
                                 [("kind", "doorLockAlarm(lockJammed)"), ("state", "notFullyLocked"), ("door", "closed")]))
-        printer.emit(AgentEvent("lock.arrival_refused", time: .zero, [("key", "key#7"), ("reason", "disabled")]))
+        printer.emit(AgentEvent(EventKind.lockArrivalRefused.name, time: .zero, [("key", "key#7"), ("reason", "disabled")]))
         let entries = journald.entries()
         #expect(entries.count == 2)
         let jam = try #require(entries.first)
         #expect(jam["PRIORITY"] == "4")
-        #expect(jam["LATCHKEY_EVENT"] == "lock.event")
+        #expect(jam["LATCHKEY_EVENT"] == EventKind.lockEvent.name)
         #expect(jam["LATCHKEY_KIND"] == "doorLockAlarm(lockJammed)")
         #expect(jam["LATCHKEY_T_MS"] == "12345")
         #expect(jam["MESSAGE"] == "lock.event kind=doorLockAlarm(lockJammed) state=notFullyLocked door=closed")
         #expect(entries[1]["KEY_ID"] == "7")
         #expect(entries[1]["LATCHKEY_REASON"] == "disabled")
-        #expect(seen == ["lock.event", "lock.arrival_refused"], "observers still see every event")
+        #expect(seen == [EventKind.lockEvent.name, EventKind.lockArrivalRefused.name], "observers still see every event")
         var byte: UInt8 = 0
         #expect(read(pipeFDs[0], &byte, 1) < 0, "nothing also printed on stdout: the journal would hold it twice")
     }

@@ -12,7 +12,7 @@ import LatchkeySecurity
 import LatchkeyStore
 import Testing
 
-/// `latchkey status`, `log` and `keys list` (issue 23): the store read-only, the newest
+/// `latchkey status`, `log` and `keys list`: the store read-only, the newest
 /// first, key names beside ids, JSON and CSV for scripts, and `--follow` woken by the agent's
 /// writes.
 @Suite struct LockInspectionTests {

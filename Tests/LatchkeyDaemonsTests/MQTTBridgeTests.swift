@@ -4,6 +4,7 @@ import Glibc
 import FoundationEssentials
 import LatchkeyBridge
 import LatchkeyControl
+import LatchkeyEvents
 import LatchkeyLock
 import LatchkeyMQTT
 import LatchkeyPosix
@@ -150,7 +151,7 @@ final class MQTTBridgeTests {
             $0.contains("\"kind\":\"lock_operation\"") && $0.contains("\"operation\":\"unlock\"")
                 && $0.contains("\"source\":\"proprietaryRemote\"") && $0.contains("\"who\":9") } })
         #expect(wait { self.payloads("latchkey/rig-door/state").last == "UNLOCKED" })
-        #expect(rig.lockEvents("lock.command_accepted").last?.field("source") == "bridge")
+        #expect(rig.lockEvents(EventKind.lockCommandAccepted.name).last?.field("source") == "bridge")
         // ... and back.
         #expect(try broker.publish("latchkey/rig-door/set", "{\"action\":\"lock\",\"ts\":\(now())}") == 0)
         #expect(wait { self.rig.lock!.agent.controller.lockState == .locked })
@@ -168,7 +169,7 @@ final class MQTTBridgeTests {
         // Cleared: the retained command is gone from the broker (an empty retained message).
         #expect(wait { self.received.contains { $0.topic == "latchkey/rig-door/set" && $0.payload.isEmpty } })
         #expect(rig.lock!.agent.controller.lockState == .locked)
-        #expect(rig.lockEvents("lock.command_accepted").isEmpty)
+        #expect(rig.lockEvents(EventKind.lockCommandAccepted.name).isEmpty)
     }
 
     @Test func aBrokerOutageDeliversEveryEventOnceInOrder() throws {

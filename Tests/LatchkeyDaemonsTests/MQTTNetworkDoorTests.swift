@@ -3,6 +3,7 @@ import Glibc
 #endif
 import LatchkeyBridge
 import LatchkeyControl
+import LatchkeyEvents
 import LatchkeyMQTT
 import LatchkeyPosix
 @testable import LatchkeyDaemons
@@ -116,7 +117,7 @@ final class MQTTNetworkDoorTests {
         #expect(rig.wait { self.rig.lock!.agent.controller.lockState == .unlocked })
         let results = lines(b.directory + "/ha.txt").filter { $0.topic == "latchkey/rig-door/result" }
         #expect(results.count == 1, "only Home Assistant's command reached the bridge")
-        #expect(rig.lockEvents("lock.command_accepted").count == 1)
+        #expect(rig.lockEvents(EventKind.lockCommandAccepted.name).count == 1)
         // The stranger read nothing under the prefix, retained or live.
         #expect(!lines(b.directory + "/other.txt").contains { $0.topic.hasPrefix("latchkey/") })
         #expect(!lines(b.directory + "/anonymous.txt").contains { $0.topic.hasPrefix("latchkey/") })
@@ -141,6 +142,6 @@ final class MQTTNetworkDoorTests {
         #expect(results().last?.contains("\"detail\":\"key 9 is locked out after failed attempts\"") == true)
         #expect(rig.lock!.agent.controller.lockState == .locked)
         #expect(states().dropFirst(settled).allSatisfy { $0 == "LOCKED" }, "\(states())")
-        #expect(rig.lockEvents("lock.lockout").map { $0.field("key") } == ["9"])
+        #expect(rig.lockEvents(EventKind.lockLockout.name).map { $0.field("key") } == ["9"])
     }
 }

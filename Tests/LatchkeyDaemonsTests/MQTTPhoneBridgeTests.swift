@@ -1,5 +1,6 @@
 import LatchkeyBridge
 @testable import LatchkeyDaemons
+import LatchkeyEvents
 import Testing
 
 /// The phone agent behind the bridge, for real: the phone daemon linked to the lock on the
@@ -30,9 +31,9 @@ final class MQTTPhoneBridgeTests {
                                          user: nil) == 0)
         #expect(try world.broker.publish("latchkey/phone/rig-phone/arriving/set", "{\"action\":\"arriving\",\"ts\":\(now)}",
                                          user: nil) == 0)
-        #expect(rig.wait { !rig.phoneEvents("phone.arrival_intent").isEmpty })
-        #expect(rig.phoneEvents("phone.arrival_intent").count == 1)
+        #expect(rig.wait { !rig.phoneEvents(EventKind.phoneArrivalIntent.name).isEmpty })
+        #expect(rig.phoneEvents(EventKind.phoneArrivalIntent.name).count == 1)
         // As another user, the bridge asked for nothing the phone refuses it.
-        #expect(rig.phoneEvents("phone.control_refused").isEmpty && rig.lockEvents("lock.control_refused").isEmpty)
+        #expect(rig.phoneEvents(EventKind.phoneControlRefused.name).isEmpty && rig.lockEvents(EventKind.lockControlRefused.name).isEmpty)
     }
 }

@@ -6,7 +6,7 @@ import Testing
 /// What the phone's READY=1 waits for (Type=notify): its never-timing-out connect registered,
 /// or the link to the lock up already — a phone restarted by systemd that adopted its link
 /// from the file descriptor store has a fulfilled request and sends no Add Device, and
-/// systemd would otherwise kill it at TimeoutStartSec= (HIL 66-systemd-link-survives-phone-death).
+/// systemd would otherwise kill it at TimeoutStartSec= (HIL 86-systemd-link-survives-phone-death).
 struct PhoneReadinessTests {
     /// Claims every link, as a manager does.
     final class Claimer: BluetoothTransportDelegate, ATTLinkDelegate {

@@ -1,5 +1,6 @@
 import Foundation
 import LatchkeyAgents
+import LatchkeyEvents
 import LatchkeyPosix
 import Logging
 import Testing
@@ -30,12 +31,12 @@ struct RealtimePriorityTests {
         let events = enter(10)
         #expect(events.count == 1)
         guard let e = events.first else { return }
-        if e.name == "lock.realtime" {
+        if e.name == EventKind.lockRealtime.name {
             #expect(e.field("policy") == "fifo" && e.field("priority") == "10")
             #expect(e.field("rtprio_limit") == "0")
         } else {
             #expect(geteuid() != 0, "root has CAP_SYS_NICE: the request must be granted")
-            #expect(e.name == "lock.realtime_refused")
+            #expect(e.name == EventKind.lockRealtimeRefused.name)
             #expect(e.field("error")?.contains("errno 1") == true)
             #expect(e.field("hint")?.contains("LimitRTPRIO") == true)
         }

@@ -1,5 +1,6 @@
 import Foundation
 import LatchkeyAgents
+import LatchkeyEvents
 import LatchkeyLock
 import LatchkeyManagers
 import LatchkeyControl
@@ -40,12 +41,12 @@ import Testing
         let decision = try Self.killTheLockMidUnlock(h)
         h.loop.advance(by: .milliseconds(500))  // systemd's RestartSec
         try h.startLock()
-        #expect(h.count("lock.recovering", in: h.lockEvents) == 1)
+        #expect(h.count(EventKind.lockRecovering.name, in: h.lockEvents) == 1)
         #expect(h.unlockDriven, "decided 0.5 s ago, inside its 5 s window: carried on")
         #expect(h.advance(until: { h.lock?.controller.lockState == .unlocked }))
         let closing = Self.closing(decision, in: try h.log())
         #expect(closing.count == 1 && closing.allSatisfy(Self.isRecovered), "one recovered event closes it")
-        #expect(h.count("phone.link_lost", in: h.phoneEvents) == 0, "the restarted lock adopted the link")
+        #expect(h.count(EventKind.phoneLinkLost.name, in: h.phoneEvents) == 0, "the restarted lock adopted the link")
         guard case .success = h.command(.lock) else { Issue.record("lock after the restart"); return }
         #expect(h.phoneSent.discovery == discovered, "the phone's cached handles are still the lock's")
     }
@@ -54,7 +55,7 @@ import Testing
         let h = try Household()
         try h.settle()
         h.air.setPosition(100, of: Household.phoneAddress)
-        #expect(h.advance(until: { h.phone?.presence == .away && h.count("lock.departure", in: h.lockEvents) == 1 },
+        #expect(h.advance(until: { h.phone?.presence == .away && h.count(EventKind.lockDeparture.name, in: h.lockEvents) == 1 },
                           limit: .seconds(10)))
         h.killPhone()
         // The owner comes home while the phone agent is dead: the system's request links.
@@ -64,11 +65,11 @@ import Testing
         // An intent does not survive the process (the cautious reading): the geofence's, again.
         h.phone?.arrivalIntent()
         #expect(h.advance(until: { h.unlockDriven }, limit: .seconds(3)), "the arrival unlock, as if it never died")
-        #expect(h.count("phone.restored", in: h.phoneEvents) == 1)
+        #expect(h.count(EventKind.phoneRestored.name, in: h.phoneEvents) == 1)
         #expect(h.phoneSent.serviceDiscovery == 0, "the lock's services came back from the store")
     }
 
-    /// The HIL's finding (61-systemd-restart): a fail-secure lock killed after its unlock
+    /// The HIL's finding (81-systemd-restart): a fail-secure lock killed after its unlock
     /// completed (no decision open) is locked when it comes back, and the log must say so —
     /// not end on "unlocked" until the next event, which `latchkey status` would print.
     @Test func sigkillOfAFailSecureLockAfterItsUnlockLogsTheRelockItFindsAtStart() throws {
@@ -118,12 +119,12 @@ import Testing
         try h.settle()
         h.stopLock()
         #expect(try StateStores.openLock(h.lockState, loop: h.loop).restoration?.identifiers(.peripheral) == [])
-        #expect(h.advance(until: { h.count("phone.link_lost", in: h.phoneEvents) == 1 }, limit: .seconds(5)))
+        #expect(h.advance(until: { h.count(EventKind.phoneLinkLost.name, in: h.phoneEvents) == 1 }, limit: .seconds(5)))
         h.loop.advance(by: .seconds(60))
         let discoveredBefore = h.phoneSent.discovery
         try h.startLock()
-        #expect(h.count("lock.restored", in: h.lockEvents) == 0, "nothing handed back: a fresh start")
-        #expect(h.advance(until: { h.count("phone.gatt_ready", in: h.phoneEvents) == 2 }, limit: .seconds(10)))
+        #expect(h.count(EventKind.lockRestored.name, in: h.lockEvents) == 0, "nothing handed back: a fresh start")
+        #expect(h.advance(until: { h.count(EventKind.phoneGattReady.name, in: h.phoneEvents) == 2 }, limit: .seconds(10)))
         #expect(h.phoneSent.discovery == discoveredBefore, "same definition, same handles: the phone's cache holds")
     }
 
@@ -137,8 +138,8 @@ import Testing
         h.loop.advance(by: .seconds(10))
         #expect(h.phoneController.connectedLinks.isEmpty)
         try h.startPhone()
-        #expect(h.count("phone.restored", in: h.phoneEvents) == 0)
-        #expect(h.advance(until: { h.count("phone.gatt_ready", in: h.phoneEvents) == 2 }))
+        #expect(h.count(EventKind.phoneRestored.name, in: h.phoneEvents) == 0)
+        #expect(h.advance(until: { h.count(EventKind.phoneGattReady.name, in: h.phoneEvents) == 2 }))
     }
 
     // MARK: Reboot
@@ -152,10 +153,10 @@ import Testing
         try h.startLock()
         try h.startPhone()
         h.loop.run()
-        #expect(h.count("lock.restored", in: h.lockEvents) == 1, "service and advertising from the store")
+        #expect(h.count(EventKind.lockRestored.name, in: h.lockEvents) == 1, "service and advertising from the store")
         #expect(!h.unlockDriven && h.lockDriven)
         #expect(h.phoneController.pendingConnections == [Household.lockAddress], "re-asserted from the store")
-        #expect(h.advance(until: { h.count("phone.gatt_ready", in: h.phoneEvents) == 2 }))
+        #expect(h.advance(until: { h.count(EventKind.phoneGattReady.name, in: h.phoneEvents) == 2 }))
         #expect(h.phoneSent.serviceDiscovery == 0)
         #expect(Self.closing(decision, in: try h.log()).allSatisfy(Self.isRecovered))
     }
@@ -168,7 +169,7 @@ import Testing
         h.lockController.powerOff()
         h.loop.advance(by: .seconds(1))
         h.lockController.powerOn()
-        #expect(h.advance(until: { h.count("phone.gatt_ready", in: h.phoneEvents) == 2 }))
+        #expect(h.advance(until: { h.count(EventKind.phoneGattReady.name, in: h.phoneEvents) == 2 }))
         #expect(try h.log().contains { $0.kind == .doorLockAlarm(.lockRadioPowerCycled) })
 
         h.phoneController.powerOff()
@@ -177,7 +178,7 @@ import Testing
         h.phoneController.powerOn()
         h.loop.run()
         #expect(h.phoneController.pendingConnections == [Household.lockAddress], "asserted again at power-on")
-        #expect(h.advance(until: { h.count("phone.gatt_ready", in: h.phoneEvents) == 3 }))
+        #expect(h.advance(until: { h.count(EventKind.phoneGattReady.name, in: h.phoneEvents) == 3 }))
         #expect(!h.unlockDriven)
     }
 
@@ -207,8 +208,8 @@ import Testing
         try Data(repeating: 0x5A, count: 8192).write(to: URL(fileURLWithPath: h.phoneState + "/" + StateStores.phoneFile))
         try? FileManager.default.removeItem(atPath: h.phoneState + "/" + StateStores.phoneFile + "-wal")
         try h.startPhone()
-        #expect(h.count("phone.restored", in: h.phoneEvents) == 0)
-        #expect(h.advance(until: { h.count("phone.gatt_ready", in: h.phoneEvents) == 2 }))
+        #expect(h.count(EventKind.phoneRestored.name, in: h.phoneEvents) == 0)
+        #expect(h.advance(until: { h.count(EventKind.phoneGattReady.name, in: h.phoneEvents) == 2 }))
         guard case .failure(.rejected) = h.command(.unlock) else {
             Issue.record("a counter that went back to zero must look replayed"); return
         }

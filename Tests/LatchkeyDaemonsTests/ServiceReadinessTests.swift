@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import LatchkeyAgents
+import LatchkeyEvents
 import LatchkeyPosix
 import LatchkeyTransport
 import Logging
@@ -41,19 +42,19 @@ struct ServiceReadinessTests {
         let socket = try NotifySocket()
         let loop = PosixEventLoop()
         let service = ServiceReadiness(notifier: SystemdNotifier(environment: ["NOTIFY_SOCKET": socket.path]),
-                                       readyEvent: "lock.advertising", loop: loop, logger: Logger(label: "test"))
+                                       readyEvent: EventKind.lockAdvertising.name, loop: loop, logger: Logger(label: "test"))
         let printer = EventPrinter(format: .json)
         var seen: [String] = []
         printer.onEvent = { seen.append($0.name) }
         service.observe(printer)
-        service.observe(AgentEvent("lock.started", time: loop.now))
-        service.observe(AgentEvent("lock.advertising", time: loop.now, [("error", "busy")]))
+        service.observe(AgentEvent(EventKind.lockStarted.name, time: loop.now))
+        service.observe(AgentEvent(EventKind.lockAdvertising.name, time: loop.now, [("error", "busy")]))
         #expect(socket.received() == [])
         #expect(!service.isReady)
-        printer.emit(AgentEvent("lock.advertising", time: loop.now))
+        printer.emit(AgentEvent(EventKind.lockAdvertising.name, time: loop.now))
         #expect(socket.received() == ["READY=1\nSTATUS=lock.advertising"])
-        #expect(seen == ["lock.advertising"])  // the earlier observer still sees events
-        printer.emit(AgentEvent("lock.advertising", time: loop.now))
+        #expect(seen == [EventKind.lockAdvertising.name])  // the earlier observer still sees events
+        printer.emit(AgentEvent(EventKind.lockAdvertising.name, time: loop.now))
         #expect(socket.received() == [])
         service.stopping()
         #expect(socket.received() == ["STOPPING=1"])
@@ -65,33 +66,33 @@ struct ServiceReadinessTests {
         let socket = try NotifySocket()
         let loop = PosixEventLoop()
         let service = ServiceReadiness(notifier: SystemdNotifier(environment: ["NOTIFY_SOCKET": socket.path]),
-                                       readyEvent: "lock.advertising", loop: loop, logger: Logger(label: "test"))
+                                       readyEvent: EventKind.lockAdvertising.name, loop: loop, logger: Logger(label: "test"))
         var waiting: [() -> Void] = []
         service.afterRequestsAnswered = { waiting.append($0) }
         var atRest = false
         var registered = true
         service.isSettled = { atRest && registered }
 
-        service.observe(AgentEvent("lock.started", time: loop.now))
+        service.observe(AgentEvent(EventKind.lockStarted.name, time: loop.now))
         #expect(waiting.isEmpty, "nothing to confirm before the ready event")
-        service.observe(AgentEvent("lock.advertising", time: loop.now))
+        service.observe(AgentEvent(EventKind.lockAdvertising.name, time: loop.now))
         #expect(waiting.count == 1)
         #expect(socket.received() == [], "the kernel has not answered yet")
         waiting.removeFirst()()
         #expect(socket.received() == [], "answered, but the bolt is still moving")
 
-        service.observe(AgentEvent("lock.event", time: loop.now))  // the bolt reached locked
+        service.observe(AgentEvent(EventKind.lockEvent.name, time: loop.now))  // the bolt reached locked
         atRest = true
         registered = false  // ...and the kernel refused the advertising meanwhile
         waiting.removeFirst()()
         #expect(socket.received() == [] && !service.isReady)
 
         registered = true
-        service.observe(AgentEvent("lock.advertising", time: loop.now))  // asked again, taken
+        service.observe(AgentEvent(EventKind.lockAdvertising.name, time: loop.now))  // asked again, taken
         waiting.removeFirst()()
         #expect(socket.received() == ["READY=1\nSTATUS=lock.advertising"], "named after the ready event")
         #expect(service.isReady)
-        service.observe(AgentEvent("lock.event", time: loop.now))
+        service.observe(AgentEvent(EventKind.lockEvent.name, time: loop.now))
         #expect(waiting.isEmpty, "once ready, nothing more is checked")
     }
 }

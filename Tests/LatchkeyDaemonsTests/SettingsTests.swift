@@ -1,4 +1,5 @@
 import LatchkeyConfig
+import LatchkeyEvents
 import LatchkeyLock
 @testable import LatchkeySettings
 import LatchkeyTransport
@@ -116,7 +117,7 @@ struct SettingsTests {
     @Test func eventLinesRoundTripThroughTheDemoParser() {
         let line = #"{"event":"lock.command_accepted","t_ms":12.5,"key":"1","op":"arrival-unlock","note":"a \"q\""}"#
         let e = EventLine(parsing: line)
-        #expect(e?.name == "lock.command_accepted")
+        #expect(e?.name == EventKind.lockCommandAccepted.name)
         #expect(e?.field("op") == "arrival-unlock")
         #expect(e?.field("note") == "a \"q\"")
         #expect(EventLine(parsing: "Error: something") == nil)

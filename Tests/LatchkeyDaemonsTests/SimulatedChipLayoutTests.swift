@@ -8,6 +8,7 @@ import LatchkeyLock
 import LatchkeySim
 import LatchkeySimGPIO
 import Testing
+import LatchkeyPosix
 
 /// Running the agents by hand on a simulated chip: the lock's first start lays the chip
 /// out from its own wiring, at rest, and `latchkey gpio-sim` reads and drives it.
@@ -15,8 +16,7 @@ import Testing
     final class Scratch {
         let path: String
         init() {
-            var template = Array("/tmp/latchkey-simchip-XXXXXX".utf8CString)
-            path = String(cString: mkdtemp(&template)!)
+            path = try! RuntimeDirectory.makeTemporary(prefix: "latchkey-simchip")
         }
         deinit { try? FileManager.default.removeItem(atPath: path) }
         var root: String { path + "/gpio" }

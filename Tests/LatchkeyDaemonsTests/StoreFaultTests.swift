@@ -1,4 +1,5 @@
 import LatchkeyAgents
+import LatchkeyEvents
 import LatchkeyLock
 import LatchkeyLockProtocol
 import LatchkeyStore
@@ -6,7 +7,7 @@ import LatchkeyTransport
 @testable import LatchkeyDaemons
 import Testing
 
-/// Store faults fail safe and loud (issue 14), on the whole lock agent with its SQLite store
+/// Store faults fail safe and loud, on the whole lock agent with its SQLite store
 /// behind a fault switch (FaultyStore): a full, broken or read-only card.
 @Suite struct StoreFaultTests {
     func storeField(_ h: Household) -> String? {
@@ -29,7 +30,7 @@ import Testing
         #expect(!unlockEverDriven)
         #expect(h.lock!.controller.lockState == .locked)
         #expect(storeField(h) == "store=journal", "status shows the fault")
-        #expect(h.lockEvents.events.contains { $0.name == "lock.fault" })
+        #expect(h.lockEvents.events.contains { $0.name == EventKind.lockFault.name })
 
         // Back, unlocked; then read-only: locking is safe, the bolt moves all the same.
         store.writes = nil
@@ -43,7 +44,7 @@ import Testing
 
         // The store returns: both are written, in order, and the fault clears.
         store.writes = nil
-        #expect(h.advance(until: { h.count("lock.journal_caught_up", in: h.lockEvents) == 1 }, limit: .seconds(70)))
+        #expect(h.advance(until: { h.count(EventKind.lockJournalCaughtUp.name, in: h.lockEvents) == 1 }, limit: .seconds(70)))
         #expect(storeField(h) == "store=ok")
         let lockDecision = try #require(h.lock!.controller.lastRecordedDecision)
         h.killLock()
@@ -54,14 +55,14 @@ import Testing
 
     /// The counter of the phone's last command, as it sent it.
     func lastCounterSent(_ h: Household) -> UInt64? {
-        h.phoneEvents.events.last { $0.name == "phone.command_sent" }?.field("counter").flatMap { UInt64($0) }
+        h.phoneEvents.events.last { $0.name == EventKind.phoneCommandSent.name }?.field("counter").flatMap { UInt64($0) }
     }
 
     func counterOnDisk(_ h: Household) throws -> UInt64 {
         try StateStores.openKeys(h.lockState).lastCounter(keyID: h.key.id)
     }
 
-    /// HIL scenario w found it: with the disk full, `lock` moved the bolt and the phone was
+    /// HIL scenario 23 found it: with the disk full, `lock` moved the bolt and the phone was
     /// told `storage failure` (the counter could not be written after the accepted lock).
     /// The answer says what happened; the counter is held in memory (a replay of it is
     /// refused) and written with the journal's backlog once the store takes writes.
@@ -79,7 +80,7 @@ import Testing
         guard case .success = answer else { Issue.record("the phone was told \(String(describing: answer))"); return }
         let counter = try #require(lastCounterSent(h))
         #expect(h.advance(until: { h.lock!.controller.lockState == .locked }), "the bolt moved")
-        #expect(h.lockEvents.events.contains { $0.name == "lock.counter_write_failed" })
+        #expect(h.lockEvents.events.contains { $0.name == EventKind.lockCounterWriteFailed.name })
         #expect(try counterOnDisk(h) == durableBefore, "the store is full: the counter waits in memory")
         #expect(storeField(h) == "store=journal")
 
@@ -91,7 +92,7 @@ import Testing
         state.counter = counter - 2
         try phoneStore.save(state)
         try h.startPhone()
-        #expect(h.advance(until: { h.count("phone.gatt_ready", in: h.phoneEvents) >= 2 }))
+        #expect(h.advance(until: { h.count(EventKind.phoneGattReady.name, in: h.phoneEvents) >= 2 }))
         h.loop.advance(by: .milliseconds(200))  // the phone's `present` command
         let replay = h.command(.lock)
         #expect(lastCounterSent(h) == counter)
@@ -101,12 +102,12 @@ import Testing
 
         // The store takes writes again: the backlog writes the lock's record and its counter.
         store.writes = nil
-        #expect(h.advance(until: { h.count("lock.journal_caught_up", in: h.lockEvents) == 1 }, limit: .seconds(70)))
+        #expect(h.advance(until: { h.count(EventKind.lockJournalCaughtUp.name, in: h.lockEvents) == 1 }, limit: .seconds(70)))
         #expect(try counterOnDisk(h) == counter)
         #expect(storeField(h)?.contains("journal") == false)
     }
 
-    /// HIL scenario w found it: a lock started on a read-only card exited 1 (it opened its
+    /// HIL scenario 23 found it: a lock started on a read-only card exited 1 (it opened its
     /// store for writing), a restart loop under systemd. It runs degraded instead: the
     /// store read-only, `lock` done, `unlock` refused, the fault in `status` and a warning;
     /// read-write again, what waited is written.
@@ -117,19 +118,19 @@ import Testing
         guard case .success = h.command(.unlock) else { Issue.record("unlock with the store working"); return }
         #expect(h.advance(until: { h.lock!.controller.lockState == .unlocked }))
         h.stopLock()
-        let readyBefore = h.count("phone.gatt_ready", in: h.phoneEvents)
+        let readyBefore = h.count(EventKind.phoneGattReady.name, in: h.phoneEvents)
 
         h.readOnlyCard = true
         var lockEverDriven = false
         try h.startLock()
         #expect(h.reopener != nil)
-        #expect(h.lockEvents.events.filter { $0.name == "lock.store_read_only" }.count == 1, "said once")
+        #expect(h.lockEvents.events.filter { $0.name == EventKind.lockStoreReadOnly.name }.count == 1, "said once")
         #expect(storeField(h)?.hasPrefix("store=read-only") == true)
         // A motor without sensors starts by driving to locked (locking is safe): unrecorded.
         #expect(h.advance(until: { lockEverDriven = lockEverDriven || h.lockDriven
                                    return h.lock!.controller.lockState == .locked }))
         #expect(lockEverDriven)
-        #expect(h.advance(until: { h.count("phone.gatt_ready", in: h.phoneEvents) > readyBefore }))
+        #expect(h.advance(until: { h.count(EventKind.phoneGattReady.name, in: h.phoneEvents) > readyBefore }))
         let durableBefore = try counterOnDisk(h)
 
         var unlockEverDriven = false
@@ -146,9 +147,9 @@ import Testing
 
         // Read-write again: reopened within the retry schedule (1 s, 2 s, 4 s ... after the start).
         h.readOnlyCard = false
-        #expect(h.advance(until: { h.count("lock.store_writable", in: h.lockEvents) == 1 }, limit: .seconds(70)))
+        #expect(h.advance(until: { h.count(EventKind.lockStoreWritable.name, in: h.lockEvents) == 1 }, limit: .seconds(70)))
         #expect(h.reopener?.store.isReadOnly == false)
-        #expect(h.count("lock.journal_caught_up", in: h.lockEvents) >= 1, "what waited is written at once")
+        #expect(h.count(EventKind.lockJournalCaughtUp.name, in: h.lockEvents) >= 1, "what waited is written at once")
         #expect(try counterOnDisk(h) == counter)
         #expect(storeField(h) == "store=ok", "the journal written, the phone's binding saved")
         guard case .success = h.command(.unlock) else { Issue.record("unlock once the store is writable"); return }
@@ -203,11 +204,11 @@ import Testing
         let savedBefore = store.saved.filter { $0 == "latchkey.lock.bindings" }.count
         store.restorationReads = .io
         try h.startPhone()
-        #expect(h.advance(until: { h.count("phone.gatt_ready", in: h.phoneEvents) >= 2 }))
+        #expect(h.advance(until: { h.count(EventKind.phoneGattReady.name, in: h.phoneEvents) >= 2 }))
         guard case .success = h.command(.lock) else { Issue.record("the phone's command was refused"); return }
         #expect(store.saved.filter { $0 == "latchkey.lock.bindings" }.count == savedBefore, "nothing saved over")
         #expect(h.lockEvents.events.contains {
-            $0.name == "lock.restoration_failed" && $0.field("error")?.hasPrefix("bindings unreadable") == true
+            $0.name == EventKind.lockRestorationFailed.name && $0.field("error")?.hasPrefix("bindings unreadable") == true
         })
         #expect(storeField(h)?.contains("bindings") == true)
     }

@@ -7,6 +7,7 @@ import LatchkeySim
 import LatchkeyStore
 import LatchkeyTransport
 import Testing
+import LatchkeyPosix
 
 /// The torture's judge must see what it is there to see: each rule broken on purpose in a
 /// real store, and the audit counting it.
@@ -16,8 +17,7 @@ import Testing
         let loop = ManualEventLoop()
         let wall = WallClock { 1_750_000_000_000_000_000 }
         init() {
-            var template = Array("/tmp/latchkey-audit-XXXXXX".utf8CString)
-            path = String(cString: mkdtemp(&template)!) + "/lock"
+            path = try! RuntimeDirectory.makeTemporary(prefix: "latchkey-audit") + "/lock"
         }
         deinit { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
 

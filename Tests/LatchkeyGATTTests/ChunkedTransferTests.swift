@@ -3,7 +3,7 @@ import LatchkeyGATT
 import LatchkeyTestKit
 import Testing
 
-@Suite("Chunked transfer (M9)")
+@Suite("Chunked transfer")
 struct ChunkedTransferTests {
     static func payload(_ count: Int, seed: UInt64 = 9) -> [UInt8] {
         var g = SeededGenerator(seed: seed)

@@ -5,7 +5,6 @@ import Testing
 
 /// The Generic Attribute service served (Vol 3 Part G 2.5.2, 7.1–7.3), on a database of the
 /// shape every PeripheralManager publishes:
-///
 ///     0x0001  Primary Service 0x1801 (GATT)                 ends 0x0008
 ///     0x0002    Char 0x20 → 0x0003 Service Changed; 0x0004 CCCD
 ///     0x0005    Char 0x0A → 0x0006 Client Supported Features

@@ -11,7 +11,6 @@ import LatchkeyLock
 /// physical levels, who holds each line with which settings, and a queue of edge events
 /// per input request behind a real pipe, so the event loop polls a real fd. Levels and edges
 /// are logical above the request (active-low inverts), as in the kernel.
-///
 /// The C functions cannot capture state: they find the model in `FakeLibgpiod.current`, a
 /// task-local value each test installs with `run(_:)`, so tests in parallel never share one.
 final class FakeLibgpiod: @unchecked Sendable {  // touched only by the task that installed it

@@ -6,7 +6,7 @@ import Testing
 @testable import LatchkeyKernel
 
 /// The re-send of the pending connections after a failed connection attempt, driven by the
-/// controller's HCI events instead of a timer (issue 8: no periodic wake-ups while idle).
+/// controller's HCI events instead of a timer (no periodic wake-ups while idle).
 @Suite struct KernelTransportConnectFailureTests {
     static let addLock = KernelTransportRefreshTests.addLock
 

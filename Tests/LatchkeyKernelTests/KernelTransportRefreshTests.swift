@@ -6,7 +6,7 @@ import Testing
 @testable import LatchkeyKernel
 
 /// What the transport sends again and what it must not: the causes of the HIL suite's
-/// intermittent c and g after the lifecycle fixes (docs/HIL.md, "What the suite found").
+/// intermittent c and g after the lifecycle fixes (docs/LINUX-BLE.md, "What the HIL suite found").
 @Suite struct KernelTransportRefreshTests {
     static let addLock = bytes("33 00 00 00 08 00 01 00 00 ee ff c0 01 02")
 

@@ -5,7 +5,7 @@ import Testing
 
 @testable import LatchkeyKernel
 
-/// A wanted state is never dropped (issue 14): the mocked kernel refuses a request N times,
+/// A wanted state is never dropped: the mocked kernel refuses a request N times,
 /// then takes it; the transport asks again after each refusal, reports each one, and its
 /// mirror says what the kernel holds all along.
 @Suite struct KernelTransportRetryTests {

@@ -61,7 +61,7 @@ import Testing
         #expect(journal.entries.isEmpty)
     }
 
-    /// Locking is safe (issue 14): with the journal refusing writes the bolt still locks,
+    /// Locking is safe: with the journal refusing writes the bolt still locks,
     /// and the decision and its outcome are written, in order, once the journal takes
     /// writes again. An unlock in the same state stays refused.
     @Test func aLockMovesWithTheJournalDownAndIsRecordedWhenItReturns() throws {

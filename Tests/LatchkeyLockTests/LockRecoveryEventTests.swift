@@ -3,7 +3,7 @@ import LatchkeySim
 import LatchkeyTransport
 import Testing
 
-/// Every recovery is an event in the log (issue 5, item 4): a decision a previous run left
+/// Every recovery is an event in the log: a decision a previous run left
 /// open ends in exactly one LockOperation or LockOperationError that carries its id and the
 /// `recovered` mark, whatever the start-up does with it.
 @Suite struct LockRecoveryEventTests {

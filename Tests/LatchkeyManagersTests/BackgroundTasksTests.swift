@@ -3,7 +3,7 @@ import LatchkeySim
 import LatchkeyTransport
 import Testing
 
-/// Named background tasks on an `ApplicationGate` (M5): they hold a wake-up open until the
+/// Named background tasks on an `ApplicationGate`: they hold a wake-up open until the
 /// last one ends, and hold nothing outside a wake-up.
 @Suite struct BackgroundTasksTests {
     @Test func overlappingTasksHoldTheWakeUpUntilTheLastEnds() {

@@ -6,7 +6,7 @@ import LatchkeyTestKit
 import LatchkeyTransport
 import Testing
 
-/// M6 for the central role: the four steps, and reconciliation with what the simulated
+/// Restoration for the central role: the four steps, and reconciliation with what the simulated
 /// system kept (its pending list and its links) while the application was dead.
 @Suite struct CentralRestorationTests {
     @Test func aRequestPendingAtDeathIsHandedBackFirstAndTheLinkFormedMeanwhileIsAdopted() throws {

@@ -4,7 +4,7 @@ import LatchkeySim
 import LatchkeyTransport
 import Testing
 
-/// M5 execution modes on the simulated radio: what background mode changes for each role.
+/// Execution modes on the simulated radio: what background mode changes for each role.
 @Suite struct CentralExecutionModeTests {
     @Test func aBackgroundScanWithoutAServiceFilterIsRefused() throws {
         let home = try Home()

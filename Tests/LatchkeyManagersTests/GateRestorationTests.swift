@@ -4,7 +4,7 @@ import LatchkeyTransport
 import Testing
 
 /// The execution-mode gates sit between the managers and the application; restoration's
-/// callbacks must pass through them like every other event, first and in order (M5 + M6).
+/// callbacks must pass through them like every other event, first and in order.
 @Suite struct GateRestorationTests {
     @Test func willRestoreStateReachesTheApplicationThroughThePeripheralGate() throws {
         let storage = InMemoryRestorationStorage()

@@ -5,7 +5,7 @@ import LatchkeySim
 import LatchkeyTransport
 import Testing
 
-/// The sending half of M9 as a lock application writes it: offer the next chunk, advance
+/// The sending half of chunked transfer as a lock application writes it: offer the next chunk, advance
 /// only when `updateValue` accepted it, and resume from `peripheralManagerIsReady`.
 final class ChunkPump {
     let manager: PeripheralManager

@@ -6,7 +6,7 @@ import LatchkeyTestKit
 import LatchkeyTransport
 import Testing
 
-/// M6 for the peripheral role: advertising, services at stable handles, and the subscribed
+/// Restoration for the peripheral role: advertising, services at stable handles, and the subscribed
 /// centrals with their CCCD values and MTU, across the lock application's death.
 @Suite struct PeripheralRestorationTests {
     /// A lock that published, a phone connected, subscribed to the state characteristic.

@@ -4,7 +4,7 @@ import LatchkeySim
 import LatchkeyTransport
 import Testing
 
-/// M5 suspension and M4 alerts on the simulated radio.
+/// Suspension and connection alerts on the simulated radio.
 @Suite struct CentralSuspensionTests {
     /// A linked, subscribed phone whose application layer sits behind a gate.
     private func subscribed(_ home: Home, options: ConnectOptions = ConnectOptions(),

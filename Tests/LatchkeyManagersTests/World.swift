@@ -16,7 +16,7 @@ enum TestGATT {
     static let control = uuid(0x7E57_0003)
     /// A stored value longer than one Read Response at any MTU this bearer allows.
     static let log = uuid(0x7E57_0004)
-    /// Notify only: the chunked-transfer channel (M9).
+    /// Notify only: the chunked-transfer channel.
     static let transfer = uuid(0x7E57_0005)
 
     /// 400 octets: more than MTU − 1 = 246 at the simulated bearer's largest ATT_MTU (247),

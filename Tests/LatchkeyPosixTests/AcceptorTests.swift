@@ -3,7 +3,7 @@ import Testing
 
 @testable import LatchkeyPosix
 
-/// Accept errors never stop a listener or spin the loop (issue 14).
+/// Accept errors never stop a listener or spin the loop.
 @Suite struct AcceptorTests {
     /// The process runs out of descriptors: accept4 fails with EMFILE, the listener pauses
     /// instead of closing or spinning, and accepts the waiting clients once descriptors are

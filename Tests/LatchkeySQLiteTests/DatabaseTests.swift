@@ -10,7 +10,7 @@ final class ScratchDatabase {
 
     init() {
         var template = Array("/tmp/latchkey-sqlite-test-XXXXXX".utf8CString)
-        directory = String(cString: mkdtemp(&template)!)
+        directory = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
     }
 
     func open() throws -> Database { try Database(path: path, busyTimeout: .milliseconds(50)) }
@@ -163,7 +163,7 @@ struct DatabaseTests {
 }
 
 /// `latchkey status`, `log` and `keys list` open the agent's file beside the running agent:
-/// a read-only connection never creates a file and cannot write one (issue 23).
+/// a read-only connection never creates a file and cannot write one.
 struct ReadOnlyDatabaseTests {
     @Test func aReadOnlyConnectionNeverCreatesTheFile() throws {
         let scratch = ScratchDatabase()

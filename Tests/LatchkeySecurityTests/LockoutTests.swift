@@ -65,7 +65,7 @@ struct LockoutTests {
         #expect(attempt(try good(bob)).rejection == nil)
     }
 
-    /// A full or read-only SD card must not turn lockout off (issue 14; before, a failed save
+    /// A full or read-only SD card must not turn lockout off (before, a failed save
     /// was swallowed and the failure forgotten): the key holder's failure is kept, every
     /// command but `lock` is refused until the store has saved it, and then it counts.
     @Test mutating func aFailureTheStoreCannotSaveRefusesEveryCommandUntilItIsSaved() throws {

@@ -6,7 +6,7 @@ import LatchkeyStore
 import LatchkeyTransport
 import Testing
 
-/// Issue 3: a verified command's counter and the decision it leads to are one transaction
+/// A verified command's counter and the decision it leads to are one transaction
 /// (`StoredLockRecords+Counters`), without weakening either rule.
 @Suite struct CommandCounterCommitTests {
     let fixture = StoreFixture()

@@ -7,7 +7,7 @@ import LatchkeySQLite
 @testable import LatchkeyStore
 import Testing
 
-/// Issue 22 item 6: the commit between an accepted command and the motor writes as few WAL
+/// The commit between an accepted command and the motor writes as few WAL
 /// pages as the rules allow (schema v5), and a store an older release wrote keeps its decisions.
 @Suite struct DecisionCommitTests {
     static let lastV4Migration = "v4: arrival unlock is an admin's opt-in"

@@ -5,7 +5,7 @@ import LatchkeySim
 import LatchkeyTransport
 import Testing
 
-/// Issue 5 item 7: power fails while the lock writes. What reaches the disk is the database
+/// Power fails while the lock writes. What reaches the disk is the database
 /// file and its WAL, with the tail of the WAL torn or garbled; SQLite's frame checksums find
 /// the bad tail, the last commit before it is the state used, and the lock does not unlock.
 ///

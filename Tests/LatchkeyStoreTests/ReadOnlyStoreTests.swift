@@ -4,7 +4,7 @@ import LatchkeySecurity
 import LatchkeyStore
 import Testing
 
-/// Issue 23: `latchkey status`, `log` and `keys list` open the store read-only beside a
+/// `latchkey status`, `log` and `keys list` open the store read-only beside a
 /// running agent — they create no directory or file, never write, and leave a damaged file
 /// where it is for the agent to deal with.
 @Suite struct ReadOnlyStoreTests {

@@ -1,4 +1,5 @@
 import LatchkeyAgents
+import LatchkeyEvents
 import LatchkeyGPIO
 import LatchkeyLock
 import LatchkeyLockProtocol
@@ -16,14 +17,9 @@ import Testing
 @Suite struct RevocationWhileRunningTests {
     @Test func aKeyRevokedThroughTheStoreFailsOnItsNextCommand() throws {
         let fixture = StoreFixture()
-        let loop = ManualEventLoop()
-        let air = SimulatedAir(loop: loop, seed: 3)
-        let lockAddress = BluetoothAddress(0xC0FFEE000001), phoneAddress = BluetoothAddress(0xC0FFEE000002)
-        _ = air.addDevice(address: lockAddress, position: 0)
-        _ = air.addDevice(address: phoneAddress, position: 1)
-        let store = try fixture.open()
-        let key = PhoneKey(id: 1, name: "alice", secret: CommandSealing.newSecret(), role: .user)
-        try store.keyStore().add(key)
+        let scene = try AirScene(fixture, seed: 3)
+        let (loop, air, store, key) = (scene.loop, scene.air, scene.store, scene.key)
+        let (lockAddress, phoneAddress) = (scene.lockAddress, scene.phoneAddress)
 
         let chip = SimulatedGPIOChip(label: "sim-lock", lineNames: ["latch"], loop: loop)
         let hardware = try LockHardware.open(LockWiring(chipLabel: "sim-lock", actuator: .hold, unlockOutput: .init("latch")),
@@ -52,6 +48,6 @@ import Testing
         try fixture.open().keyStore().revoke(id: key.id)  // another process: `latchkey keys revoke 1`
         #expect(command(.lock) == .some(.rejected(.unknownKey)))
         #expect(chip.isHigh("latch"), "the revoked key moved nothing")
-        #expect(lockEvents.names().last(where: { $0.hasPrefix("lock.command") }) == "lock.command_rejected")
+        #expect(lockEvents.names().last(where: { $0.hasPrefix("lock.command") }) == EventKind.lockCommandRejected.name)
     }
 }

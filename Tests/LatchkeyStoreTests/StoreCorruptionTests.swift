@@ -3,7 +3,7 @@ import LatchkeyLock
 @testable import LatchkeyStore
 import Testing
 
-/// Issue 5 item 7 and the "corrupt store" row of the relaunch table: a bad file is named in
+/// The "corrupt store" row of the relaunch table: a bad file is named in
 /// a typed error, moved aside, and the agent starts from an empty store — in which there is
 /// no decision to resume, so the lock stays locked.
 @Suite struct StoreCorruptionTests {

@@ -1,5 +1,7 @@
 import Foundation
 import LatchkeyLock
+import LatchkeySecurity
+import LatchkeySim
 @testable import LatchkeyStore
 import LatchkeyTransport
 
@@ -73,4 +75,22 @@ extension AgentStore {
     /// and a 24-octet header each). The file is longer: the store lays it out to
     /// `walWorkingSize` up front, so a test that damages "the tail" of the WAL aims here.
     var walEnd: Int { 32 + connection.walFrames * (4096 + 24) }
+}
+
+/// A lock and a phone in range of each other on the simulated air, and key 1 (alice) in the
+/// fixture's store: the scene of the tests that run both agents over a real store.
+struct AirScene {
+    let loop = ManualEventLoop()
+    let air: SimulatedAir
+    let lockAddress = BluetoothAddress(0xC0FFEE000001), phoneAddress = BluetoothAddress(0xC0FFEE000002)
+    let store: AgentStore
+    let key = PhoneKey(id: 1, name: "alice", secret: CommandSealing.newSecret(), role: .user)
+
+    init(_ fixture: StoreFixture, seed: UInt64) throws {
+        air = SimulatedAir(loop: loop, seed: seed)
+        _ = air.addDevice(address: lockAddress, position: 0)
+        _ = air.addDevice(address: phoneAddress, position: 1)
+        store = try fixture.open()
+        try store.keyStore().add(key)
+    }
 }

@@ -3,7 +3,7 @@ import LatchkeyStore
 import LatchkeyTransport
 import Testing
 
-/// The journal keeps what a crashed lock was doing (M7): reopening the file — without
+/// The journal keeps what a crashed lock was doing: reopening the file — without
 /// closing the first connection, as after a SIGKILL — hands back the open decision.
 @Suite struct StoredDecisionJournalTests {
     @Test func anOpenDecisionComesBackAfterReopen() throws {

@@ -6,9 +6,9 @@ import LatchkeySQLite
 import LatchkeyTransport
 import Testing
 
-/// Issue 22 item 6: the WAL file has its working size before the first decision is written,
+/// The WAL file has its working size before the first decision is written,
 /// so no commit in front of the motor waits for the file system to make the file longer
-/// (README, "Under load"); and laying it out loses nothing and never takes a card's last space.
+/// (docs/PERFORMANCE.md, "Under load"); and laying it out loses nothing and never takes a card's last space.
 @Suite struct WALLayoutTests {
     struct FileFacts: Equatable, CustomStringConvertible {
         var size: Int64
@@ -123,7 +123,7 @@ import Testing
     }
 }
 
-/// Issue 22 item 6: SQLite checkpoints the WAL inside the commit that crosses 1,000 frames.
+/// SQLite checkpoints the WAL inside the commit that crosses 1,000 frames.
 /// The lock's store hands that checkpoint to its loop's next turn instead
 /// (`AgentStore.checkpointScheduler`), so none runs between a decision's record and the drive.
 @Suite struct CheckpointPlacementTests {

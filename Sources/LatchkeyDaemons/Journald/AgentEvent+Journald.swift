@@ -1,4 +1,5 @@
 import LatchkeyAgents
+import LatchkeyEvents
 
 /// An agent's timeline event as a journal entry: what `journalctl -p warning` must find
 /// (jams, lockouts, refusals, faults) carries a warning or worse, and every field is a
@@ -16,7 +17,7 @@ extension AgentEvent {
 
     public var journaldPriority: JournaldEntry.Priority {
         // Audit-log entries: the warning kinds, and the door's story at info.
-        if name == "lock.event", let kind = field("kind") {
+        if name == EventKind.lockEvent.name, let kind = field("kind") {
             return Self.warningKinds.contains(where: { kind.hasPrefix($0) }) ? .warning : .info
         }
         if Self.errorSuffixes.contains(where: { name.hasSuffix($0) }) { return .error }

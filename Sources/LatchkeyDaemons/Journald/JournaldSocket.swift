@@ -3,17 +3,11 @@ import Glibc
 #endif
 import LatchkeyPosix
 
-/// Sends `JournaldEntry`s to journald's native socket: one datagram each, so the fields arrive
-/// structured (`journalctl -o json` shows LATCHKEY_EVENT=, KEY_ID=, …) and the priority is
-/// the entry's (`journalctl -p warning`).
-///
-/// When the socket is missing or a send fails (journald restarting, a message too large for
-/// one datagram), the entry goes to the fallback descriptor — the agent's stderr, which
-/// under systemd is the journal's stream — as one line with an sd-daemon(3) `<N>` prefix:
-/// the priority survives, the fields do not, nothing is lost.
-///
-/// Sendable (swift-log's handlers are): its state is fixed at init, and each `send` is one
-/// sendto(2) or one write(2), which the kernel keeps whole across threads.
+/// Sends `JournaldEntry`s to journald's native socket, one datagram each, so the fields arrive
+/// structured and the priority is the entry's. When the socket is missing or a send fails, the
+/// entry goes to the fallback descriptor (stderr, the journal's stream under systemd) as one
+/// line with an sd-daemon(3) `<N>` prefix: the priority survives, nothing is lost. Sendable:
+/// its state is fixed at init, and each `send` is one sendto(2) or write(2).
 public final class JournaldSocket: Sendable {
     public static let defaultPath = "/run/systemd/journal/socket"
 

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import LatchkeyControl
 import LatchkeyDaemons
+import LatchkeyEvents
 import LatchkeyLock
 import LatchkeyPosix
 import LatchkeySimAir
@@ -194,25 +195,25 @@ package final class AgentStage {
         (try? loop.run(until: condition, timeout: timeout)) ?? false
     }
 
-    package func lockEvent(_ name: String, since: Instant, where match: (EventLine) -> Bool = { _ in true }) -> (EventLine, Instant)? {
-        lockEvents.first { $0.1 >= since && $0.0.name == name && match($0.0) }
+    package func lockEvent(_ kind: EventKind, since: Instant, where match: (EventLine) -> Bool = { _ in true }) -> (EventLine, Instant)? {
+        lockEvents.first { $0.1 >= since && $0.0.name == kind.name && match($0.0) }
     }
 
-    package func phoneEvent(_ name: String, since: Instant, where match: (EventLine) -> Bool = { _ in true }) -> (EventLine, Instant)? {
-        phoneEvents.first { $0.1 >= since && $0.0.name == name && match($0.0) }
+    package func phoneEvent(_ kind: EventKind, since: Instant, where match: (EventLine) -> Bool = { _ in true }) -> (EventLine, Instant)? {
+        phoneEvents.first { $0.1 >= since && $0.0.name == kind.name && match($0.0) }
     }
 
-    package func lockEvents(_ name: String, since: Instant) -> [EventLine] {
-        lockEvents.filter { $0.1 >= since && $0.0.name == name }.map(\.0)
+    package func lockEvents(_ kind: EventKind, since: Instant) -> [EventLine] {
+        lockEvents.filter { $0.1 >= since && $0.0.name == kind.name }.map(\.0)
     }
 
     /// The CPU policy the lock's loop said it got at its last start (`lock.realtime_priority`):
     /// "fifo:10", "normal (SCHED_FIFO 10 refused: ...)", or "normal" when it asked for none.
     package var lockScheduling: String {
-        let names: Set = ["lock.realtime", "lock.realtime_refused"]
+        let names: Set = [EventKind.lockRealtime.name, EventKind.lockRealtimeRefused.name]
         guard let e = lockEvents.last(where: { names.contains($0.0.name) })?.0 else { return "normal" }
         let priority = e.field("priority") ?? "?"
-        if e.name == "lock.realtime" { return "fifo:\(priority)" }
+        if e.name == EventKind.lockRealtime.name { return "fifo:\(priority)" }
         return "normal (SCHED_FIFO \(priority) refused: \(e.field("error") ?? "?"))"
     }
 

@@ -6,7 +6,6 @@ import LatchkeyPosix
 /// by its function name, and a call can be made to fail with a chosen errno before the
 /// real call runs. That is how tests show the errno policy at work (an injected EINTR is
 /// retried, EAGAIN is "would block", EAFNOSUPPORT is "no Bluetooth") on any kernel.
-///
 /// The mock is a task-local value: each test installs its own, nothing global is shared.
 /// It is `@unchecked Sendable` because only the task that installed it touches it, from
 /// the one thread that runs that test's event loop.

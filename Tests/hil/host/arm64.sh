@@ -1,6 +1,6 @@
 # The arm64 suite (Tests/hil/run --arch arm64): Debian's arm64 kernel under
 # qemu-system-aarch64, the arm64 latchkey, and an initramfs of Debian arm64 programs. Sourced
-# after the amd64 parts; redefines what differs. docs/HIL.md, "arm64".
+# after the amd64 parts; redefines what differs. docs/TESTING.md, "arm64".
 #
 # The VM's userland is Debian 13 (trixie) arm64, unpacked and never installed (mmdebstrap's
 # extract variant: no maintainer script runs, so no emulation is needed): the arm64 binary

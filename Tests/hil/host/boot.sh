@@ -9,7 +9,7 @@ HIL_VM_TIMEOUT=${HIL_VM_TIMEOUT:-600}
 # no_timer_check: the kernel's check that the IO-APIC timer ticks runs in a fixed window of
 # (emulated) time, which a TCG vCPU starved by a loaded host can miss: "Kernel panic - not
 # syncing: IO-APIC + timer doesn't work!" 0.05 s into a boot at load ~20 (seen once,
-# docs/HIL.md "What the suite found"). Virtual machines' kernels commonly skip it.
+# docs/LINUX-BLE.md "What the HIL suite found"). Virtual machines' kernels commonly skip it.
 # thread=single: multi-threaded TCG let a vCPU run a half-patched instruction (the
 # kernel's int3-based text patching) and the guest died with "Oops: int3" in
 # sched_clock_tick at boot, 1 boot in 4; one host thread for both vCPUs cannot race.

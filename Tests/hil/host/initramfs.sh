@@ -83,7 +83,7 @@ make_initramfs() {
 
     # Programs, each with the libraries it loads.
     local prog
-    # sqlite3: scenario w reads the lock's decision journal from outside the agent.
+    # sqlite3: scenario 23 reads the lock's decision journal from outside the agent.
     # bluetoothd, dbus-daemon, dbus-send, strace: the GATT server benchmark's other row and
     # its system-call counts (scenario 60-bench-gatt-vs-bluez).
     for prog in btvirt btmgmt btmon hcitool gatttool sqlite3 dbus-daemon dbus-send strace; do
@@ -106,7 +106,7 @@ make_initramfs() {
     # dbus-daemon looks up the groups of every connecting uid (getpwuid): root must exist.
     printf 'root:x:0:0:root:/root:/bin/sh\n' > "$root/etc/passwd"
     printf 'root:x:0:\n' > "$root/etc/group"
-    # Scenario r's LD_PRELOAD shim; against a glibc no newer than the one the initramfs carries.
+    # Scenario 12's LD_PRELOAD shim; against a glibc no newer than the one the initramfs carries.
     mkdir -p "$root/usr/lib"
     "$VM_CC" -O2 -Wall -shared -fPIC -o "$root/usr/lib/hil-refuse-add-device.so" "$HIL_DIR/vm/tools/hil-refuse-add-device.c" -ldl
 

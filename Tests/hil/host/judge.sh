@@ -16,7 +16,7 @@
 # Sourced by Tests/hil/run, Tests/hil/pi/run and Tests/hil/host/selftest; needs bash 4.
 #
 # Bounds (Tests/hil/expected-checks: `recovery<=MS [forgotten<=MS]`): a recovery must take at
-# most recovery<=MS. The one exception is a forgotten link (docs/HIL.md): the phone linked
+# most recovery<=MS. The one exception is a forgotten link (docs/TESTING.md): the phone linked
 # where hci0's kernel holds no link, which on btvirt (no supervision timeout) only the phone
 # giving up on it ends (its 5 s command timeout, or its 10 s GATT setup timeout); then, and
 # only with the evidence for it (exactly one link timeout — phone.command_timeout or
@@ -127,7 +127,7 @@ judge_console() {
             continue
         fi
         if awk -v ms="$ms" -v bound="$bound" 'BEGIN { exit !(ms > bound) }'; then
-            problems+=("$check: recovery took $ms ms, over $why (docs/HIL.md)")
+            problems+=("$check: recovery took $ms ms, over $why (docs/TESTING.md)")
         fi
     done
 

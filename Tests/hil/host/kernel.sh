@@ -61,7 +61,7 @@ resolve_kernel() {
         stable)
             KVER=$(newest_abi)
             [[ -n $KVER ]] || die "no linux-image-amd64 in the host's apt index (run apt-get update)"
-            say "WARNING: $KVER crashes when an ATT socket is closed after link loss; scenarios c, d and g may kill the VM" ;;
+            say "WARNING: $KVER crashes when an ATT socket is closed after link loss; scenarios 30, 31 and 32 may kill the VM" ;;
         *)
             KVER=$HIL_KERNEL
             [[ -f $CACHE/kernel/$KVER/.complete ]] && return 0

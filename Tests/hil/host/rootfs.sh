@@ -2,7 +2,7 @@
 # Debian's packages with mmdebstrap into a tarball cached in .build-hil/rootfs/<key>/, where
 # the key is a hash of the package list and the options: a changed list builds a new one.
 # Sets ROOTFS_TAR. Needs mmdebstrap (root: it picks its "root" mode itself) and the mirror
-# the host's apt uses on the first run (22-60 s; docs/HIL.md, "Time").
+# the host's apt uses on the first run (22-60 s; docs/PERFORMANCE.md, "CI time").
 
 # What the image holds besides minbase:
 #   systemd-sysv udev kmod       PID 1, device units (the agents' units wait for hci0's), modprobe

@@ -1,4 +1,4 @@
-# The Raspberry Pi rig (docs/HIL.md): the same scenarios as the VM, with two jumper wires
+# The Raspberry Pi rig (docs/TESTING.md): the same scenarios as the VM, with two jumper wires
 # in place of gpio-sim's simulated side and a USB Bluetooth dongle as the phone's controller.
 #
 #   jumper 1: pin 11 (GPIO17, the lock's latch output) -> pin 13 (GPIO27, probe input)

@@ -2,7 +2,7 @@
 # only as the installed units, started and stopped with systemctl. Each scenario starts clean
 # (unit_scenario_begin): units stopped, their failed state and start counters reset, no test
 # drop-in, empty state directories, the controllers reset, fresh configuration in
-# /etc/latchkey and a freshly provisioned key — as README.md's steps 3-5 leave a machine.
+# /etc/latchkey and a freshly provisioned key — as README.md's steps 2-5 leave a machine.
 #
 # The one change to the units the suite makes everywhere is where standard output goes: the
 # agents' event timeline (event_format: json, one object a line) is appended to a file the
@@ -98,7 +98,7 @@ execution:
 YAML
 }
 
-# README.md, step 5: the key added on the lock's side as the service user, its secret given
+# docs/PAIRING.md: the key added on the lock's side as the service user, its secret given
 # to the phone's configuration (0600, owned by latchkey).
 provision_unit_key() {
     runuser -u latchkey -- latchkey keys add --state-dir /var/lib/latchkey/lock --id 1 --name hil-phone \
@@ -233,7 +233,7 @@ survive_kill() {
 
 # command_after_restart OP: `phone-ctl OP` right after an agent's restart, accepted by the lock.
 # btvirt can hand the phone a forgotten link then (hci0's kernel logs "ACL packet for unknown
-# connection handle 42"; docs/HIL.md, "Recovery bounds"): the command is not delivered and the
+# connection handle 42"; docs/TESTING.md, "Recovery bounds"): the command is not delivered and the
 # link ends; the phone must then link again by itself and the command is sent once more. Sets
 # REPLY, ACCEPTED (the lock's lock.command_accepted line) and RETRIED (said in PASS lines).
 command_after_restart() {

@@ -20,7 +20,7 @@ scenario_begin() {
     trap scenario_end EXIT
     local t0; t0=$(now_int)
     rm -rf $W && mkdir -p $W
-    # The neighbour (scenario b2) stops advertising: raw HCI, as b2 drives it.
+    # The neighbour (scenario 11) stops advertising: raw HCI, as b2 drives it.
     [ -n "${RIG_NEIGHBOUR_INDEX:-}" ] && hcitool -i hci$RIG_NEIGHBOUR_INDEX cmd 0x08 0x000a 00 > /dev/null 2>&1
     controllers_reset $L $P || setup_error "the controllers are not clean after a reset: $(for i in $L $P; do btmgmt --index $i con; echo "hci$i adv $(kernel_adv_instances $i) devices: $(cat /sys/kernel/debug/bluetooth/hci$i/device_list)"; done)"
     rig_start
@@ -181,7 +181,7 @@ last_linked_before() {
 }
 
 # A forgotten link: hci$P holds a link that hci$L's kernel does not (it deleted it under a new
-# link, or its host is down while its controller still advertises: docs/HIL.md). On a radio
+# link, or its host is down while its controller still advertises: docs/TESTING.md). On a radio
 # the supervision timeout ends it; btvirt has none, so only the phone giving up on it does: its
 # first command's 5 s timeout (a returning phone with a valid cache sends `present` at once),
 # or its GATT setup timeout (10 s) when it had to ask the lock first. forgotten_watch_start samples every 100 ms in the background and keeps the

@@ -92,17 +92,12 @@ kernel_adv_instances() { # INDEX
 # connection); a glob, no process, so a watch sampling it costs the VM little.
 has_link() { set -- /sys/class/bluetooth/hci$1:*; [ -e "$1" ]; }
 
-# controllers_reset INDEX...: the kernel's state a scenario may leave behind, cleared where
-# it is found, so a scenario starts from the same controllers whatever ran before it:
-#   a link (on hci1 also one hci0's kernel forgot, docs/HIL.md)  power off and on: the
-#                          power-on resets the controller (HCI Reset), which ends its links
-#   an advertising instance (the kernel keeps a SIGKILLed agent's)  removed (rm-adv 0: all)
-#   an auto-connect entry (a phone's Add Device outlives it)   removed (del-device, all)
-#   a connect entry (a user-space connect()'s: gatttool, hil-att-bench)   dropped by a connect
-#                          given up (forget_connect_entries)
-#   the connectable or advertising setting                      off
-# 1 when they are not clean within 10 s. CONTROLLER_RESETS says what was found (a NOTE line
-# in scenario_begin).
+# controllers_reset INDEX...: clears what a scenario may leave behind, so each starts from the
+# same controllers: links (power off and on resets the controller), advertising instances
+# (rm-adv 0), auto-connect entries (del-device), a user-space connect()'s entry (dropped by a
+# connect given up: forget_connect_entries), the connectable and advertising settings. 1 when
+# they are not clean within 10 s; CONTROLLER_RESETS says what was found (a NOTE line in
+# scenario_begin). docs/TESTING.md, "A run that cannot pass by accident".
 controllers_reset() {
     local i dirty= failed=
     CONTROLLER_RESETS=

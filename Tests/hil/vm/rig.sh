@@ -10,8 +10,8 @@ RIG_LATCH_LINE=latch             # line 0: the actuator output
 RIG_DOOR_LINE=door               # line 1: the door sensor input
 RIG_BUTTON_LINE=button           # line 2: the inside button input
 RIG_GPIO_YAML=""                 # extra gpio: lines for the lock's config (none here)
-RIG_NEIGHBOUR_INDEX=2            # hci2: an unrelated advertiser next to the phone (scenario b)
-RIG_CONNECT_FAILS_AT_ONCE=1      # btvirt fails an LE connect that meets paused advertising (scenario i)
+RIG_NEIGHBOUR_INDEX=2            # hci2: an unrelated advertiser next to the phone (scenario 11)
+RIG_CONNECT_FAILS_AT_ONCE=1      # btvirt fails an LE connect that meets paused advertising (scenario 41)
 
 _rig_latch() { echo "$(cat $HIL_RUN/sim_dir)/sim_gpio0/value"; }
 

@@ -1,6 +1,6 @@
 /*
  * hil-refuse-add-device: an LD_PRELOAD shim that makes the kernel refuse a process's mgmt
- * Add Device commands for as long as a flag file exists (HIL scenario r).
+ * Add Device commands for as long as a flag file exists (HIL scenario 12).
  *
  *   LD_PRELOAD=/usr/lib/hil-refuse-add-device.so \
  *   HIL_REFUSE_FLAG=/run/hil/refuse-add-device HIL_REFUSE_LOG=/tmp/refusals latchkey phone ...
