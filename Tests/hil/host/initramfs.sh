@@ -4,6 +4,14 @@
 # (with their dependencies),
 # the out-of-tree gpio-sim, and the VM-side scripts (Tests/hil/vm). Sets INITRD.
 
+# Where the VM's programs come from. amd64: this host's own (busybox-static, bluez, ...), each
+# with the libraries ldd lists. arm64 (host/arm64.sh sets these anew): Debian arm64 packages
+# unpacked into the cache.
+VM_SOURCE= VM_BUSYBOX=/bin/busybox VM_LIBDIR=/usr/lib/x86_64-linux-gnu VM_CC=gcc VM_STRIP=strip
+vm_run() { "$@"; }
+vm_program() { command -v "$1"; }
+vm_copy() { copy_with_libraries "$@"; }
+
 # Modules the VM loads, in Tests/hil/vm/setup's order. On 6.12 ctr, sha512_generic, drbg,
 # ecb and ecc are built in (modules.builtin says so and modprobe accepts them); on 6.1 they
 # are modules.
@@ -43,12 +51,16 @@ install_modules() {
     local mdir=$KDIR/image/lib/modules/$KVER rel
     mkdir -p "$root/lib/modules/$KVER/extra"
     cp "$mdir"/modules.{order,builtin,builtin.modinfo} "$root/lib/modules/$KVER/"
-    for rel in $(module_closure "$mdir" "${HIL_MODULES[@]}" "$@"); do
+    # A kernel without hci_vhci (the arm64 flavours) gets the one built out of tree (gpio-sim.sh).
+    local wanted=("${HIL_MODULES[@]}")
+    [[ -z ${HCI_VHCI_KO:-} ]] || wanted=("${wanted[@]/hci_vhci/}")
+    for rel in $(module_closure "$mdir" "${wanted[@]}" "$@"); do
         mkdir -p "$root/lib/modules/$KVER/$(dirname "$rel")"
         if [[ -f $mdir/$rel.xz ]]; then xz -dc "$mdir/$rel.xz" > "$root/lib/modules/$KVER/$rel"
         else cp "$mdir/$rel" "$root/lib/modules/$KVER/$rel"; fi
     done
     cp "$GPIO_SIM_KO" "$root/lib/modules/$KVER/extra/gpio-sim.ko"
+    [[ -z ${HCI_VHCI_KO:-} ]] || cp "$HCI_VHCI_KO" "$root/lib/modules/$KVER/extra/hci_vhci.ko"
     depmod -b "$root" "$KVER"
 }
 
@@ -63,41 +75,40 @@ make_initramfs() {
     mkdir -p "$root"/{bin,sbin,usr/bin,usr/sbin,proc,sys,dev,tmp,run,etc,hil,lib/modules/"$KVER"/extra}
 
     # busybox and its applets.
-    cp /bin/busybox "$root/bin/busybox"
+    cp "$VM_BUSYBOX" "$root/bin/busybox"
     local applet
-    for applet in $(busybox --list-full); do
+    for applet in $(vm_run "$VM_BUSYBOX" --list-full); do
         [[ -e $root/$applet ]] || ln -s /bin/busybox "$root/$applet"
     done
 
-    # Programs, each with the libraries ldd lists.
+    # Programs, each with the libraries it loads.
     local prog
     # sqlite3: scenario 23 reads the lock's decision journal from outside the agent.
     # bluetoothd, dbus-daemon, dbus-send, strace: the GATT server benchmark's other row and
     # its system-call counts (scenario 60-bench-gatt-vs-bluez).
     for prog in btvirt btmgmt btmon hcitool gatttool sqlite3 dbus-daemon dbus-send strace; do
-        copy_with_libraries "$root" "$(command -v "$prog")" "/usr/bin/$prog"
+        vm_copy "$root" "$(vm_program "$prog")" "/usr/bin/$prog"
     done
-    copy_with_libraries "$root" /usr/libexec/bluetooth/bluetoothd
-    copy_with_libraries "$root" "$LATCHKEY_BIN" /usr/bin/latchkey
+    vm_copy "$root" "$VM_SOURCE/usr/libexec/bluetooth/bluetoothd" /usr/libexec/bluetooth/bluetoothd
+    vm_copy "$root" "$LATCHKEY_BIN" /usr/bin/latchkey
     # One libgpiod (host/libgpiod.sh) and its own tools. latchkey dlopen()s it, so ldd does
     # not list it: it goes where the dynamic loader looks without a cache.
-    local libdir=/usr/lib/x86_64-linux-gnu
-    mkdir -p "$root$libdir"
-    cp -L "$LIBGPIOD_LIBRARY" "$root$libdir/$(basename "$LIBGPIOD_LIBRARY")"
+    mkdir -p "$root$VM_LIBDIR"
+    cp -L "$LIBGPIOD_LIBRARY" "$root$VM_LIBDIR/$(basename "$LIBGPIOD_LIBRARY")"
     for prog in gpioset gpioget gpioinfo gpiomon gpiodetect; do
-        LD_LIBRARY_PATH=$LIBGPIOD_LD_PATH copy_with_libraries "$root" "$LIBGPIOD_TOOLS/$prog" "/usr/bin/$prog"
+        LD_LIBRARY_PATH=$LIBGPIOD_LD_PATH vm_copy "$root" "$LIBGPIOD_TOOLS/$prog" "/usr/bin/$prog"
     done
     echo "$HIL_LIBGPIOD $LIBGPIOD_VERSION" > "$root/hil/libgpiod"
-    strip "$root/usr/bin/latchkey"
-    gcc -O2 -static -o "$root/usr/bin/hil-clock" "$HIL_DIR/vm/tools/hil-clock.c"
-    gcc -O2 -Wall -static -o "$root/usr/bin/hil-att-bench" "$HIL_DIR/vm/tools/hil-att-bench.c"
-    gcc -O2 -Wall -static -o "$root/usr/bin/hil-att-flood" "$HIL_DIR/vm/tools/hil-att-flood.c"
+    "$VM_STRIP" "$root/usr/bin/latchkey"
+    "$VM_CC" -O2 -static -o "$root/usr/bin/hil-clock" "$HIL_DIR/vm/tools/hil-clock.c"
+    "$VM_CC" -O2 -Wall -static -o "$root/usr/bin/hil-att-bench" "$HIL_DIR/vm/tools/hil-att-bench.c"
+    "$VM_CC" -O2 -Wall -static -o "$root/usr/bin/hil-att-flood" "$HIL_DIR/vm/tools/hil-att-flood.c"
     # dbus-daemon looks up the groups of every connecting uid (getpwuid): root must exist.
     printf 'root:x:0:0:root:/root:/bin/sh\n' > "$root/etc/passwd"
     printf 'root:x:0:\n' > "$root/etc/group"
-    # Scenario 12's LD_PRELOAD shim; against the host's glibc, which the initramfs carries.
+    # Scenario 12's LD_PRELOAD shim; against a glibc no newer than the one the initramfs carries.
     mkdir -p "$root/usr/lib"
-    gcc -O2 -Wall -shared -fPIC -o "$root/usr/lib/hil-refuse-add-device.so" "$HIL_DIR/vm/tools/hil-refuse-add-device.c" -ldl
+    "$VM_CC" -O2 -Wall -shared -fPIC -o "$root/usr/lib/hil-refuse-add-device.so" "$HIL_DIR/vm/tools/hil-refuse-add-device.c" -ldl
 
     install_modules "$root"
 
