@@ -1,6 +1,10 @@
 import LatchkeyAgents
+import LatchkeyCentral
 import LatchkeyControl
+import LatchkeyLockAgent
 import LatchkeyManagers
+import LatchkeyPeripheral
+import LatchkeyPhoneAgent
 import LatchkeyPosix
 import LatchkeySettings
 import LatchkeyTransport

@@ -1,9 +1,13 @@
 import LatchkeyAgents
+import LatchkeyCentral
 import LatchkeyControl
 import LatchkeyGPIO
 import LatchkeyLock
+import LatchkeyLockAgent
 import LatchkeyManagers
+import LatchkeyPeripheral
 import LatchkeyPhone
+import LatchkeyPhoneAgent
 import LatchkeySecurity
 import LatchkeySettings
 import LatchkeyStore
@@ -55,7 +59,7 @@ public final class WiredLock {
         }
         if let storage = stores.restoration {
             // M6 step 2: the managers that had work pending are handed back (here: ours, or none).
-            let pending = RestorationRegistry(storage: storage).identifiersWithPendingWork(.peripheral)
+            let pending = RestorationRegistry(storage: storage).identifiersWithPendingWork(PeripheralRestorationState.self)
             logger.info("relaunch", metadata: ["restoring": "\(pending)"])
         }
         if let recovered = stores.interrupted {
@@ -101,7 +105,7 @@ public final class WiredPhone {
                  restoration: any RestorationStorage, transport: any BluetoothTransport, loop: any EventLoop,
                  events: any AgentEventSink, logger: Logger) throws(RuntimeError) {
         logger.info("relaunch", metadata: [
-            "restoring": "\(RestorationRegistry(storage: restoration).identifiersWithPendingWork(.central))"])
+            "restoring": "\(RestorationRegistry(storage: restoration).identifiersWithPendingWork(CentralRestorationState.self))"])
         let agent: PhoneAgent
         do {
             agent = try PhoneAgent(transport: transport,

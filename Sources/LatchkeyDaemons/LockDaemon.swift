@@ -1,5 +1,6 @@
 import LatchkeyAgents
 import LatchkeyConfig
+import LatchkeyLockAgent
 import Logging
 import LatchkeyControl
 import LatchkeyGPIO

@@ -1,4 +1,5 @@
 import LatchkeyAgents
+import LatchkeyPhoneAgent
 
 /// `phone-ctl fetch-log [FROM [LIMIT]]`: the phone's log fetch (`PhoneAgent.fetchLog`) on the
 /// link it holds, timed on the phone's loop clock from the request to the last chunk. One

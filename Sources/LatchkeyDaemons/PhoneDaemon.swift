@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import LatchkeyAgents
+import LatchkeyPhoneAgent
 import Logging
 import LatchkeyControl
 import LatchkeyLockProtocol

@@ -2,9 +2,11 @@ import LatchkeyAgents
 import LatchkeyGATT
 import LatchkeyGPIO
 import LatchkeyLock
+import LatchkeyLockAgent
 import LatchkeyLockProtocol
 import LatchkeyManagers
 import LatchkeyPhone
+import LatchkeyPhoneAgent
 import LatchkeySecurity
 import LatchkeySim
 import LatchkeySimGPIO

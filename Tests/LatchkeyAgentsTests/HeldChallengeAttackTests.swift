@@ -1,6 +1,7 @@
 import LatchkeyAgents
 import LatchkeyLockProtocol
 import LatchkeyManagers
+import LatchkeyPhoneAgent
 import LatchkeySim
 import LatchkeyTestKit
 import LatchkeyTransport

@@ -1,5 +1,6 @@
 import LatchkeyAgents
 @testable import LatchkeyLock
+import LatchkeyLockAgent
 import LatchkeyLockProtocol
 import LatchkeyManagers
 import LatchkeySecurity

@@ -1,5 +1,6 @@
 import LatchkeyAgents
 import LatchkeyLock
+import LatchkeyPhoneAgent
 import LatchkeySim
 import LatchkeyTransport
 import Testing

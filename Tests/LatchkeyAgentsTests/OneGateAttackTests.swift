@@ -1,5 +1,6 @@
 @testable import LatchkeyAgents
 import LatchkeyLock
+@testable import LatchkeyLockAgent
 import LatchkeyLockProtocol
 import LatchkeySecurity
 import LatchkeySim

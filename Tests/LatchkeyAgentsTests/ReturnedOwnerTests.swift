@@ -3,6 +3,7 @@ import LatchkeyATT
 @testable import LatchkeyLock
 import LatchkeyLockProtocol
 import LatchkeyManagers
+import LatchkeyPeripheral
 import LatchkeyPhone
 import LatchkeySim
 import LatchkeyTransport

@@ -1,8 +1,10 @@
 import LatchkeyAgents
 import LatchkeyATT
 import LatchkeyLock
+import LatchkeyLockAgent
 import LatchkeyLockProtocol
 import LatchkeyManagers
+import LatchkeyPhoneAgent
 import LatchkeySecurity
 import LatchkeySim
 import LatchkeyTransport

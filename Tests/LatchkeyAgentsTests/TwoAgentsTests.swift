@@ -1,6 +1,7 @@
 import LatchkeyAgents
 import LatchkeyLock
 import LatchkeyPhone
+import LatchkeyPhoneAgent
 import LatchkeySim
 import Testing
 

@@ -1,5 +1,6 @@
 import LatchkeyAgents
 import LatchkeyLockProtocol
+import LatchkeyPhoneAgent
 import LatchkeySim
 import LatchkeyTransport
 import Testing

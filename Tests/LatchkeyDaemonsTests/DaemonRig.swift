@@ -3,6 +3,8 @@ import Glibc
 #endif
 import LatchkeyAgents
 import LatchkeyLock
+import LatchkeyLockAgent
+import LatchkeyPhoneAgent
 import LatchkeyPosix
 @testable import LatchkeyControl
 @testable import LatchkeyDaemons

@@ -2,10 +2,12 @@ import Foundation
 import LatchkeyAgents
 import LatchkeyGPIO
 import LatchkeyLock
+import LatchkeyLockAgent
 import LatchkeyLockProtocol
 import LatchkeyManagers
 import LatchkeyControl
 import LatchkeyDaemons
+import LatchkeyPhoneAgent
 import LatchkeySecurity
 import LatchkeySim
 import LatchkeySimGPIO

@@ -1,5 +1,6 @@
 import LatchkeyATT
 import LatchkeyGATT
+import LatchkeyManagers
 import LatchkeyTransport
 
 /// CBCentralManagerDelegate. Only the state update is required, as in Core Bluetooth.

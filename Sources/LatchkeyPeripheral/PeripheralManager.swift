@@ -1,5 +1,6 @@
 import LatchkeyATT
 import LatchkeyGATT
+import LatchkeyManagers
 import LatchkeyTransport
 
 /// A central connected to our peripheral manager (CBCentral).

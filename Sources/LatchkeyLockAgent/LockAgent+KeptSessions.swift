@@ -1,4 +1,5 @@
 import LatchkeyManagers
+import LatchkeyPeripheral
 import LatchkeySecurity
 
 /// Sessions that outlive the lock agent (docs/RESTORATION.md, "Links that outlive the

@@ -1,4 +1,6 @@
+import LatchkeyAgents
 import LatchkeyATT
+import LatchkeyCentral
 import LatchkeyGATT
 import LatchkeyLockProtocol
 import LatchkeyManagers

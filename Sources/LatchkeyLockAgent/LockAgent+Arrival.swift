@@ -1,6 +1,8 @@
+import LatchkeyAgents
 import LatchkeyLock
 import LatchkeyLockProtocol
 import LatchkeyManagers
+import LatchkeyPeripheral
 import LatchkeyTransport
 
 // The lock's side of an arrival unlock (docs/SECURITY.md, "Arrival unlock"): an authenticated

@@ -1,8 +1,10 @@
+import LatchkeyAgents
 import LatchkeyATT
 import LatchkeyGATT
 import LatchkeyLock
 import LatchkeyLockProtocol
 import LatchkeyManagers
+import LatchkeyPeripheral
 import LatchkeySecurity
 import LatchkeyTransport
 

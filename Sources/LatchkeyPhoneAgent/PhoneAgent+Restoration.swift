@@ -1,4 +1,5 @@
 import LatchkeyATT
+import LatchkeyCentral
 import LatchkeyLockProtocol
 import LatchkeyManagers
 

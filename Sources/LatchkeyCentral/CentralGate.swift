@@ -1,3 +1,4 @@
+import LatchkeyManagers
 import LatchkeyTransport
 
 /// The always-on part of a central agent: installed as the central manager's and its

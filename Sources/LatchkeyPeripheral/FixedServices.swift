@@ -1,4 +1,5 @@
 import LatchkeyGATT
+import LatchkeyManagers
 
 /// The services a peripheral manager publishes in front of the app's, in each layout a version
 /// of it has published. A relaunch recognises the one its preserved state was made with by the

@@ -1,5 +1,6 @@
 import LatchkeyATT
 import LatchkeyGATT
+import LatchkeyManagers
 import LatchkeyTransport
 
 /// What a peripheral manager preserves (Core Bluetooth's CBPeripheralManagerRestoredState*

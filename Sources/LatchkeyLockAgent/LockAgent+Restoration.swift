@@ -1,6 +1,7 @@
 import LatchkeyLock
 import LatchkeyLockProtocol
 import LatchkeyManagers
+import LatchkeyPeripheral
 
 /// The lock agent across its own death (M6, M7): the peripheral manager restores the
 /// service at the handles phones have cached and the links that survived, with their

@@ -1,3 +1,4 @@
+import LatchkeyManagers
 import LatchkeyTransport
 
 /// What a peripheral manager remembers about its execution mode and advertising schedule.

@@ -1,6 +1,8 @@
+import LatchkeyAgents
 import LatchkeyLock
 import LatchkeyLockProtocol
 import LatchkeyManagers
+import LatchkeyPeripheral
 import LatchkeySecurity
 import LatchkeyTransport
 

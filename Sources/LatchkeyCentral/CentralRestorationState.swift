@@ -1,5 +1,6 @@
 import LatchkeyATT
 import LatchkeyGATT
+import LatchkeyManagers
 import LatchkeyTransport
 
 /// What a central manager preserves (Core Bluetooth's CBCentralManagerRestoredState*
@@ -105,26 +106,6 @@ public struct PreservedRemoteCharacteristic: Codable, Hashable, Sendable {
 public struct PreservedRemoteDescriptor: Codable, Hashable, Sendable {
     public var uuid: PreservedUUID
     public var handle: UInt16
-}
-
-/// A UUID as its canonical string ("2902", "7E570001-..."), readable in a store dump.
-public struct PreservedUUID: Codable, Hashable, Sendable {
-    public var uuid: BluetoothUUID
-
-    public init(_ uuid: BluetoothUUID) { self.uuid = uuid }
-
-    public init(from decoder: any Decoder) throws {
-        let text = try decoder.singleValueContainer().decode(String.self)
-        guard let uuid = BluetoothUUID(string: text) else {
-            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "bad UUID \(text)"))
-        }
-        self.uuid = uuid
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(uuid.description)
-    }
 }
 
 // MARK: Between the proxies and their preserved form

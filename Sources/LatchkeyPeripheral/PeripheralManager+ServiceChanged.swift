@@ -1,5 +1,6 @@
 import LatchkeyATT
 import LatchkeyGATT
+import LatchkeyManagers
 import LatchkeyTransport
 
 /// What connected centrals were last told of the database's structure, with its hash (what

@@ -1,5 +1,6 @@
 import LatchkeyATT
 import LatchkeyGATT
+import LatchkeyManagers
 import LatchkeyTransport
 
 /// What `peripheralManager(_:willRestoreState:)` hands over (Core Bluetooth's restoration

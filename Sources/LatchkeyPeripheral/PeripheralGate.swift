@@ -1,4 +1,5 @@
 import LatchkeyATT
+import LatchkeyManagers
 import LatchkeyTransport
 
 /// The always-on part of a peripheral agent: installed as the peripheral manager's

@@ -1,3 +1,5 @@
+import LatchkeyAgents
+import LatchkeyCentral
 import LatchkeyLockProtocol
 import LatchkeyManagers
 import LatchkeySecurity

@@ -1,4 +1,5 @@
 import LatchkeyATT
+import LatchkeyManagers
 import LatchkeyTransport
 
 /// What a central manager remembers about its execution mode and the scan the app asked for.

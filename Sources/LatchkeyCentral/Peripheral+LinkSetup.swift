@@ -1,5 +1,6 @@
 import LatchkeyATT
 import LatchkeyGATT
+import LatchkeyManagers
 
 // The order of a link's setup, the part Core Bluetooth does for the app: what must come
 // before the app's first request, and what can wait until its requests have run out

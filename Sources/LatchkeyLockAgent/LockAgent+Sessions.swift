@@ -1,6 +1,7 @@
 import LatchkeyATT
 import LatchkeyLockProtocol
 import LatchkeyManagers
+import LatchkeyPeripheral
 import LatchkeySecurity
 import LatchkeyTransport
 

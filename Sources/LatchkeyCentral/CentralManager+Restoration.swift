@@ -1,4 +1,5 @@
 import LatchkeyATT
+import LatchkeyManagers
 import LatchkeyTransport
 
 /// What `centralManager(_:willRestoreState:)` hands over: Core Bluetooth's restoration

@@ -1,5 +1,6 @@
 import LatchkeyATT
 import LatchkeyGATT
+import LatchkeyManagers
 
 /// Where a peer's Generic Attribute service is: found once, kept with the attribute cache.
 struct GenericAttributeCache: Equatable {

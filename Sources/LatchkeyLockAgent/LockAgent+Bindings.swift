@@ -1,4 +1,5 @@
 import LatchkeyManagers
+import LatchkeyPeripheral
 import LatchkeyTransport
 
 /// Which phone (key) each central address authenticated as, preserved like the manager's own

@@ -1,5 +1,6 @@
 import LatchkeyATT
 import LatchkeyGATT
+import LatchkeyManagers
 
 /// A service on a connected peripheral (CBService).
 public final class RemoteService {
