@@ -33,7 +33,7 @@
 //   LatchkeySimMQTT    an in-process MQTT broker (tests only)
 //   LatchkeyControl    the control-socket protocol: dispatcher, client, paths, peer rules (all the bridge uses)
 //   LatchkeySettings   the agents' settings from their config files, the boards, the paired key file
-//   LatchkeyDaemons    config files → agents on the real-time loop: the daemons' wiring, journald, hooks
+//   LatchkeyDaemons    config files → agents: their wiring on any loop, the daemons on the real-time loop, journald, hooks
 //   LatchkeyInspection the read-only store behind `status`, `log`, `keys list`
 //   LatchkeyDoctor     `latchkey doctor`
 //   LatchkeyBridge     `latchkey mqtt`: agents' control sockets ↔ an MQTT broker (Home Assistant, fleets)
@@ -179,7 +179,7 @@ let package = Package(
         .target(name: "LatchkeySettings", dependencies: ["LatchkeyAgents", "LatchkeyConfig", "LatchkeyControl",
                                                          "LatchkeyLock", "LatchkeyLockAgent", "LatchkeyManagers", "LatchkeyPhoneAgent", "LatchkeyPosix",
                                                          "LatchkeySecurity", "LatchkeySimAir", "LatchkeyTransport"], swiftSettings: strictness),
-        // Config files → agents on the real-time loop: the two daemons' wiring, journald, readiness, hooks.
+        // Config files → agents: their wiring on any loop, the two daemons on the real-time loop, journald, readiness, hooks.
         .target(name: "LatchkeyDaemons", dependencies: ["LatchkeyAgents", "LatchkeyCentral", "LatchkeyConfig", "LatchkeyControl",
                                                         "LatchkeyGPIO", "LatchkeyKernel", "LatchkeyLock",
                                                         "LatchkeyLockAgent", "LatchkeyLockProtocol", "LatchkeyManagers", "LatchkeyPeripheral", "LatchkeyPhone",
