@@ -14,7 +14,7 @@
 //   LatchkeyGATT       pure GATT database, server and client state machines, chunked transfer
 //   LatchkeyLockProtocol pure lock service protocol: UUIDs, command/challenge frames, rejections
 //   LatchkeySecurity   per-phone keys, sealed commands (ChaChaPoly), single-use challenges, the one gate
-//   LatchkeyManagers   Core-Bluetooth-like central and peripheral managers, generic over the seam
+//   LatchkeyManagers   what both Core-Bluetooth-like managers share: the ATT bearer, the application gate, restoration's seam
 //   LatchkeyGPIO       the GPIO seam, below the lock's domain and the kernel
 //   LatchkeyPosix      real-time poll(2) event loop, Unix sockets, signals
 //   LatchkeySim        the deterministic twin: manual clock, simulated radio, in-process
@@ -23,15 +23,19 @@
 //   LatchkeyKernel     the real Linux world: mgmt + L2CAP ATT sockets, libgpiod 1.6 or 2.x loaded at run time (the only user of CBluetooth/CGPIOD)
 //   LatchkeySimAir     the simulated radio shared by processes: an "air" server on a Unix socket
 //   LatchkeySimGPIO    the simulated GPIO world: in-process and file-backed chips
+//   LatchkeyCentral    the central side: CentralManager, Peripheral (GATT client, cache), CentralGate
+//   LatchkeyPeripheral the peripheral side: PeripheralManager (GATT server, advertising), PeripheralGate
 //   LatchkeyMQTT       the MQTT seam: libmosquitto (the only user of CMosquitto)
 //   LatchkeyTestKit    scripted PDU exchanges, fixture databases, PDU-parser verifier (tests only)
-//   LatchkeyAgents     the lock agent and the phone agent, wiring domain + managers + security
+//   LatchkeyAgents     what both agents share: the timeline's events, the lock's GATT service, the arrival policy
+//   LatchkeyLockAgent  the lock's agent: domain + peripheral manager + security (sessions, arrival, restoration)
+//   LatchkeyPhoneAgent the phone's agent: presence + central manager + sealed commands, log fetch, pairing
 //   LatchkeyStore      the durable store behind the agents: SQLite, journal, log, keys, restoration
 //   LatchkeySimDisk    a disk under SQLite that loses unsynced writes at a power cut, fills, goes read-only (tests only)
 //   LatchkeySimMQTT    an in-process MQTT broker (tests only)
 //   LatchkeyControl    the control-socket protocol: dispatcher, client, paths, peer rules (all the bridge uses)
 //   LatchkeySettings   the agents' settings from their config files, the boards, the paired key file
-//   LatchkeyDaemons    config files → agents on the real-time loop: the daemons' wiring, journald, hooks
+//   LatchkeyDaemons    config files → agents: their wiring on any loop, the daemons on the real-time loop, journald, hooks
 //   LatchkeyInspection the read-only store behind `status`, `log`, `keys list`
 //   LatchkeyDoctor     `latchkey doctor`
 //   LatchkeyBridge     `latchkey mqtt`: agents' control sockets ↔ an MQTT broker (Home Assistant, fleets)
@@ -79,7 +83,7 @@ let package = Package(
         .executable(name: "latchkey-bench", targets: ["latchkey-bench"]),
         .executable(name: "latchkey-torture", targets: ["latchkey-torture"]),
     ],
-    dependencies: [
+    dependencies: ["LatchkeyEvents", 
         // Each dependency replaces code we would otherwise write and maintain; build-time
         // costs on 2 cores are in the commit messages that added them.
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
@@ -122,6 +126,12 @@ let package = Package(
             name: "LatchkeyManagers",
             dependencies: ["LatchkeyATT", "LatchkeyGATT", "LatchkeyTransport"],
             swiftSettings: strictness),
+        // The two sides of Core Bluetooth's shape, each on the managers' shared base.
+        .target(name: "LatchkeyCentral", dependencies: ["LatchkeyATT", "LatchkeyGATT", "LatchkeyManagers", "LatchkeyTransport"],
+                swiftSettings: strictness),
+        .target(name: "LatchkeyPeripheral",
+                dependencies: ["LatchkeyATT", "LatchkeyGATT", "LatchkeyManagers", "LatchkeyTransport"],
+                swiftSettings: strictness),
         // The lock's domain moves the bolt for a key only with what LatchkeySecurity's LockAuthority allowed.
         .target(name: "LatchkeyLock", dependencies: ["LatchkeyGPIO", "LatchkeySecurity", "LatchkeyTransport"],
                 swiftSettings: strictness),
@@ -137,9 +147,22 @@ let package = Package(
             dependencies: ["LatchkeyLockProtocol", "LatchkeyTransport",
                            .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: strictness),
+        // What both agents share: the timeline's events, the lock's GATT service, the arrival policy.
         .target(
             name: "LatchkeyAgents",
-            dependencies: ["LatchkeyATT", "LatchkeyEvents", "LatchkeyGATT", "LatchkeyGPIO", "LatchkeyLock",
+            dependencies: ["LatchkeyEvents", "LatchkeyATT", "LatchkeyGATT", "LatchkeyLock", "LatchkeyLockProtocol", "LatchkeyManagers",
+                           "LatchkeyTransport"],
+            swiftSettings: strictness),
+        // The lock's agent (the peripheral side) and the phone's (the central side).
+        .target(
+            name: "LatchkeyLockAgent",
+            dependencies: ["LatchkeyEvents", "LatchkeyATT", "LatchkeyAgents", "LatchkeyGATT", "LatchkeyGPIO", "LatchkeyLock",
+                           "LatchkeyLockProtocol", "LatchkeyManagers", "LatchkeyPeripheral", "LatchkeySecurity",
+                           "LatchkeyTransport"],
+            swiftSettings: strictness),
+        .target(
+            name: "LatchkeyPhoneAgent",
+            dependencies: ["LatchkeyEvents", "LatchkeyATT", "LatchkeyAgents", "LatchkeyCentral", "LatchkeyGATT", "LatchkeyLock",
                            "LatchkeyLockProtocol", "LatchkeyManagers", "LatchkeyPhone", "LatchkeySecurity",
                            "LatchkeyTransport"],
             swiftSettings: strictness),
@@ -160,13 +183,13 @@ let package = Package(
                                                         .product(name: "Logging", package: "swift-log")], swiftSettings: strictness),
         // The agents' settings from their config files, the boards, the paired key file.
         .target(name: "LatchkeySettings", dependencies: ["LatchkeyAgents", "LatchkeyConfig", "LatchkeyControl",
-                                                         "LatchkeyLock", "LatchkeyManagers", "LatchkeyPosix",
+                                                         "LatchkeyLock", "LatchkeyLockAgent", "LatchkeyManagers", "LatchkeyPhoneAgent", "LatchkeyPosix",
                                                          "LatchkeySecurity", "LatchkeySimAir", "LatchkeyTransport"], swiftSettings: strictness),
-        // Config files → agents on the real-time loop: the two daemons' wiring, journald, readiness, hooks.
-        .target(name: "LatchkeyDaemons", dependencies: ["LatchkeyAgents", "LatchkeyConfig", "LatchkeyControl",
-                                                        "LatchkeyEvents", "LatchkeyGPIO", "LatchkeyKernel", "LatchkeyLock",
-                                                        "LatchkeyLockProtocol", "LatchkeyManagers", "LatchkeyPhone",
-                                                        "LatchkeyPosix", "LatchkeySecurity", "LatchkeySettings",
+        // Config files → agents: their wiring on any loop, the two daemons on the real-time loop, journald, readiness, hooks.
+        .target(name: "LatchkeyDaemons", dependencies: ["LatchkeyEvents", "LatchkeyAgents", "LatchkeyCentral", "LatchkeyConfig", "LatchkeyControl",
+                                                        "LatchkeyGPIO", "LatchkeyKernel", "LatchkeyLock",
+                                                        "LatchkeyLockAgent", "LatchkeyLockProtocol", "LatchkeyManagers", "LatchkeyPeripheral", "LatchkeyPhone",
+                                                        "LatchkeyPhoneAgent", "LatchkeyPosix", "LatchkeySecurity", "LatchkeySettings",
                                                         "LatchkeySim", "LatchkeySimAir", "LatchkeySimGPIO",
                                                         "LatchkeyStore", "LatchkeyTransport",
                                                         .product(name: "Logging", package: "swift-log")],
@@ -208,8 +231,8 @@ let package = Package(
         .executableTarget(
             name: "latchkey",
             dependencies: ["LatchkeyAgents", "LatchkeyBridge", "LatchkeyBuildInfo", "LatchkeyConfig",
-                           "LatchkeyControl", "LatchkeyDaemons", "LatchkeyDemo", "LatchkeyDoctor", "LatchkeyEvents",
-                           "LatchkeyInspection", "LatchkeyLock", "LatchkeyLockProtocol", "LatchkeyPosix",
+                           "LatchkeyControl", "LatchkeyDaemons", "LatchkeyDemo", "LatchkeyDoctor",
+                           "LatchkeyInspection", "LatchkeyLock", "LatchkeyLockProtocol", "LatchkeyPhoneAgent", "LatchkeyPosix",
                            "LatchkeySecurity", "LatchkeySettings", "LatchkeySimAir", "LatchkeyStore",
                            .product(name: "ArgumentParser", package: "swift-argument-parser"),
                            .product(name: "Logging", package: "swift-log")],
@@ -236,14 +259,14 @@ let package = Package(
         .testTarget(name: "LatchkeySimTests", dependencies: ["LatchkeyATT", "LatchkeySim", "LatchkeyTransport"]),
         .testTarget(
             name: "LatchkeyManagersTests",
-            dependencies: ["LatchkeyATT", "LatchkeyGATT", "LatchkeyManagers", "LatchkeySim", "LatchkeyTestKit",
+            dependencies: ["LatchkeyATT", "LatchkeyCentral", "LatchkeyGATT", "LatchkeyManagers", "LatchkeyPeripheral", "LatchkeySim", "LatchkeyTestKit",
                            "LatchkeyTransport"]),
         .testTarget(name: "LatchkeyPosixTests", dependencies: ["LatchkeyPosix", "LatchkeyTestKit", "LatchkeyTransport"]),
         .testTarget(name: "LatchkeyMgmtTests", dependencies: ["LatchkeyATT", "LatchkeyMgmt", "LatchkeyTransport"]),
         .testTarget(
             name: "LatchkeyKernelTests",
             dependencies: ["CGPIOD", "LatchkeyATT", "LatchkeyGATT", "LatchkeyGPIO", "LatchkeyKernel", "LatchkeyLock",
-                           "LatchkeyManagers", "LatchkeyMgmt", "LatchkeyPosix", "LatchkeyTestKit", "LatchkeyTransport"]),
+                           "LatchkeyManagers", "LatchkeyMgmt", "LatchkeyPeripheral", "LatchkeyPosix", "LatchkeyTestKit", "LatchkeyTransport"]),
         .testTarget(
             name: "LatchkeySimAirTests",
             dependencies: ["LatchkeyATT", "LatchkeyPosix", "LatchkeySim", "LatchkeySimAir", "LatchkeyTransport"]),
@@ -255,14 +278,14 @@ let package = Package(
         .testTarget(name: "LatchkeyEventsTests", dependencies: ["LatchkeyEvents"]),
         .testTarget(
             name: "LatchkeyAgentsTests",
-            dependencies: ["LatchkeyATT", "LatchkeyAgents", "LatchkeyEvents", "LatchkeyGATT", "LatchkeyGPIO", "LatchkeyLock",
-                           "LatchkeyLockProtocol", "LatchkeyManagers", "LatchkeyPhone", "LatchkeySecurity",
+            dependencies: ["LatchkeyEvents", "LatchkeyATT", "LatchkeyAgents", "LatchkeyCentral", "LatchkeyGATT", "LatchkeyGPIO", "LatchkeyLock",
+                           "LatchkeyLockAgent", "LatchkeyLockProtocol", "LatchkeyManagers", "LatchkeyPeripheral", "LatchkeyPhone", "LatchkeyPhoneAgent", "LatchkeySecurity",
                            "LatchkeySim", "LatchkeySimGPIO", "LatchkeyTestKit", "LatchkeyTransport"]),
         .testTarget(
             name: "LatchkeyDaemonsTests",
-            dependencies: ["LatchkeyAgents", "LatchkeyBridge", "LatchkeyConfig", "LatchkeyControl", "LatchkeyDaemons",
-                           "LatchkeyDemo", "LatchkeyDoctor", "LatchkeyEvents", "LatchkeyGPIO", "LatchkeyInspection", "LatchkeyLock",
-                           "LatchkeyLockProtocol", "LatchkeyMQTT", "LatchkeyManagers", "LatchkeyPosix",
+            dependencies: ["LatchkeyEvents", "LatchkeyAgents", "LatchkeyBridge", "LatchkeyCentral", "LatchkeyConfig", "LatchkeyControl", "LatchkeyDaemons",
+                           "LatchkeyDemo", "LatchkeyDoctor", "LatchkeyGPIO", "LatchkeyInspection", "LatchkeyLock",
+                           "LatchkeyLockAgent", "LatchkeyLockProtocol", "LatchkeyMQTT", "LatchkeyManagers", "LatchkeyPhoneAgent", "LatchkeyPosix",
                            "LatchkeySecurity", "LatchkeySettings", "LatchkeySim", "LatchkeySimAir", "LatchkeySimGPIO",
                            "LatchkeyStore", "LatchkeyTestKit", "LatchkeyTorture", "LatchkeyTransport",
                            .product(name: "Logging", package: "swift-log")]),
@@ -278,11 +301,10 @@ let package = Package(
         .testTarget(name: "LatchkeySQLiteTests", dependencies: ["CSQLite", "LatchkeySQLite", "LatchkeySimDisk"]),
         .testTarget(
             name: "LatchkeyStoreTests",
-            dependencies: ["CSQLiteSyncCounter", "LatchkeyATT", "LatchkeyAgents", "LatchkeyDaemons", "LatchkeyEvents",
-                           "LatchkeyGATT", "LatchkeyGPIO",
-                           "LatchkeyLock", "LatchkeyLockProtocol", "LatchkeyManagers", "LatchkeyPhone",
-                           "LatchkeySQLite", "LatchkeySecurity", "LatchkeySim", "LatchkeySimDisk", "LatchkeySimGPIO",
-                           "LatchkeyStore", "LatchkeyTransport"]),
+            dependencies: ["LatchkeySimDisk", "CSQLiteSyncCounter", "LatchkeyEvents", "LatchkeyATT", "LatchkeyAgents", "LatchkeyCentral", "LatchkeyDaemons", "LatchkeyGATT", "LatchkeyGPIO",
+                           "LatchkeyLock", "LatchkeyLockAgent", "LatchkeyLockProtocol", "LatchkeyManagers", "LatchkeyPeripheral", "LatchkeyPhone",
+                           "LatchkeyPhoneAgent", "LatchkeySQLite", "LatchkeySecurity", "LatchkeySim", "LatchkeySimGPIO", "LatchkeyStore",
+                           "LatchkeyTransport"]),
     ]
 )
 

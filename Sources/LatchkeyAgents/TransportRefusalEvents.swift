@@ -6,22 +6,8 @@ import LatchkeyTransport
 /// it as a warning) and counts in `status` (`transport_refusals=`). The request itself still
 /// stands; the transport asks again.
 extension AgentEvent {
-    static func transportRefused(_ role: AgentRole, _ refusal: TransportRefusal, time: Instant) -> AgentEvent {
+    package static func transportRefused(_ role: AgentRole, _ refusal: TransportRefusal, time: Instant) -> AgentEvent {
         AgentEvent(.transportRefused(role, request: "\(refusal.request)", reason: refusal.reason,
                                      attempt: "\(refusal.attempt)", retryIn: "\(refusal.retryIn)"), time: time)
-    }
-}
-
-extension LockAgent {
-    public func peripheralManager(_ pm: PeripheralManager, didRefuse refusal: TransportRefusal) {
-        transportRefusals += 1
-        events.emit(.transportRefused(.lock, refusal, time: loop.now))
-    }
-}
-
-extension PhoneAgent {
-    public func centralManager(_ central: CentralManager, didRefuse refusal: TransportRefusal) {
-        transportRefusals += 1
-        events.emit(.transportRefused(.phone, refusal, time: loop.now))
     }
 }

@@ -1,7 +1,11 @@
 import LatchkeyAgents
+import LatchkeyCentral
 import LatchkeyControl
 import LatchkeyEvents
+import LatchkeyLockAgent
 import LatchkeyManagers
+import LatchkeyPeripheral
+import LatchkeyPhoneAgent
 import LatchkeyPosix
 import LatchkeySettings
 import LatchkeyTransport

@@ -1,5 +1,6 @@
 import LatchkeyAgents
 import LatchkeyLock
+import LatchkeyLockAgent
 import LatchkeyStore
 
 /// What the lock's control socket adds for a bridge (`latchkey mqtt`): `events FROM`, `follow`,

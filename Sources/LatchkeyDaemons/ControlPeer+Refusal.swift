@@ -2,12 +2,13 @@ import LatchkeyAgents
 import LatchkeyControl
 import LatchkeyEvents
 import LatchkeyPosix
+import LatchkeyTransport
 
 extension ControlPeer {
     /// `<agent>.control_refused` (a warning in the journal: AgentEvent+Journald) for each
     /// command refused to a peer: the command's first word, whether the peer was the bridge,
     /// its uid and pid.
-    static func refusalEvent(_ agent: AgentRole, printer: EventPrinter, loop: PosixEventLoop) -> (ControlPeer, String) -> Void {
+    static func refusalEvent(_ agent: AgentRole, printer: any AgentEventSink, loop: any EventLoop) -> (ControlPeer, String) -> Void {
         { peer, command in
             let event: Event
             switch peer {

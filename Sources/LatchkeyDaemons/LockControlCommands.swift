@@ -1,5 +1,6 @@
 import LatchkeyAgents
 import LatchkeyControl
+import LatchkeyLockAgent
 import LatchkeyLockProtocol
 import LatchkeySecurity
 import LatchkeyStore

@@ -1,6 +1,7 @@
 import LatchkeyAgents
 import LatchkeyConfig
 import LatchkeyEvents
+import LatchkeyLockAgent
 import Logging
 import LatchkeyControl
 import LatchkeyGPIO
@@ -62,7 +63,7 @@ public enum LockDaemon {
     }
 
     /// Everything `run` does before the loop runs: stores, transport, GPIO, the agent behind
-    /// its gate, signal handlers and the control socket.
+    /// its gate (`WiredLock`, which runs on any loop), signal handlers and the control socket.
     static func start(_ settings: LockSettings, on loop: PosixEventLoop, printer: EventPrinter,
                       logger: Logger, peers: ControlPeerIdentification = .kernel,
                       ownsSignals: Bool = true) throws(RuntimeError) -> RunningAgent<LockAgent>
@@ -84,69 +85,20 @@ public enum LockDaemon {
             printer.emit(AgentEvent(.lockStoreCheckpointFailed(error: error), time: loop.now))
             logger.warning("a WAL checkpoint failed; retried after the next write", metadata: ["error": "\(error)"])
         }
-        try checkBridgeKey(settings, keys: stores.keys)
+        try checkBridgeKey(settings, keys: stores.keys)  // before the radio is touched (WiredLock checks it too)
         let transport = try openTransport(settings.transport, loop: loop, role: "lock", logger: logger,
                                           keepsLinks: true)
-
-        // GPIO: the file-backed simulated chip when configured, else the real chip through libgpiod.
-        let reportGPIOError: (String) -> Void = { printer.emit(AgentEvent(.lockGpioError(error: $0), time: loop.now)) }
-        let chips: any GPIOChipFinder
-        let watcher: FileChipWatcher?
-        if let root = settings.simulatedGPIORoot {
-            // By hand, without the demo: the first start lays the chip out (inputs at rest).
-            if let created = try SimulatedChipLayout.ensure(root: root, wiring: settings.wiring) {
-                printer.emit(AgentEvent(.lockGpioSimCreated(chip: created), time: loop.now))
-            }
-            let fileChip: FileGPIOChip
-            do {
-                guard let c = try FileGPIOChipFinder(root: root, loop: loop).chip(labelled: settings.wiring.chipLabel)
-                        as? FileGPIOChip else { throw RuntimeError("GPIO chip \(settings.wiring.chipLabel) is not file-backed") }
-                fileChip = c
-            } catch let e as RuntimeError { throw e } catch {
-                throw RuntimeError("GPIO: \(error)")
-            }
-            chips = GPIOChipSet([fileChip])
-            watcher = try FileChipWatcher(chip: fileChip, loop: loop, onError: reportGPIOError)
-        } else {
-            chips = LibgpiodChipFinder(loop: loop) { reportGPIOError("\($0)") }
-            watcher = nil
-        }
-        let outputClock = OutputChangeClock(loop: loop)
-        let hardware: LockHardware
-        do {
-            hardware = try LockHardware.open(settings.wiring, chips: TimingChipFinder(chips, clock: outputClock), loop: loop)
-        } catch { throw RuntimeError("GPIO: \(error)") }
+        let (chips, watcher) = try openChips(settings, loop: loop, printer: printer)
+        let lock = try WiredLock(settings, stores: stores, transport: transport, chips: chips, loop: loop,
+                                 events: printer, logger: logger, advertisingWhileLinked: {
+            (transport as? KernelTransport).map(\.advertisesWhileLinked) ?? true
+        })
         if watcher == nil, case .success(let library) = LibgpiodChipFinder.loadedLibrary {
-            // No watcher: the libgpiod branch above. Which libgpiod this machine gave us (1.6 or 2.x,
-            // docs/ARCHITECTURE.md); the chip is open, so it loaded.
-            printer.emit(AgentEvent(.lockGpioLibrary(library: library), time: loop.now))
+            // No watcher: the libgpiod branch of `openChips`. Which libgpiod this machine gave us (1.6
+            // or 2.x, docs/ARCHITECTURE.md); the chip is open, so it loaded.
+            printer.emit(AgentEvent("lock.gpio_library", time: loop.now, [("library", library)]))
         }
-
-        let controller: LockController
-        do {
-            controller = try LockController(loop: loop, behaviour: settings.behaviour, hardware: hardware,
-                                            journal: stores.journal,
-                                            firstDecisionID: DecisionID((stores.lastDecisionID?.rawValue ?? 0) + 1))
-        } catch { throw RuntimeError.configuration("lock configuration: \(error)") }
-        let pairing = stores.pairing.map { PairingResponder(identity: $0.identity, registry: $0.registry, loop: loop) }
-        let agent = LockAgent(transport: transport, controller: controller, keys: stores.keys, log: stores.log,
-                              events: printer, configuration: settings.agent, outputClock: outputClock,
-                              lockout: stores.lockout, pairing: pairing, restoration: stores.restoration,
-                              operatingModes: stores.operatingModes)
-        // A store open read-only (the card is): the lock runs degraded and tries read-write again.
-        let reopener = StoreReopener(store: stores.store, agent: agent, loop: loop)
-        agent.peripheral.trace = { peer, direction, pdu in
-            logger.trace("ATT \(direction) \(peer): \(hex(pdu))")
-        }
-        if let storage = stores.restoration {
-            // Restoration's step 2: the managers that had work pending are handed back (here: ours, or none).
-            let pending = RestorationRegistry(storage: storage).identifiersWithPendingWork(.peripheral)
-            logger.info("relaunch", metadata: ["restoring": "\(pending)"])
-        }
-        if let recovered = stores.interrupted {
-            logger.notice("resuming after an interrupted decision", metadata: ["decision": "\(recovered.id)",
-                                                                              "operation": "\(recovered.operation)"])
-        }
+        let agent = lock.agent
         // READY: the kernel has taken the advertising, and the bolt is at rest (a fresh lock
         // drives it to locked first; the outputs are then inactive again).
         service.afterRequestsAnswered = transport.afterRequestsAnswered
@@ -154,44 +106,46 @@ public enum LockDaemon {
             guard let agent else { return false }
             return transport.isAdvertising && !agent.controller.machine.isMoving
         }
-        let gates = AgentGates.lock(agent, settings: settings.execution, loop: loop, events: printer, logger: logger)
         // A signal's disposition is process-wide: a test process running several daemons at
         // once lets only the one that sends SIGTSTP/SIGCONT install them (`ownsSignals`).
-        if ownsSignals { try gates.installSignals(on: loop) }
-        agent.start(from: stores)
-        // One control socket: status, suspend/resume/execution (the application gate), and
-        // what `latchkey pair` sends (docs/SECURITY.md, "Pairing").
-        // The kernel learns whether its controller advertises beside a link when a central
-        // first links; the simulated radios always do.
-        let lockCommands = LockControlCommands.dispatcher(agent, application: gates.control, advertisingWhileLinked: {
-            (transport as? KernelTransport).map(\.advertisesWhileLinked) ?? true
-        }, store: stores.store)
-        // What `latchkey mqtt` asks for (BridgeControlCommands): the audit log by cursor, commands as its key.
-        let bridge = BridgeControlCommands(agent: agent, bridgeKey: settings.bridgeKeyID, read: { from, limit in
-            guard let log = (stores.log as? StoredLockRecords)?.log else {
-                throw RuntimeError("this lock's audit log is not the stored one (no wall-clock times to send)")
-            }
-            return try log.read(from: from, limit: limit)
-        })
-        var dispatcher = ControlDispatcher(
-            application: lockCommands.application, agentStatus: lockCommands.agentStatus,
-            agentCommands: { lockCommands.agentCommands($0, $1) || bridge.handle($0, reply: $1) },
-            agentUsage: lockCommands.agentUsage + ", " + BridgeControlCommands.usage)
-        dispatcher.peerCommands = BridgeControlCommands.peerCommands
-        dispatcher.onPeerRefused = ControlPeer.refusalEvent(.lock, printer: printer, loop: loop)
-        let (control, path) = try dispatcher.serve(in: settings.stateDirectory, loop: loop, logger: logger, peers: peers,
-                                                   access: settings.controlSocketAccess)
-        return RunningAgent(agent: agent, gates: gates, control: control, controlPath: path,
+        if ownsSignals { try lock.gates.installSignals(on: loop) }
+        lock.start()
+        let (control, path) = try lock.dispatcher.serve(in: settings.stateDirectory, loop: loop, logger: logger,
+                                                        peers: peers, access: settings.controlSocketAccess)
+        return RunningAgent(agent: agent, gates: lock.gates, control: control, controlPath: path,
                             readiness: service, stopping: {
             logger.info("lock agent stopping")
             service.stopping()
             printer.emit(AgentEvent(.lockStopping, time: loop.now))
             agent.stop()
-        }, retained: [watcher, transport, bridge, reopener], closing: {
+        }, retained: [watcher, transport, lock], closing: {
             // Withdraws the advertising now, not whenever the last reference goes: a stopped
             // lock must not stay connectable (docs/TESTING.md, scenario 32).
             (transport as? KernelTransport)?.close()
         })
+    }
+
+    /// The configured GPIO: the file-backed simulated chip (and its watcher, which needs the
+    /// POSIX loop) when `simulated_chip_root` is set, else the real chips through libgpiod.
+    static func openChips(_ settings: LockSettings, loop: PosixEventLoop,
+                          printer: EventPrinter) throws(RuntimeError) -> (any GPIOChipFinder, FileChipWatcher?) {
+        let reportGPIOError: (String) -> Void = { printer.emit(AgentEvent("lock.gpio_error", time: loop.now, [("error", $0)])) }
+        guard let root = settings.simulatedGPIORoot else {
+            return (LibgpiodChipFinder(loop: loop) { reportGPIOError("\($0)") }, nil)
+        }
+        // By hand, without the demo: the first start lays the chip out (inputs at rest).
+        if let created = try SimulatedChipLayout.ensure(root: root, wiring: settings.wiring) {
+            printer.emit(AgentEvent("lock.gpio_sim_created", time: loop.now, [("chip", created)]))
+        }
+        let fileChip: FileGPIOChip
+        do {
+            guard let c = try FileGPIOChipFinder(root: root, loop: loop).chip(labelled: settings.wiring.chipLabel)
+                    as? FileGPIOChip else { throw RuntimeError("GPIO chip \(settings.wiring.chipLabel) is not file-backed") }
+            fileChip = c
+        } catch let e as RuntimeError { throw e } catch {
+            throw RuntimeError("GPIO: \(error)")
+        }
+        return (GPIOChipSet([fileChip]), try FileChipWatcher(chip: fileChip, loop: loop, onError: reportGPIOError))
     }
 }
 

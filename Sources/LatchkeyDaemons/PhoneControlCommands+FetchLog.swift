@@ -1,4 +1,5 @@
 import LatchkeyAgents
+import LatchkeyPhoneAgent
 
 /// `phone-ctl fetch-log [FROM [LIMIT]]`: the phone's log fetch on the link it holds, timed on
 /// its loop clock, answered in one line: `ok fetch-log events=N first=S last=S

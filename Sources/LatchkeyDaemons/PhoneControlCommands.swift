@@ -1,5 +1,6 @@
 import LatchkeyAgents
 import LatchkeyControl
+import LatchkeyPhoneAgent
 
 /// The phone agent's commands on its control socket (`latchkey phone-ctl`), after the ones
 /// every daemon takes (ControlDispatcher): `lock`, `unlock` (answered when the lock answers),

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import LatchkeyAgents
 import LatchkeyEvents
+import LatchkeyPhoneAgent
 import Logging
 import LatchkeyControl
 import LatchkeyLockProtocol
@@ -21,15 +22,18 @@ public enum PhoneDaemon {
         phone.close()
     }
 
-    /// Everything `run` does before the loop runs: key, stores, transport, the agent behind
-    /// its gate, signal handlers and the control socket.
-    static func start(_ settings: PhoneSettings, on loop: PosixEventLoop, printer: EventPrinter,
-                      logger: Logger, peers: ControlPeerIdentification = .kernel,
-                      ownsSignals: Bool = true) throws(RuntimeError) -> RunningAgent<PhoneAgent>
-    {
-        // A missing, unreadable or malformed key, or no lock to go to, is a configuration error
-        // (exit 78): no restart can fix it, and the unit's RestartPreventExitStatus=78 then stops
-        // systemd from running an unpaired phone into its start limit.
+    /// The key the phone acts with and the lock it goes to.
+    package struct Key {
+        package var id: UInt32
+        package var secret: [UInt8]
+        package var lock: BluetoothAddress
+    }
+
+    /// The configured key: `key_id` with its key file, or the file `latchkey phone pair`
+    /// wrote. A missing, unreadable or malformed key, or no lock to go to, is a configuration
+    /// error (exit 78): no restart can fix it, and the unit's RestartPreventExitStatus=78 then
+    /// stops systemd from running an unpaired phone into its start limit.
+    package static func key(_ settings: PhoneSettings) throws(RuntimeError) -> Key {
         let keyID: UInt32, secret: [UInt8], pairedLock: BluetoothAddress?
         do {
             if let id = settings.keyID {
@@ -46,8 +50,18 @@ public enum PhoneDaemon {
             throw RuntimeError.configuration("no lock_address in the configuration, nor in \(settings.keySecretFile); "
                                              + "run `latchkey phone pair` (it finds the lock) or set lock_address")
         }
+        return Key(id: keyID, secret: secret, lock: lockAddress)
+    }
+
+    /// Everything `run` does before the loop runs: key, stores, transport, the agent behind
+    /// its gate (`WiredPhone`, which runs on any loop), signal handlers and the control socket.
+    static func start(_ settings: PhoneSettings, on loop: PosixEventLoop, printer: EventPrinter,
+                      logger: Logger, peers: ControlPeerIdentification = .kernel,
+                      ownsSignals: Bool = true) throws(RuntimeError) -> RunningAgent<PhoneAgent>
+    {
+        let key = try key(settings)
         logger.info("phone agent starting", metadata: ["transport": "\(settings.transport)",
-                                                       "lock": "\(lockAddress)",
+                                                       "lock": "\(key.lock)",
                                                        "state": "\(settings.stateDirectory)"])
         let service = ServiceReadiness(notifier: SystemdNotifier(environment: ProcessEnvironment.current),
                                        readyEvent: EventKind.phoneConnectPending.name, loop: loop, logger: logger)
@@ -58,46 +72,28 @@ public enum PhoneDaemon {
         }) { message in
             printer.emit(AgentEvent(.phoneStoreRecovered(detail: message), time: loop.now))
         }
-        logger.info("relaunch", metadata: [
-            "restoring": "\(RestorationRegistry(storage: restoration).identifiersWithPendingWork(.central))"])
         let transport = try openTransport(settings.transport, loop: loop, role: "phone", logger: logger,
                                           keepsLinks: true)
-        let agent: PhoneAgent
-        do {
-            agent = try PhoneAgent(transport: transport,
-                                   configuration: PhoneAgentConfiguration(lockAddress: lockAddress,
-                                                                          keyID: keyID, secret: secret,
-                                                                          gracePeriod: settings.gracePeriod,
-                                                                          connectOptions: settings.connectOptions,
-                                                                          arrivalIntentWindow: settings.arrivalIntentWindow,
-                                                                          nearbyLimit: settings.nearbyLimit,
-                                                                          connectionInterval: settings.connectionInterval,
-                                                                          idleConnectionInterval: settings.idleConnectionInterval),
-                                   store: store, events: printer, restoration: restoration)
-        } catch { throw RuntimeError("phone state in \(settings.stateDirectory): \(error)") }
-        agent.central.trace = { peer, direction, pdu in logger.trace("ATT \(direction) \(peer): \(hex(pdu))") }
+        let phone = try WiredPhone(settings, key: key, store: store, restoration: restoration, transport: transport,
+                                   loop: loop, events: printer, logger: logger)
+        let agent = phone.agent
         // READY: the kernel has taken the pending connect (mgmt Add Device answered), or the
         // link to the lock is up already (adopted from the descriptor store after a crash:
         // a connected request is fulfilled, and no Add Device is sent for it).
         service.afterRequestsAnswered = transport.afterRequestsAnswered
-        service.isSettled = { [lock = lockAddress] in isSettled(transport, lock: lock) }
-        let gates = try AgentGates.phone(agent, lock: lockAddress, settings: settings.execution, loop: loop,
-                                         events: printer, logger: logger)
+        service.isSettled = { [lock = key.lock] in isSettled(transport, lock: lock) }
         // A signal's disposition is process-wide: a test process running several daemons at
         // once lets only the one that sends SIGTSTP/SIGCONT install them (`ownsSignals`).
-        if ownsSignals { try gates.installSignals(on: loop) }
-        var dispatcher = PhoneControlCommands.dispatcher(agent, application: gates.control)
-        dispatcher.peerCommands = PhoneControlCommands.peerCommands
-        dispatcher.onPeerRefused = ControlPeer.refusalEvent(.phone, printer: printer, loop: loop)
-        let (control, path) = try dispatcher.serve(in: settings.stateDirectory, loop: loop, logger: logger, peers: peers,
-                                                   access: settings.controlSocketAccess)
-        return RunningAgent(agent: agent, gates: gates, control: control, controlPath: path,
+        if ownsSignals { try phone.gates.installSignals(on: loop) }
+        let (control, path) = try phone.dispatcher.serve(in: settings.stateDirectory, loop: loop, logger: logger,
+                                                         peers: peers, access: settings.controlSocketAccess)
+        return RunningAgent(agent: agent, gates: phone.gates, control: control, controlPath: path,
                             readiness: service, stopping: {
             logger.info("phone agent stopping")
             service.stopping()
             printer.emit(AgentEvent(.phoneStopping, time: loop.now))
             agent.stop()
-        }, retained: [transport])
+        }, retained: [transport, phone])
     }
 
     /// What READY waits for once the transport answered: the never-timing-out connect to

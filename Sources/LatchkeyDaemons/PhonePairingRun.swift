@@ -1,5 +1,6 @@
 import LatchkeyAgents
 import LatchkeyControl
+import LatchkeyPhoneAgent
 import LatchkeyPosix
 import LatchkeySecurity
 import LatchkeySettings

@@ -1,4 +1,5 @@
 import LatchkeyAgents
+import LatchkeyLockAgent
 import LatchkeyStore
 import LatchkeyTransport
 

@@ -55,6 +55,19 @@ extension Demo {
         r.figure("link_to_unlock_\(name)_ms", total)
     }
 
+    /// Waits until the middle of the phone's next auto-connect scan window: that scan restarts
+    /// at the link's loss (`scanSince`) and listens the first 30 of every 60 ms (the kernel's
+    /// default). Moved whenever the steps before happened to end, the re-link figure measured
+    /// where in that cycle the move fell (12 or 50 ms, bimodal, for one and the same code).
+    static func intoScanWindow(_ w: AgentStage, scanSince lost: Instant?) {
+        guard let lost else { return }  // no loss seen (the wait for it timed out): moved at once
+        let scan = ConnectionParameters.kernelDefault
+        let since = (w.loop.now - lost).nanoseconds
+        let intervals = since / scan.scanInterval.nanoseconds + 1
+        let target = lost + .nanoseconds(intervals * scan.scanInterval.nanoseconds) + scan.scanWindow / 2
+        w.wait(target - w.loop.now) { false }
+    }
+
     /// With `--idle-interval-ms`: the link left alone until the phone slows it, then an unlock
     /// on the slowed link (`idle_command_to_unlock_line_ms`, from its `phone.command_started`),
     /// then the auto-relock, so the story goes on from a locked door.

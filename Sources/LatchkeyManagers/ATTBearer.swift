@@ -10,11 +10,11 @@ import LatchkeyTransport
 /// transaction timeout (30 s, Vol 3 Part F 3.3.3) on the injected loop. Flow control lives
 /// in this data structure, as in BlueZ's att.c. An indication and its confirmation are a
 /// transaction too (3.3.3), so the same 30 s runs for the server's indication in flight.
-final class ATTBearer: ATTLinkDelegate {
-    let link: any ATTLink
-    let loop: any EventLoop
-    var server: GATTServer?
-    var client: GATTClient?
+package final class ATTBearer: ATTLinkDelegate {
+    package let link: any ATTLink
+    package let loop: any EventLoop
+    package var server: GATTServer?
+    package var client: GATTClient?
 
     /// Server output waiting for link room (responses first; they must never be dropped).
     private var serverOutbox: [[UInt8]] = []
@@ -24,23 +24,23 @@ final class ATTBearer: ATTLinkDelegate {
     private var blocked = false
 
     /// Called when the link has room again after a `.full` (ready to update subscribers).
-    var onWritable: (() -> Void)?
-    var onDisconnect: ((DisconnectReason) -> Void)?
+    package var onWritable: (() -> Void)?
+    package var onDisconnect: ((DisconnectReason) -> Void)?
     /// Called for every received and sent PDU, for `.trace` hex logging.
-    var trace: ((String, [UInt8]) -> Void)?
+    package var trace: ((String, [UInt8]) -> Void)?
 
-    init(link: any ATTLink, loop: any EventLoop) {
+    package init(link: any ATTLink, loop: any EventLoop) {
         self.link = link
         self.loop = loop
         link.delegate = self
     }
 
     /// The ATT MTU in force: the client half's negotiated value, else the server half's.
-    var mtu: Int { max(client?.mtu ?? ATTLimits.minimumMTU, server?.mtu ?? ATTLimits.minimumMTU) }
+    package var mtu: Int { max(client?.mtu ?? ATTLimits.minimumMTU, server?.mtu ?? ATTLimits.minimumMTU) }
 
     // MARK: ATTLinkDelegate
 
-    func link(_ link: any ATTLink, didReceive pdu: [UInt8]) {
+    package func link(_ link: any ATTLink, didReceive pdu: [UInt8]) {
         trace?("rx", pdu)
         guard let first = pdu.first else { return }
         let op = ATTOpcode(rawValue: first)
@@ -64,13 +64,13 @@ final class ATTBearer: ATTLinkDelegate {
         flush()
     }
 
-    func linkIsWritable(_ link: any ATTLink) {
+    package func linkIsWritable(_ link: any ATTLink) {
         blocked = false
         flush()
         if !blocked { onWritable?() }
     }
 
-    func link(_ link: any ATTLink, didDisconnect reason: DisconnectReason) {
+    package func link(_ link: any ATTLink, didDisconnect reason: DisconnectReason) {
         transactionTimer?.cancel()
         transactionTimer = nil
         indicationTimer?.cancel()
@@ -83,7 +83,7 @@ final class ATTBearer: ATTLinkDelegate {
     // MARK: Sending
 
     /// Sends whatever the halves have queued, until the link is full.
-    func flush() {
+    package func flush() {
         guard link.isConnected else { return }
         while !blocked, !serverOutbox.isEmpty {
             if !transmit(serverOutbox[0]) { return }
@@ -103,14 +103,14 @@ final class ATTBearer: ATTLinkDelegate {
 
     /// Sends a notification or indication built by the server half. False when the link is
     /// full (or other output waits first): Core Bluetooth's `updateValue` returning false.
-    func sendServerInitiated(_ pdu: [UInt8]) -> Bool {
+    package func sendServerInitiated(_ pdu: [UInt8]) -> Bool {
         guard serverOutbox.isEmpty, !blocked else { return false }
         guard transmit(pdu) else { return false }
         if pdu.first == ATTOpcode.handleValueIndication.rawValue { startIndicationTimer() }
         return true
     }
 
-    var isBlocked: Bool { blocked }
+    package var isBlocked: Bool { blocked }
 
     private func transmit(_ pdu: [UInt8]) -> Bool {
         switch link.send(pdu) {

@@ -6,7 +6,7 @@ import LatchkeyTransport
 public enum ManagerState: String, Sendable {
     case unknown, resetting, unsupported, unauthorized, poweredOff, poweredOn
 
-    init(_ radio: RadioState) {
+    package init(_ radio: RadioState) {
         switch radio {
         case .unknown: self = .unknown
         case .unsupported: self = .unsupported
@@ -41,7 +41,7 @@ public enum BluetoothError: Error, Equatable, Sendable, CustomStringConvertible 
         }
     }
 
-    init(_ e: GATTClientError) {
+    package init(_ e: GATTClientError) {
         switch e {
         case .att(let code, _): self = .att(code)
         case .timeout: self = .transactionTimeout

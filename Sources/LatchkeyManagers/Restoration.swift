@@ -1,3 +1,4 @@
+import LatchkeyATT
 import LatchkeyTransport
 
 /// State preservation and restoration, the Linux form of Core Bluetooth's, in four steps: a
@@ -50,7 +51,7 @@ public struct ManagerOptions {
         self.restorationStorage = restorationStorage
     }
 
-    var restoration: (identifier: String, storage: any RestorationStorage)? {
+    package var restoration: (identifier: String, storage: any RestorationStorage)? {
         guard let restoreIdentifier, let restorationStorage else { return nil }
         return (restoreIdentifier, restorationStorage)
     }
@@ -63,21 +64,14 @@ public struct RestorationRegistry {
 
     public init(storage: any RestorationStorage) { self.storage = storage }
 
-    /// The identifiers of `role` whose preserved state has work pending, sorted. An entry
-    /// that cannot be read is left out: its manager starts fresh.
-    public func identifiersWithPendingWork(_ role: RestorationRole) -> [String] {
+    /// The identifiers whose preserved state of type `State` (`CentralRestorationState`,
+    /// `PeripheralRestorationState`: one per role) has work pending, sorted. An entry that
+    /// cannot be read is left out: its manager starts fresh.
+    public func identifiersWithPendingWork<State: PreservedState>(_ state: State.Type) -> [String] {
         // Launch-time hint only (logged); each manager reports its own unreadable state through didFailToPreserveState.
-        guard let all = try? storage.identifiers(role) else { return [] }
-        return all.filter { identifier in
-            switch role {
-            // As above: the manager itself reports an entry it cannot read.
-            case .central:
-                (try? storage.load(CentralRestorationState.self, identifier: identifier))??.hasPendingWork ?? false
-            // As above: the manager itself reports an entry it cannot read.
-            case .peripheral:
-                (try? storage.load(PeripheralRestorationState.self, identifier: identifier))??.hasPendingWork ?? false
-            }
-        }
+        guard let all = try? storage.identifiers(State.role) else { return [] }
+        // As above: the manager itself reports an entry it cannot read.
+        return all.filter { (try? storage.load(State.self, identifier: $0))??.hasPendingWork ?? false }
     }
 }
 
@@ -134,21 +128,21 @@ public enum RestorationStorageError: Error, Equatable, Sendable, CustomStringCon
 
 /// The preservation bookkeeping of one manager, the same for both roles: what was loaded at
 /// init and waits to be delivered, what was last written, a load error to report.
-struct Preservation<State: PreservedState> {
-    let identifier: String
-    let storage: any RestorationStorage
+package struct Preservation<State: PreservedState> {
+    package let identifier: String
+    package let storage: any RestorationStorage
     /// Loaded at init; delivered (and cleared) once the transport knows its state.
-    private(set) var awaiting: State?
+    package private(set) var awaiting: State?
     private var lastWritten: State?
     private var loadError: (any Error)?
     /// While restoring, partial states are not written; the end of reconciliation writes once.
-    var isReconciling = false
+    package var isReconciling = false
     /// After `discard()`: nothing is written any more.
     private var isDiscarded = false
 
     /// Loads the entry under the identifier at once, so that a manager knows its work before
     /// any transport callback can arrive.
-    init(identifier: String, storage: any RestorationStorage) {
+    package init(identifier: String, storage: any RestorationStorage) {
         self.identifier = identifier
         self.storage = storage
         do {
@@ -159,11 +153,11 @@ struct Preservation<State: PreservedState> {
         }
     }
 
-    var isRestoring: Bool { awaiting != nil }
+    package var isRestoring: Bool { awaiting != nil }
 
     /// Writes `state` if it changed since the last write; an idle state removes the entry,
     /// so that a relaunch does not hand the manager back. Nothing is written while restoring.
-    mutating func write(_ state: State) throws {
+    package mutating func write(_ state: State) throws {
         guard awaiting == nil, !isReconciling, !isDiscarded, state != lastWritten else { return }
         if state.hasPendingWork {
             try storage.save(state, identifier: identifier)
@@ -174,7 +168,7 @@ struct Preservation<State: PreservedState> {
     }
 
     /// The loaded state, once, when the transport has left `.unknown`; reconciliation starts.
-    mutating func takeAwaiting(whenReady radio: RadioState) -> State? {
+    package mutating func takeAwaiting(whenReady radio: RadioState) -> State? {
         guard radio != .unknown, let state = awaiting else { return nil }
         awaiting = nil
         isReconciling = true
@@ -183,14 +177,34 @@ struct Preservation<State: PreservedState> {
 
     /// Removes the entry and stops writing: the manager is being shut down on purpose, and a
     /// relaunch must not hand its work back (iOS after a force-quit).
-    mutating func discard() throws {
+    package mutating func discard() throws {
         isDiscarded = true
         awaiting = nil
         try storage.remove(State.role, identifier: identifier)
     }
 
-    mutating func takeLoadError() -> (any Error)? {
+    package mutating func takeLoadError() -> (any Error)? {
         defer { loadError = nil }
         return loadError
+    }
+}
+
+/// A UUID as its canonical string ("2902", "7E570001-..."), readable in a store dump.
+public struct PreservedUUID: Codable, Hashable, Sendable {
+    public var uuid: BluetoothUUID
+
+    public init(_ uuid: BluetoothUUID) { self.uuid = uuid }
+
+    public init(from decoder: any Decoder) throws {
+        let text = try decoder.singleValueContainer().decode(String.self)
+        guard let uuid = BluetoothUUID(string: text) else {
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "bad UUID \(text)"))
+        }
+        self.uuid = uuid
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(uuid.description)
     }
 }

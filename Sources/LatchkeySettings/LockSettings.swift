@@ -2,6 +2,7 @@ import LatchkeyAgents
 import LatchkeyConfig
 import LatchkeyControl
 import LatchkeyLock
+import LatchkeyLockAgent
 import LatchkeyPosix
 import LatchkeySecurity
 import LatchkeySimAir

@@ -2,6 +2,7 @@ import LatchkeyAgents
 import LatchkeyConfig
 import LatchkeyControl
 import LatchkeyManagers
+import LatchkeyPhoneAgent
 import LatchkeyTransport
 
 /// Everything `latchkey phone` reads from its configuration file.

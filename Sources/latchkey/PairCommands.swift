@@ -3,6 +3,7 @@ import LatchkeyConfig
 import LatchkeyAgents
 import LatchkeyLock
 import LatchkeyLockProtocol
+import LatchkeyPhoneAgent
 import LatchkeyPosix
 import LatchkeyControl
 import LatchkeyDaemons

@@ -3,9 +3,11 @@ import LatchkeyEvents
 import LatchkeyGATT
 import LatchkeyGPIO
 import LatchkeyLock
+import LatchkeyLockAgent
 import LatchkeyLockProtocol
 import LatchkeyManagers
 import LatchkeyPhone
+import LatchkeyPhoneAgent
 import LatchkeySecurity
 import LatchkeySim
 import LatchkeySimGPIO

@@ -2,6 +2,7 @@ import LatchkeyAgents
 import LatchkeyEvents
 import LatchkeyLockProtocol
 import LatchkeyManagers
+import LatchkeyPhoneAgent
 import LatchkeySim
 import LatchkeyTestKit
 import LatchkeyTransport

@@ -1,6 +1,7 @@
 import LatchkeyAgents
 import LatchkeyEvents
 @testable import LatchkeyLock
+import LatchkeyLockAgent
 import LatchkeyLockProtocol
 import LatchkeyManagers
 import LatchkeySecurity

@@ -1,6 +1,7 @@
 import LatchkeyAgents
 import LatchkeyEvents
 import LatchkeyLock
+import LatchkeyPhoneAgent
 import LatchkeySim
 import LatchkeyTransport
 import Testing

@@ -3,6 +3,7 @@ import LatchkeyEvents
 import LatchkeyLock
 import LatchkeyLockProtocol
 import LatchkeyManagers
+import LatchkeyPhoneAgent
 import LatchkeySim
 import LatchkeyTransport
 import Testing

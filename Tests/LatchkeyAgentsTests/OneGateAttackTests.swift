@@ -1,6 +1,7 @@
 @testable import LatchkeyAgents
 import LatchkeyEvents
 import LatchkeyLock
+@testable import LatchkeyLockAgent
 import LatchkeyLockProtocol
 import LatchkeySecurity
 import LatchkeySim

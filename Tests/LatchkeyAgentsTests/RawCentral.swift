@@ -1,3 +1,4 @@
+import LatchkeyCentral
 import LatchkeyLockProtocol
 import LatchkeyManagers
 import LatchkeyTransport

@@ -4,6 +4,7 @@ import LatchkeyEvents
 @testable import LatchkeyLock
 import LatchkeyLockProtocol
 import LatchkeyManagers
+import LatchkeyPeripheral
 import LatchkeyPhone
 import LatchkeySim
 import LatchkeyTransport

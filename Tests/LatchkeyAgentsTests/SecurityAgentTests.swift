@@ -3,6 +3,7 @@ import LatchkeyEvents
 import LatchkeyLock
 import LatchkeyLockProtocol
 import LatchkeyPhone
+import LatchkeyPhoneAgent
 import LatchkeySecurity
 import LatchkeySim
 import LatchkeyTransport

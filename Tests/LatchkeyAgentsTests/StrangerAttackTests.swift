@@ -2,8 +2,10 @@ import LatchkeyAgents
 import LatchkeyATT
 import LatchkeyEvents
 import LatchkeyLock
+import LatchkeyLockAgent
 import LatchkeyLockProtocol
 import LatchkeyManagers
+import LatchkeyPhoneAgent
 import LatchkeySecurity
 import LatchkeySim
 import LatchkeyTransport

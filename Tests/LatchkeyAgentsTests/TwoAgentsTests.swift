@@ -2,6 +2,7 @@ import LatchkeyAgents
 import LatchkeyEvents
 import LatchkeyLock
 import LatchkeyPhone
+import LatchkeyPhoneAgent
 import LatchkeySim
 import Testing
 

@@ -4,6 +4,8 @@ import Glibc
 import LatchkeyAgents
 import LatchkeyEvents
 import LatchkeyLock
+import LatchkeyLockAgent
+import LatchkeyPhoneAgent
 import LatchkeyPosix
 @testable import LatchkeyControl
 @testable import LatchkeyDaemons

@@ -3,10 +3,12 @@ import LatchkeyAgents
 import LatchkeyEvents
 import LatchkeyGPIO
 import LatchkeyLock
+import LatchkeyLockAgent
 import LatchkeyLockProtocol
 import LatchkeyManagers
 import LatchkeyControl
 import LatchkeyDaemons
+import LatchkeyPhoneAgent
 import LatchkeySecurity
 import LatchkeySim
 import LatchkeySimGPIO

@@ -1,5 +1,6 @@
 import Foundation
 import LatchkeyAgents
+import LatchkeyCentral
 import LatchkeyEvents
 import LatchkeyLock
 import LatchkeyManagers
@@ -134,7 +135,7 @@ import Testing
         h.stopPhone()
         #expect(h.phoneController.pendingConnections.isEmpty, "withdrawn from the system: nothing re-links")
         #expect(RestorationRegistry(storage: try StateStores.openPhone(h.phoneState).restoration)
-            .identifiersWithPendingWork(.central).isEmpty)
+            .identifiersWithPendingWork(CentralRestorationState.self).isEmpty)
         h.loop.advance(by: .seconds(10))
         #expect(h.phoneController.connectedLinks.isEmpty)
         try h.startPhone()

@@ -4,6 +4,7 @@ import Glibc
 import LatchkeyATT
 import LatchkeyGATT
 import LatchkeyManagers
+import LatchkeyPeripheral
 import LatchkeyPosix
 import LatchkeyTestKit
 import LatchkeyTransport

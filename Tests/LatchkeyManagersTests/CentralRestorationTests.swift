@@ -1,4 +1,5 @@
 import LatchkeyATT
+import LatchkeyCentral
 import LatchkeyGATT
 import LatchkeyManagers
 import LatchkeySim
@@ -17,7 +18,7 @@ import Testing
         home.loop.advance(by: .hours(3))
         home.phone.controller.detachApplication()  // SIGKILL
         first = nil
-        #expect(RestorationRegistry(storage: storage).identifiersWithPendingWork(.central) == [RestoringPhone.identifier])
+        #expect(RestorationRegistry(storage: storage).identifiersWithPendingWork(CentralRestorationState.self) == [RestoringPhone.identifier])
 
         // The owner comes home while the app is dead: the system's request links.
         home.air.setPosition(1, of: Addresses.phone)
@@ -138,7 +139,7 @@ import Testing
                                       .disconnected(Addresses.lock, .disconnected(.connectionTimeout))],
                 "nobody heard why it ended: reported as a supervision timeout")
         #expect(home.phone.controller.pendingConnections.isEmpty, "not asked again in the callback: withdrawn")
-        #expect(RestorationRegistry(storage: storage).identifiersWithPendingWork(.central).isEmpty)
+        #expect(RestorationRegistry(storage: storage).identifiersWithPendingWork(CentralRestorationState.self).isEmpty)
     }
 
     @Test func anAppThatAsksAgainOnTheLostLinkKeepsItsRequest() throws {
@@ -168,7 +169,7 @@ import Testing
         #expect(home.loop.advance(until: { !second.app.discoveries.isEmpty }, limit: .seconds(1)))
         home.loop.advance(by: .seconds(8))
         #expect(!second.manager.isScanning, "still bounded")
-        #expect(RestorationRegistry(storage: storage).identifiersWithPendingWork(.central).isEmpty,
+        #expect(RestorationRegistry(storage: storage).identifiersWithPendingWork(CentralRestorationState.self).isEmpty,
                 "a finished scan is no pending work")
     }
 
@@ -187,9 +188,9 @@ import Testing
         let home = try Home(phonePosition: awayPosition)
         let storage = InMemoryRestorationStorage()
         let phone = home.replacePhoneApplication(storage: storage)
-        #expect(RestorationRegistry(storage: storage).identifiersWithPendingWork(.central).isEmpty)
+        #expect(RestorationRegistry(storage: storage).identifiersWithPendingWork(CentralRestorationState.self).isEmpty)
         try phone.manager.connect(phone.lock)
-        #expect(RestorationRegistry(storage: storage).identifiersWithPendingWork(.central) == [RestoringPhone.identifier])
+        #expect(RestorationRegistry(storage: storage).identifiersWithPendingWork(CentralRestorationState.self) == [RestoringPhone.identifier])
         phone.manager.cancelPeripheralConnection(phone.lock)
         #expect(try storage.identifiers(.central).isEmpty, "nothing pending: the entry is gone")
 

@@ -1,4 +1,5 @@
 import LatchkeyATT
+import LatchkeyCentral
 import LatchkeyGATT
 import LatchkeyManagers
 import LatchkeySim

@@ -1,4 +1,5 @@
 import LatchkeyManagers
+import LatchkeyPeripheral
 import LatchkeySim
 import LatchkeyTransport
 import Testing

@@ -1,6 +1,7 @@
 import LatchkeyATT
 import LatchkeyGATT
 import LatchkeyManagers
+import LatchkeyPeripheral
 import LatchkeySim
 import LatchkeyTransport
 import Testing

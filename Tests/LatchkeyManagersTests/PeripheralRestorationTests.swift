@@ -1,6 +1,8 @@
 import LatchkeyATT
+import LatchkeyCentral
 import LatchkeyGATT
 import LatchkeyManagers
+import LatchkeyPeripheral
 import LatchkeySim
 import LatchkeyTestKit
 import LatchkeyTransport
@@ -31,7 +33,7 @@ import Testing
         home.lock.controller.detachApplication()
         first = nil
         #expect(!home.lock.controller.isAdvertising, "advertising ends with the process")
-        #expect(RestorationRegistry(storage: storage).identifiersWithPendingWork(.peripheral) == [RestoringLock.identifier])
+        #expect(RestorationRegistry(storage: storage).identifiersWithPendingWork(PeripheralRestorationState.self) == [RestoringLock.identifier])
 
         let second = RestoringLock(home, storage: storage)
         home.loop.run()
@@ -99,7 +101,7 @@ import Testing
         let home = try Home(phonePosition: awayPosition)
         let lock = try home.replaceLockApplication(storage: storage)
         lock.manager.stopAdvertising()
-        #expect(RestorationRegistry(storage: storage).identifiersWithPendingWork(.peripheral) == [RestoringLock.identifier],
+        #expect(RestorationRegistry(storage: storage).identifiersWithPendingWork(PeripheralRestorationState.self) == [RestoringLock.identifier],
                 "published services are still work")
         lock.manager.removeAllServices()
         #expect(try storage.identifiers(.peripheral).isEmpty)

@@ -1,6 +1,8 @@
 import LatchkeyATT
+import LatchkeyCentral
 import LatchkeyGATT
 import LatchkeyManagers
+import LatchkeyPeripheral
 import LatchkeySim
 import LatchkeyTransport
 

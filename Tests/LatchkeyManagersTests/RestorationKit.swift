@@ -1,6 +1,8 @@
 import LatchkeyATT
+@testable import LatchkeyCentral
 import LatchkeyGATT
 @testable import LatchkeyManagers
+@testable import LatchkeyPeripheral
 import LatchkeySim
 import LatchkeyTestKit
 import LatchkeyTransport

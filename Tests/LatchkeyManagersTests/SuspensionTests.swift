@@ -1,5 +1,7 @@
 import LatchkeyATT
+import LatchkeyCentral
 import LatchkeyManagers
+import LatchkeyPeripheral
 import LatchkeySim
 import LatchkeyTransport
 import Testing

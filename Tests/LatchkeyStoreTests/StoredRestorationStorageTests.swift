@@ -1,7 +1,9 @@
 import LatchkeyATT
+import LatchkeyCentral
 import LatchkeyGATT
 import LatchkeyManagers
 import LatchkeyDaemons
+import LatchkeyPeripheral
 import LatchkeySim
 import LatchkeyStore
 import LatchkeyTransport
@@ -49,7 +51,7 @@ import Testing
         let preserved = try #require(try reopened.load(CentralRestorationState.self, identifier: "phone.central"))
         #expect(preserved.peripherals.map(\.connected) == [true])
         #expect(preserved.peripherals.first?.options == ConnectOptions(notifyOnDisconnection: true))
-        #expect(RestorationRegistry(storage: reopened).identifiersWithPendingWork(.central) == ["phone.central"])
+        #expect(RestorationRegistry(storage: reopened).identifiersWithPendingWork(CentralRestorationState.self) == ["phone.central"])
 
         let delegate = Restored()
         let second = CentralManager(transport: phoneController, delegate: delegate,
@@ -70,6 +72,6 @@ import Testing
         #expect(throws: RestorationStorageError.unsupportedVersion(identifier: "phone.central", found: 99, expected: 1)) {
             _ = try store.restorationStorage().load(CentralRestorationState.self, identifier: "phone.central")
         }
-        #expect(RestorationRegistry(storage: store.restorationStorage()).identifiersWithPendingWork(.central).isEmpty)
+        #expect(RestorationRegistry(storage: store.restorationStorage()).identifiersWithPendingWork(CentralRestorationState.self).isEmpty)
     }
 }
