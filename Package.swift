@@ -83,7 +83,7 @@ let package = Package(
         .executable(name: "latchkey-bench", targets: ["latchkey-bench"]),
         .executable(name: "latchkey-torture", targets: ["latchkey-torture"]),
     ],
-    dependencies: ["LatchkeyEvents", 
+    dependencies: [
         // Each dependency replaces code we would otherwise write and maintain; build-time
         // costs on 2 cores are in the commit messages that added them.
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
@@ -230,7 +230,7 @@ let package = Package(
         .target(name: "LatchkeyBuildInfo", swiftSettings: strictness, plugins: ["BuildCommitPlugin"]),
         .executableTarget(
             name: "latchkey",
-            dependencies: ["LatchkeyAgents", "LatchkeyBridge", "LatchkeyBuildInfo", "LatchkeyConfig",
+            dependencies: ["LatchkeyEvents", "LatchkeyAgents", "LatchkeyBridge", "LatchkeyBuildInfo", "LatchkeyConfig",
                            "LatchkeyControl", "LatchkeyDaemons", "LatchkeyDemo", "LatchkeyDoctor",
                            "LatchkeyInspection", "LatchkeyLock", "LatchkeyLockProtocol", "LatchkeyPhoneAgent", "LatchkeyPosix",
                            "LatchkeySecurity", "LatchkeySettings", "LatchkeySimAir", "LatchkeyStore",

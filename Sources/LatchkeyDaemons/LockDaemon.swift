@@ -1,12 +1,11 @@
 import LatchkeyAgents
 import LatchkeyConfig
-import LatchkeyEvents
-import LatchkeyLockAgent
-import Logging
 import LatchkeyControl
+import LatchkeyEvents
 import LatchkeyGPIO
 import LatchkeyKernel
 import LatchkeyLock
+import LatchkeyLockAgent
 import LatchkeyManagers
 import LatchkeyPosix
 import LatchkeySecurity
@@ -15,6 +14,7 @@ import LatchkeySimAir
 import LatchkeySimGPIO
 import LatchkeyStore
 import LatchkeyTransport
+import Logging
 
 /// What the lock agent keeps on disk, opened by the caller (the CLI opens the SQLite store).
 public struct LockStores {
@@ -96,7 +96,7 @@ public enum LockDaemon {
         if watcher == nil, case .success(let library) = LibgpiodChipFinder.loadedLibrary {
             // No watcher: the libgpiod branch of `openChips`. Which libgpiod this machine gave us (1.6
             // or 2.x, docs/ARCHITECTURE.md); the chip is open, so it loaded.
-            printer.emit(AgentEvent("lock.gpio_library", time: loop.now, [("library", library)]))
+            printer.emit(AgentEvent(.lockGpioLibrary(library: library), time: loop.now))
         }
         let agent = lock.agent
         // READY: the kernel has taken the advertising, and the bolt is at rest (a fresh lock
@@ -129,13 +129,13 @@ public enum LockDaemon {
     /// POSIX loop) when `simulated_chip_root` is set, else the real chips through libgpiod.
     static func openChips(_ settings: LockSettings, loop: PosixEventLoop,
                           printer: EventPrinter) throws(RuntimeError) -> (any GPIOChipFinder, FileChipWatcher?) {
-        let reportGPIOError: (String) -> Void = { printer.emit(AgentEvent("lock.gpio_error", time: loop.now, [("error", $0)])) }
+        let reportGPIOError: (String) -> Void = { printer.emit(AgentEvent(.lockGpioError(error: $0), time: loop.now)) }
         guard let root = settings.simulatedGPIORoot else {
             return (LibgpiodChipFinder(loop: loop) { reportGPIOError("\($0)") }, nil)
         }
         // By hand, without the demo: the first start lays the chip out (inputs at rest).
         if let created = try SimulatedChipLayout.ensure(root: root, wiring: settings.wiring) {
-            printer.emit(AgentEvent("lock.gpio_sim_created", time: loop.now, [("chip", created)]))
+            printer.emit(AgentEvent(.lockGpioSimCreated(chip: created), time: loop.now))
         }
         let fileChip: FileGPIOChip
         do {

@@ -108,7 +108,7 @@ public enum Demo {
         t = w.loop.now
         let intent = try w.runTool(["phone-ctl", "--state-dir", w.phoneState, "arriving"])
         r.record("arrival intent sent to the phone", intent.status == 0, intent.output.split(separator: "\n").last.map(String.init) ?? "")
-        intoScanWindow(w, scanSince: emitted(w.phoneEvent("phone.link_lost", since: left)))
+        intoScanWindow(w, scanSince: emitted(w.phoneEvent(.phoneLinkLost, since: left)))
         try timedArrival(w, r: &r, name: "returning", step: "authenticated arrival unlock drives the unlock line",
                              accepted: "arrival-unlock")
 
