@@ -58,7 +58,7 @@ public final class WiredLock {
             logger.trace("ATT \(direction) \(peer): \(hex(pdu))")
         }
         if let storage = stores.restoration {
-            // Restoration's step 2: the managers that had work pending are handed back (here: ours, or none).
+            // Restoration, step 2: the managers that had work pending are handed back (here: ours, or none).
             let pending = RestorationRegistry(storage: storage).identifiersWithPendingWork(PeripheralRestorationState.self)
             logger.info("relaunch", metadata: ["restoring": "\(pending)"])
         }
