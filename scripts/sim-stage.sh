@@ -49,6 +49,8 @@ stage_start_air() {
 
 stage_exercise() {
   local command
+  # The lock starts by locking (the motor runs 300 ms): a command before it ends finds the bolt busy.
+  stage_wait_for "$dir/lock.out" '"state":"locked"' 10 || return 1
   for command in unlock lock; do
     "$1" phone-ctl --state-dir "$dir/phone-state" "$command" | grep "^ok $command" > /dev/null \
       || { echo "phone-ctl $command failed" >&2; cat "$dir"/*.out >&2; return 1; }
