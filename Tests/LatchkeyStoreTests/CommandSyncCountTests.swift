@@ -1,4 +1,3 @@
-import CSQLiteSyncCounter
 import LatchkeyAgents
 import LatchkeyEvents
 import LatchkeyGPIO
@@ -9,6 +8,7 @@ import LatchkeyPhone
 import LatchkeyPhoneAgent
 import LatchkeySecurity
 import LatchkeySim
+import LatchkeySimDisk
 import LatchkeySimGPIO
 import LatchkeyStore
 import LatchkeyTransport
@@ -16,7 +16,7 @@ import Testing
 
 /// The counter-with-decision rule measured on the file system: a phone's unlock, from the
 /// frame leaving the phone to the latch line rising, costs the lock's store exactly one sync
-/// (SQLite's xSync, counted by a VFS that forwards to the real one), and that one commit
+/// (SQLite's xSync, counted by `SimulatedDisk`, a VFS over the real one), and that one commit
 /// holds both the key's new counter and the decision (`StoredLockRecords.record(_:committing:)`).
 @Suite struct CommandSyncCountTests {
     /// An output line that notes how many syncs the store had made when it was first driven active.
@@ -64,11 +64,11 @@ import Testing
     }
 
     @Test func oneUnlockIsOneSyncBeforeTheLatchMoves() throws {
-        #expect(latchkey_sync_counter_install() == 0)
+        // The store over the simulated disk with no faults planned: it only counts the syncs.
+        let counting = SimulatedDisk(seed: 5)
         let fixture = StoreFixture()
-        let slot = latchkey_sync_counter_watch(fixture.scratch.state + "/")
-        try #require(slot >= 0)
-        let syncs = { Int(latchkey_sync_counter_syncs(slot)) }
+        fixture.fileSystem = .system.through(sqliteVFS: counting.vfsName)
+        let syncs = { counting.syncs }
 
         let scene = try AirScene(fixture, seed: 5)
         let (loop, air, store, key) = (scene.loop, scene.air, scene.store, scene.key)
