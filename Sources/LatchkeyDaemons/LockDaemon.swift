@@ -75,11 +75,21 @@ public enum LockDaemon {
         let service = ServiceReadiness(notifier: SystemdNotifier(environment: ProcessEnvironment.current),
                                        readyEvent: EventKind.lockAdvertising.name, loop: loop, logger: logger)
         service.observe(printer)
-        let stores = try StateStores.openLock(settings.stateDirectory, loop: loop, warn: { why in
+        let stores = try StateStores.openLock(settings.stateDirectory, loop: loop,
+                                              refusedCommits: refusedCommitLedger(settings, logger: logger), warn: { why in
             printer.emit(AgentEvent(.lockStoreWalUnprepared(why: why), time: loop.now))
             logger.warning("the store's WAL file is not laid out: commits grow it", metadata: ["why": "\(why)"])
         }) { message in
             printer.emit(AgentEvent(.lockStoreRecovered(detail: message), time: loop.now))
+        }
+        stores.store?.onRefusedCommit = { id, ledger, failure in
+            let detail: String
+            switch (ledger, failure) {
+            case (let ledger?, nil): detail = "remembered in \(ledger.path)"
+            case (let ledger?, let failure?): detail = "and could not be remembered in \(ledger.path): \(failure)"
+            case (nil, _): detail = "and no runtime directory remembers it: a restart before a reboot may resume it"
+            }
+            logger.error("the card refused \(id)'s commit and the commit that supersedes it: \(detail)")
         }
         stores.store?.onCheckpointFailure = { error in
             printer.emit(AgentEvent(.lockStoreCheckpointFailed(error: error), time: loop.now))
@@ -150,6 +160,21 @@ public enum LockDaemon {
 }
 
 extension LockDaemon {
+    /// Where the lock remembers unlocks whose commit the card refused (`RefusedCommitLedger`):
+    /// `/run/latchkey/<state directory's name>`, the packaged unit's runtime directory, kept
+    /// until a reboot (`RuntimeDirectoryPreserve=yes`), as the kernel's page cache is. Nil,
+    /// said once, where that directory is not there (a run by hand): none is made for it.
+    static func refusedCommitLedger(_ settings: LockSettings, logger: Logger) -> RefusedCommitLedger? {
+        let directory = ControlSocketPath.directory(of: ControlSocketPath.readOnlyFallback(settings.stateDirectory))
+        guard RuntimeDirectory.isOnReadOnlyFileSystem(directory) == false else {
+            let why = "no runtime directory \(directory) for refused commits: a lock restarted before a reboot "
+                + "may resume an unlock whose commit a card gone read-only refused"
+            logger.info("\(why)")
+            return nil
+        }
+        return RefusedCommitLedger(directory: directory)
+    }
+
     /// A `bridge_key_id` that names a key unfit for the bridge stops the start (exit 78, at the
     /// field's file and line): the bridge would otherwise run refused at every command, or act
     /// with more than a household member's rights.

@@ -23,6 +23,7 @@ public enum StateStores {
     /// WAL not laid out: `AgentStore.walNotPrepared`).
     public static func openLock(_ directory: String, loop: any EventLoop, wallClock: WallClock = .system,
                                 fileSystem: StoreFileSystem = .system,
+                                refusedCommits: RefusedCommitLedger? = nil,
                                 warn: (String) -> Void = { _ in },
                                 report: (String) -> Void = { _ in }) throws(RuntimeError) -> LockStores {
         var reset = false
@@ -31,6 +32,8 @@ public enum StateStores {
         if let why = store.walNotPrepared { warn(why) }
         // Checkpoints on the loop's next turn: never between a command's record and its drive.
         store.checkpointScheduler = { loop.execute($0) }
+        // Read by `interrupted()` below: an unlock the card refused is not resumed.
+        store.refusedCommits = refusedCommits
         do {
             let records = try store.lockRecords(loop: loop)
             let keys = store.keyStore()

@@ -1,4 +1,5 @@
 import CSQLite  // SQLITE_ERROR, SQLITE_IOERR, SQLITE_FULL
+import LatchkeyLock
 import LatchkeyPhone
 import LatchkeySQLite
 import LatchkeyTransport
@@ -268,6 +269,26 @@ public final class AgentStore {
             unsupersededCommits += 1
         }
     }
+
+    /// `body`, the write of decision `id`: when it fails and the disk refused the superseding
+    /// commit too, `id` goes into `refusedCommits`, so no later process resumes it.
+    func writingDecision<T, E: Error>(_ id: DecisionID, _ body: () throws(E) -> T) throws(E) -> T {
+        let before = unsupersededCommits
+        do { return try body() } catch {
+            if unsupersededCommits > before {
+                var failure: StoreError?
+                do throws(StoreError) { try refusedCommits?.add(id) } catch let error { failure = error }
+                onRefusedCommit?(id, refusedCommits, failure)
+            }
+            throw error
+        }
+    }
+
+    /// Where decisions whose commit could not be superseded are remembered (the lock's
+    /// runtime directory); nil: nowhere, and a restart before a reboot may resume one.
+    public var refusedCommits: RefusedCommitLedger?
+    /// Told of each such decision, with the ledger's write error if it could not be remembered.
+    public var onRefusedCommit: ((DecisionID, RefusedCommitLedger?, StoreError?) -> Void)?
 
     /// Write transactions that failed in I/O since the store opened (`supersedeFailedCommit`).
     public private(set) var failedCommits = 0

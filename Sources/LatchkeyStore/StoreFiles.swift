@@ -109,3 +109,38 @@ enum StoreFiles {
         guard chmod(path, mode) == 0 else { throw .fileSystem(path: path, call: "chmod", errno: errno) }
     }
 }
+
+extension StoreFiles {
+    /// Appends `line` and a newline to `path` (created 0600 if missing), in one write(2).
+    static func appendLine(_ line: String, to path: String) throws(StoreError) {
+        let fd = open(path, O_CREAT | O_WRONLY | O_APPEND | O_CLOEXEC, fileMode)
+        guard fd >= 0 else { throw .fileSystem(path: path, call: "open", errno: errno) }
+        defer { close(fd) }
+        let bytes = Array((line + "\n").utf8)
+        let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        guard written == bytes.count else { throw .fileSystem(path: path, call: "write", errno: written < 0 ? errno : EIO) }
+    }
+
+    /// The lines of `path`, or none when it does not exist. Small files only (read whole).
+    static func lines(of path: String) throws(StoreError) -> [Substring] {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            let error = errno
+            if error == ENOENT { return [] }
+            throw .fileSystem(path: path, call: "open", errno: error)
+        }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw .fileSystem(path: path, call: "read", errno: errno)
+            }
+            if count == 0 { break }
+            bytes += chunk[..<count]
+        }
+        return String(decoding: bytes, as: UTF8.self).split(separator: "\n")
+    }
+}

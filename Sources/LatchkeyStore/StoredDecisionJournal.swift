@@ -25,7 +25,9 @@ public final class StoredDecisionJournal: DecisionJournal {
     }
 
     public func record(_ decision: LockDecision) throws(StoreError) {
-        try store.write { db in try record(decision, in: db) }
+        try store.writingDecision(decision.id) { () throws(StoreError) in
+            try store.write { db in try record(decision, in: db) }
+        }
     }
 
     /// The record inside a transaction of the caller's (`StoredLockRecords` puts the counter
@@ -91,7 +93,12 @@ public final class StoredDecisionJournal: DecisionJournal {
         // so it resumes none either. On a card that went read-only, an open unlock may also be
         // a commit the card refused — its caller told so, the motor never run — read back from
         // the kernel's page cache (`AgentStore.supersedeFailedCommit` cannot write there).
-        if store.isReadOnly, rebased.operation == .unlock, rebased.deadline > now { rebased.deadline = now }
+        // The same for an unlock whose commit the card refused and the ledger remembers (a card
+        // made writable again without a reboot, and a lock restarted inside the unlock's window).
+        if rebased.operation == .unlock, rebased.deadline > now,
+           store.isReadOnly || store.refusedCommits?.contains(rebased.id) == true {
+            rebased.deadline = now
+        }
         return rebased
     }
 

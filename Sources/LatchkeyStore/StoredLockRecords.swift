@@ -39,7 +39,9 @@ public final class StoredLockRecords: DecisionJournal, LockEventLog {
     public func record(_ decision: LockDecision) throws {
         try commitNoted()
         let journal = journal
-        try writeCarryingCounter { db in try journal.record(decision, in: db) }
+        try store.writingDecision(decision.id) {
+            try writeCarryingCounter { db in try journal.record(decision, in: db) }
+        }
     }
 
     /// The counter-with-decision rule: the key's new counter and the decision its command led
@@ -48,7 +50,9 @@ public final class StoredLockRecords: DecisionJournal, LockEventLog {
     public func record(_ decision: LockDecision, committing counter: KeyCounter) throws {
         try commitNoted()
         let journal = journal
-        try writeCarryingCounter(counter) { db in try journal.record(decision, in: db) }
+        try store.writingDecision(decision.id) {
+            try writeCarryingCounter(counter) { db in try journal.record(decision, in: db) }
+        }
     }
 
     public func complete(_ id: DecisionID, outcome: DecisionOutcome) throws {

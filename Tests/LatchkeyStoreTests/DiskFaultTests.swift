@@ -343,18 +343,18 @@ import Testing
             try lock.disk.restart()
             lock.fixture.clocks.advance(by: .seconds(1))
             let second = try LockProcess(lock.fixture)
-            let check = { #expect(!second.driving.unlock, "\(point): the restarted lock unlocks for a refused command") }
+            #expect(!second.driving.unlock, "\(point): the restarted lock unlocks for a refused command")
             if fault == .readOnly, trigger == commitSync {
-                withKnownIssue("a read-only file system keeps a commit whose sync it refused") { check() }
-            } else {
-                check()
+                #expect(lock.fixture.refusedCommits.contains(DecisionID(2)), "\(point): the ledger does not remember the refused unlock")
             }
         }
     }
 
     /// A full disk, an I/O error or a read-only file system at any write or sync of a
     /// decision's commit: `record` throws (so the lock does not move), and the decision is
-    /// not on disk when the process dies and the next one starts, with the disk healed.
+    /// not on disk when the process dies and the next one starts, with the disk healed —
+    /// except a commit whose sync a card gone read-only refused: the page cache keeps it,
+    /// and the ledger in the runtime directory keeps it from being resumed.
     @Test(arguments: [DiskFault.diskFull, .ioError, .readOnly])
     func aDecisionWhoseCommitFailedIsNotOnDisk(fault: DiskFault) throws {
         // The points of the first command's decision commit only.
@@ -402,7 +402,16 @@ import Testing
                 // The commit's frames are written, its sync refused, and so is every write
                 // after it: the store cannot supersede them (`AgentStore.supersedeFailedCommit`),
                 // and the next process on the same kernel reads them from the page cache.
-                withKnownIssue("a read-only file system keeps a commit whose sync it refused") { check() }
+                // The ledger remembers it, so no process before a reboot resumes it (the counter
+                // it carried stays spent, which refuses nothing a phone would send).
+                #expect(after.decisions.contains(Lock.firstDecision + 1), "\(point): the page cache kept the commit")
+                #expect(lock.fixture.refusedCommits.contains(DecisionID(Lock.firstDecision + 1)),
+                        "\(point): the ledger does not remember the refused decision")
+                let store = try lock.open()
+                let interrupted = try lock.fixture.journal(store).interrupted()
+                #expect(interrupted?.id == DecisionID(Lock.firstDecision + 1)
+                            && interrupted.map { $0.deadline <= lock.fixture.clocks.monotonic } == true,
+                        "\(point): the refused unlock comes back resumable")
             } else {
                 check()
             }

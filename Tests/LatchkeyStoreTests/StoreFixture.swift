@@ -51,8 +51,15 @@ final class StoreFixture {
 
     var path: String { scratch.state + "/" + Self.fileName }
 
+    /// The lock's runtime directory's ledger: it outlives each process that opens the store,
+    /// as `/run/latchkey/lock` outlives a restart.
+    lazy var refusedCommits = RefusedCommitLedger(directory: scratch.path)
+
     func open() throws(StoreError) -> AgentStore {
-        try AgentStore(directory: scratch.state, fileName: Self.fileName, wallClock: clocks.wall, fileSystem: fileSystem)
+        let store = try AgentStore(directory: scratch.state, fileName: Self.fileName, wallClock: clocks.wall,
+                                   fileSystem: fileSystem)
+        store.refusedCommits = refusedCommits
+        return store
     }
 
     func journal(_ store: AgentStore) -> StoredDecisionJournal {
