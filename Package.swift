@@ -214,8 +214,9 @@ let package = Package(
                                                         "LatchkeySecurity", "LatchkeySim", "LatchkeySimGPIO",
                                                         "LatchkeyStore", "LatchkeyTransport"],
                 swiftSettings: strictness),
-        // libmosquitto 2.0 (apt: libmosquitto-dev), MQTT 5, for LatchkeyMQTT only: the broker's own client library.
-        .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
+        // libmosquitto 2.0 (apt: libmosquitto-dev), MQTT 5, for LatchkeyMQTT only: the broker's own client library,
+        // its headers only: it is dlopen()ed by `latchkey mqtt`, so the agents never map it (or OpenSSL).
+        .systemLibrary(name: "CMosquitto", providers: [.apt(["libmosquitto-dev"])]),
         .target(name: "LatchkeyMQTT", dependencies: ["CMosquitto", "LatchkeyPosix", "LatchkeyTransport"],
                 swiftSettings: strictness),
         // An in-process MQTT broker behind the same seam, for tests.
