@@ -103,7 +103,7 @@ let package = Package(
         .target(name: "CLinuxShims"),
         .target(name: "LatchkeyPosix", dependencies: ["CLinuxShims", "LatchkeyTransport"], swiftSettings: strictness),
         // libbluetooth headers (apt: libbluetooth-dev), for LatchkeyKernel only.
-        .systemLibrary(name: "CBluetooth", pkgConfig: "bluez", providers: [.apt(["libbluetooth-dev"])]),
+        .systemLibrary(name: "CBluetooth", providers: [.apt(["libbluetooth-dev"])]),  // headers only
         // libgpiod 1.6 and 2.x prototypes, for LatchkeyKernel only: nothing is linked, the
         // library is dlopen()ed at run time (Sources/CGPIOD/shim.h says why).
         .systemLibrary(name: "CGPIOD"),

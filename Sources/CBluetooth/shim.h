@@ -1,6 +1,7 @@
 // The libbluetooth (BlueZ) headers LatchkeyKernel needs: socket address structures
 // (sockaddr_hci, sockaddr_l2, bdaddr_t), protocol and option constants, l2cap_options.
-// Only LatchkeyKernel/Internal/Syscalls.swift uses this module.
+// Only LatchkeyKernel/Internal/Syscalls.swift uses this module. Headers only: nothing of the
+// library is called, so the binary does not link libbluetooth.
 //
 // What Swift cannot import from these headers is rebuilt here: BDADDR_ANY is a compound
 // literal and htobs() a function-like macro, so the ATT channel id arrives already in
