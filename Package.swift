@@ -16,11 +16,12 @@
 //   LatchkeySecurity   per-phone keys, sealed commands (ChaChaPoly), single-use challenges, the one gate
 //   LatchkeyManagers   what both Core-Bluetooth-like managers share: the ATT bearer, the application gate, restoration's seam
 //   LatchkeyGPIO       the GPIO seam, below the lock's domain and the kernel
-//   LatchkeyPosix      real-time poll(2) event loop, Unix sockets, signals
+//   LatchkeyPosix      real-time poll(2) event loop, Unix sockets, signals, the C-call core (errno policy, mocking hook)
 //   LatchkeySim        the deterministic twin: manual clock, simulated radio, in-process
-//   LatchkeyMgmt       pure codecs of the kernel's Bluetooth management (mgmt) protocol
+//   LatchkeyMgmt       pure codecs of the kernel's Bluetooth management (mgmt) protocol and of the HCI events it watches
 //   LatchkeyLock       lock domain: lock state machine, actuator, journal and audit-log seams
-//   LatchkeyKernel     the real Linux world: mgmt + L2CAP ATT sockets, libgpiod 1.6 or 2.x loaded at run time (the only user of CBluetooth/CGPIOD)
+//   LatchkeyKernel     the real Linux radio: mgmt, raw HCI and L2CAP ATT sockets (the only user of CBluetooth)
+//   LatchkeyLibgpiod   the real GPIO lines: libgpiod 1.6 or 2.x loaded at run time (the only user of CGPIOD)
 //   LatchkeySimAir     the simulated radio shared by processes: an "air" server on a Unix socket
 //   LatchkeySimGPIO    the simulated GPIO world: in-process and file-backed chips
 //   LatchkeyCentral    the central side: CentralManager, Peripheral (GATT client, cache), CentralGate
@@ -101,10 +102,13 @@ let package = Package(
         .target(name: "LatchkeySim", dependencies: ["LatchkeyTransport"], swiftSettings: strictness),
         // epoll-era calls Glibc does not import (ppoll, accept4, pipe2), sockaddr_un, signal self-pipe.
         .target(name: "CLinuxShims"),
-        .target(name: "LatchkeyPosix", dependencies: ["CLinuxShims", "LatchkeyTransport"], swiftSettings: strictness),
+        .target(name: "LatchkeyPosix", dependencies: ["CLinuxShims", "LatchkeyTransport"],
+                // The syscall mocking hook (`SyscallMock`, used by the modules above that call C) exists
+                // in debug builds only (swift-system's ENABLE_MOCKING).
+                swiftSettings: strictness + [.define("ENABLE_MOCKING", .when(configuration: .debug))]),
         // libbluetooth headers (apt: libbluetooth-dev), for LatchkeyKernel only.
         .systemLibrary(name: "CBluetooth", providers: [.apt(["libbluetooth-dev"])]),  // headers only
-        // libgpiod 1.6 and 2.x prototypes, for LatchkeyKernel only: nothing is linked, the
+        // libgpiod 1.6 and 2.x prototypes, for LatchkeyLibgpiod only: nothing is linked, the
         // library is dlopen()ed at run time (Sources/CGPIOD/shim.h says why).
         .systemLibrary(name: "CGPIOD"),
         .target(name: "LatchkeyMgmt", dependencies: ["LatchkeyTransport"], swiftSettings: strictness),
@@ -114,10 +118,12 @@ let package = Package(
         .target(name: "LatchkeySimGPIO", dependencies: ["LatchkeyGPIO", "LatchkeyTransport"], swiftSettings: strictness),
         .target(
             name: "LatchkeyKernel",
-            dependencies: ["CBluetooth", "CGPIOD", "CLinuxShims", "LatchkeyATT", "LatchkeyGPIO", "LatchkeyMgmt",
+            dependencies: ["CBluetooth", "CLinuxShims", "LatchkeyATT", "LatchkeyMgmt",
                            "LatchkeyPosix", "LatchkeyTransport", .product(name: "Crypto", package: "swift-crypto")],
-            // The syscall mocking hook exists in debug builds only (swift-system's ENABLE_MOCKING).
-            swiftSettings: strictness + [.define("ENABLE_MOCKING", .when(configuration: .debug))]),
+            swiftSettings: strictness),
+        // The GPIO seam's real chips: libgpiod 1.6 or 2.x, dlopen()ed at run time.
+        .target(name: "LatchkeyLibgpiod", dependencies: ["CGPIOD", "LatchkeyGPIO", "LatchkeyPosix", "LatchkeyTransport"],
+                swiftSettings: strictness),
         .target(
             name: "LatchkeySimAir",
             dependencies: ["LatchkeyATT", "LatchkeyPosix", "LatchkeySim", "LatchkeyTransport"],
@@ -187,7 +193,7 @@ let package = Package(
                                                          "LatchkeySecurity", "LatchkeySimAir", "LatchkeyTransport"], swiftSettings: strictness),
         // Config files → agents: their wiring on any loop, the two daemons on the real-time loop, journald, readiness, hooks.
         .target(name: "LatchkeyDaemons", dependencies: ["LatchkeyEvents", "LatchkeyAgents", "LatchkeyCentral", "LatchkeyConfig", "LatchkeyControl",
-                                                        "LatchkeyGPIO", "LatchkeyKernel", "LatchkeyLock",
+                                                        "LatchkeyGPIO", "LatchkeyKernel", "LatchkeyLibgpiod", "LatchkeyLock",
                                                         "LatchkeyLockAgent", "LatchkeyLockProtocol", "LatchkeyManagers", "LatchkeyPeripheral", "LatchkeyPhone",
                                                         "LatchkeyPhoneAgent", "LatchkeyPosix", "LatchkeySecurity", "LatchkeySettings",
                                                         "LatchkeySim", "LatchkeySimAir", "LatchkeySimGPIO",
@@ -201,7 +207,7 @@ let package = Package(
                                                            "LatchkeyTransport"], swiftSettings: strictness),
         // `latchkey doctor`: what the agents need on this machine.
         .target(name: "LatchkeyDoctor", dependencies: ["LatchkeyControl", "LatchkeyDaemons", "LatchkeyGPIO",
-                                                       "LatchkeyInspection", "LatchkeyKernel", "LatchkeyLock",
+                                                       "LatchkeyInspection", "LatchkeyKernel", "LatchkeyLibgpiod", "LatchkeyLock",
                                                        "LatchkeyPosix", "LatchkeySettings"], swiftSettings: strictness),
         // `latchkey demo`: the air and the agents as processes, the story and its report.
         .target(name: "LatchkeyDemo", dependencies: ["LatchkeyAgents", "LatchkeyControl", "LatchkeyDaemons",
@@ -264,8 +270,11 @@ let package = Package(
         .testTarget(name: "LatchkeyMgmtTests", dependencies: ["LatchkeyATT", "LatchkeyMgmt", "LatchkeyTransport"]),
         .testTarget(
             name: "LatchkeyKernelTests",
-            dependencies: ["CGPIOD", "LatchkeyATT", "LatchkeyGATT", "LatchkeyGPIO", "LatchkeyKernel", "LatchkeyLock",
+            dependencies: ["LatchkeyATT", "LatchkeyGATT", "LatchkeyKernel",
                            "LatchkeyManagers", "LatchkeyMgmt", "LatchkeyPeripheral", "LatchkeyPosix", "LatchkeyTestKit", "LatchkeyTransport"]),
+        .testTarget(
+            name: "LatchkeyLibgpiodTests",
+            dependencies: ["CGPIOD", "LatchkeyGPIO", "LatchkeyLibgpiod", "LatchkeyLock", "LatchkeyPosix", "LatchkeyTransport"]),
         .testTarget(
             name: "LatchkeySimAirTests",
             dependencies: ["LatchkeyATT", "LatchkeyPosix", "LatchkeySim", "LatchkeySimAir", "LatchkeyTransport"]),

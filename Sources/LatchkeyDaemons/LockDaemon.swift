@@ -4,6 +4,7 @@ import LatchkeyControl
 import LatchkeyEvents
 import LatchkeyGPIO
 import LatchkeyKernel
+import LatchkeyLibgpiod
 import LatchkeyLock
 import LatchkeyLockAgent
 import LatchkeyManagers

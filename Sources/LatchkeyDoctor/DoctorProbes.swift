@@ -5,6 +5,7 @@ import LatchkeyControl
 import LatchkeyDaemons
 import LatchkeyGPIO
 import LatchkeyKernel
+import LatchkeyLibgpiod
 import LatchkeyLock
 import LatchkeyPosix
 

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import LatchkeyMgmt
 import Testing
 
 @testable import LatchkeyKernel

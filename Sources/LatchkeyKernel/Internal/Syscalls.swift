@@ -3,50 +3,17 @@ import Glibc
 #endif
 import CBluetooth
 import CLinuxShims
+import LatchkeyMgmt
 import LatchkeyPosix
 import LatchkeyTransport
 
-/// Every C call LatchkeyKernel makes: sockets (mgmt, L2CAP), libbluetooth structures and
-/// libgpiod (through the `Libgpiod1` / `Libgpiod2` backends and their loader, beside this
-/// file), each under the one errno policy (`ErrnoPolicy`: EINTR retried, EAGAIN is
+/// Every C call LatchkeyKernel makes: sockets (mgmt, L2CAP, raw HCI) and libbluetooth
+/// structures, each under the one errno policy (`ErrnoPolicy`: EINTR retried, EAGAIN is
 /// `.wouldBlock`, EBADF/EFAULT trap) and each behind the mocking hook of debug builds
-/// (`SyscallMock`), keyed by the C function's name. Callers turn the `SystemError` into
-/// their own typed error (`KernelError`, which makes EAFNOSUPPORT "no Bluetooth", or
-/// `GPIOError`).
-enum Syscalls {
-    /// Runs `body` (returning -1 with errno on failure) under the policy and the hook.
-    static func call(_ function: String, _ context: @autoclosure () -> String = "",
-                     _ body: () -> Int) throws(SystemError) -> IOResult<Int> {
-        try ErrnoPolicy.call(function + context()) {
-#if ENABLE_MOCKING
-            if let forced = SyscallMock.current?.intercept(function) {
-                errno = forced.rawValue
-                return -1
-            }
-#endif
-            return body()
-        }
-    }
-
-    static func blocking(_ function: String, _ context: @autoclosure () -> String = "",
-                         _ body: () -> Int) throws(SystemError) -> Int {
-        switch try call(function, context(), body) {
-        case .done(let value): return value
-        case .wouldBlock: throw SystemError(.wouldBlock, call: function + context())
-        }
-    }
-
-    /// For calls that return a pointer, NULL with errno on failure.
-    static func pointer(_ function: String, _ context: @autoclosure () -> String = "",
-                        _ body: () -> OpaquePointer?) throws(SystemError) -> OpaquePointer {
-        var result: OpaquePointer?
-        _ = try blocking(function, context()) {
-            result = body()
-            return result == nil ? -1 : 0
-        }
-        return result!
-    }
-
+/// (`SyscallMock`), keyed by the C function's name: `call`, `blocking` and `pointer` come from
+/// LatchkeyPosix's `SyscallNamespace`. Callers turn the `SystemError` into their own typed error
+/// (`KernelError`, which makes EAFNOSUPPORT "no Bluetooth").
+enum Syscalls: SyscallNamespace {
     static func close(_ fd: CInt) {
         _ = Glibc.close(fd)  // never retried: Linux has released the fd even on EINTR
     }
@@ -271,24 +238,9 @@ enum Syscalls {
         }
         return (Int(options.imtu), Int(options.omtu))
     }
-
-    // MARK: GPIO (libgpiod itself is called through Libgpiod1 / Libgpiod2, in this folder)
-
-    /// Names of the GPIO character devices in /dev ("gpiochip0", ...), sorted.
-    static func gpioChipNames() -> [String] {
-        guard let dir = opendir("/dev") else { return [] }
-        defer { closedir(dir) }
-        var names: [String] = []
-        while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            if name.hasPrefix("gpiochip") { names.append(name) }
-        }
-        return names.sorted { $0.count != $1.count ? $0.count < $1.count : $0 < $1 }
-    }
 }
 
 extension Errno {
-    static let busy = Errno(rawValue: 16)                   // EBUSY
     static let permissionDenied = Errno(rawValue: 13)       // EACCES
     static let noSuchDevice = Errno(rawValue: 19)           // ENODEV
     static let timedOut = Errno(rawValue: 110)              // ETIMEDOUT

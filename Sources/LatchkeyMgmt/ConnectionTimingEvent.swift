@@ -6,8 +6,8 @@ import LatchkeyTransport
 /// lock's arrival rule needs the interval of the link a command came on (docs/SECURITY.md,
 /// "Arrival unlock"). Pure: packets in, meaning out; a failed event and everything else is nil.
 ///
-/// The lock reads them on its own raw HCI watch (`KernelTransport+ConnectionTimingWatch`).
-enum ConnectionTimingEvent: Equatable {
+/// The lock reads them on its own raw HCI watch (LatchkeyKernel's connection-timing watch).
+package enum ConnectionTimingEvent: Equatable {
     /// A link came up: its handle, the peer, and the interval the central chose.
     case connected(handle: UInt16, peer: BluetoothAddress, interval: Duration)
     /// The link's parameters changed (either side may ask; the central decides).
@@ -15,17 +15,17 @@ enum ConnectionTimingEvent: Equatable {
 
     /// LE Meta subevents (Core Vol 4 Part E 7.7.65): Connection Complete (.1), Connection
     /// Update Complete (.3), Enhanced Connection Complete v1 (.10) and v2 (.29).
-    static let connectionComplete: UInt8 = 0x01
-    static let connectionUpdateComplete: UInt8 = 0x03
-    static let enhancedConnectionCompleteV1: UInt8 = 0x0A
-    static let enhancedConnectionCompleteV2: UInt8 = 0x29
+    package static let connectionComplete: UInt8 = 0x01
+    package static let connectionUpdateComplete: UInt8 = 0x03
+    package static let enhancedConnectionCompleteV1: UInt8 = 0x0A
+    package static let enhancedConnectionCompleteV2: UInt8 = 0x29
     /// Connection_Interval is in units of 1.25 ms (7.5 ms – 4 s).
-    static let intervalUnit = Duration.microseconds(1250)
+    package static let intervalUnit = Duration.microseconds(1250)
     /// What the watch's socket filter lets through.
-    static let subevents: Set<UInt8> = [connectionComplete, connectionUpdateComplete, enhancedConnectionCompleteV1,
+    package static let subevents: Set<UInt8> = [connectionComplete, connectionUpdateComplete, enhancedConnectionCompleteV1,
                                         enhancedConnectionCompleteV2]
 
-    init?(packet: [UInt8]) {
+    package init?(packet: [UInt8]) {
         guard packet.count >= 5, packet[0] == ConnectAttemptEvent.eventPacket, packet[1] == ConnectAttemptEvent.leMeta,
               Int(packet[2]) == packet.count - 3 else { return nil }
         let p = Array(packet.dropFirst(3))  // subevent code first

@@ -4,7 +4,7 @@ import LatchkeyPosix
 import LatchkeyTransport
 import Testing
 
-@testable import LatchkeyKernel
+@testable import LatchkeyLibgpiod
 
 /// Which libgpiod API a test drives: the same tests run against both (`FakeLibgpiod` plays
 /// the library and the kernel under it; the HIL VM runs the real ones on gpio-sim).

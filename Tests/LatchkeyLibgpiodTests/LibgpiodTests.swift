@@ -7,7 +7,7 @@ import LatchkeyLock
 import LatchkeyPosix
 import Testing
 
-@testable import LatchkeyKernel
+@testable import LatchkeyLibgpiod
 
 /// The libgpiod backends and their loader: what can be shown without a GPIO chip (this
 /// kernel has none; `LibgpiodBackendTests` drives both APIs through fake libraries, the HIL

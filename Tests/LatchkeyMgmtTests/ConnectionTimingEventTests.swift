@@ -1,7 +1,6 @@
+import LatchkeyMgmt
 import LatchkeyTransport
 import Testing
-
-@testable import LatchkeyKernel
 
 /// The connection interval of a link, from the HCI events a raw HCI watch copies.
 struct ConnectionTimingEventTests {

@@ -2,7 +2,7 @@ import LatchkeyGPIO
 import LatchkeyLock
 import Testing
 
-@testable import LatchkeyKernel
+@testable import LatchkeyLibgpiod
 
 /// The doctor's read-only look at a chip: without GPIO chips (this machine) it fails the
 /// way the finder does, listing what exists; with gpio-sim (the HIL VM) it lists lines.

@@ -4,8 +4,12 @@ import Glibc
 import CGPIOD
 import LatchkeyPosix
 
-/// Loading libgpiod at run time: dlopen, and dlsym of every function the tables name.
-extension Syscalls {
+/// Every C call LatchkeyLibgpiod makes, under the one errno policy and the debug builds'
+/// mocking hook (`SyscallNamespace`): loading libgpiod at run time (dlopen, and dlsym of every
+/// function the tables name), the GPIO devices in /dev, and the event fds' flags. libgpiod's
+/// own functions are called through `Libgpiod1` / `Libgpiod2`, beside this file, each wrapped
+/// in `call`, `blocking` or `pointer`. Callers turn the `SystemError` into a `GPIOError`.
+enum Syscalls: SyscallNamespace {
     static func environment(_ name: String) -> String? { getenv(name).map { String(cString: $0) } }
 
     /// dlopen(soname, RTLD_NOW | RTLD_LOCAL): the handle is kept for the process's life.
@@ -48,4 +52,20 @@ extension Syscalls {
         let flags = try blocking("fcntl", "(F_GETFL)") { Int(fcntl(fd, F_GETFL)) }
         _ = try blocking("fcntl", "(F_SETFL)") { Int(fcntl(fd, F_SETFL, Int32(flags) | O_NONBLOCK)) }
     }
+
+    /// Names of the GPIO character devices in /dev ("gpiochip0", ...), sorted.
+    static func gpioChipNames() -> [String] {
+        guard let dir = opendir("/dev") else { return [] }
+        defer { closedir(dir) }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if name.hasPrefix("gpiochip") { names.append(name) }
+        }
+        return names.sorted { $0.count != $1.count ? $0.count < $1.count : $0 < $1 }
+    }
+}
+
+extension Errno {
+    static let busy = Errno(rawValue: 16)                   // EBUSY
 }
