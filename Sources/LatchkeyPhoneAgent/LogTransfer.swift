@@ -33,9 +33,7 @@ final class LogTransfer {
     private var logFetch: LogFetch?
     /// The running fetch's silence watch.
     private var logFetchTimer: Scheduled?
-    /// The last fetch's figures, set before its completion runs (nil while one runs, or when
-    /// its reply never reassembled).
-    private(set) var lastFigures: LogTransferFigures?
+    private var figures: LogTransferFigures?
 
     init(events: PhoneEventOutput) {
         self.loop = events.loop
@@ -46,6 +44,9 @@ final class LogTransfer {
 
     /// A fetch is under way: the link is busy with it.
     var isRunning: Bool { logFetch != nil }
+    /// The last fetch's figures, set before its completion runs (nil while one runs, or when
+    /// its reply never reassembled).
+    var lastFigures: LogTransferFigures? { figures }
 
     /// Starts a fetch; the characteristic is already `notifying` or not. A fetch already
     /// running refuses this one (its completion runs at once): a second request would take
@@ -58,7 +59,7 @@ final class LogTransfer {
         }
         let request = LogRequest(fromSequence: sequence, maximumCount: limit)
         logFetch = LogFetch(request: request, completion: completion, startedAt: loop.now)
-        lastFigures = nil
+        figures = nil
         watchLogFetch()
         return notifying ? .write(request.bytes) : .subscribe
     }
@@ -91,9 +92,9 @@ final class LogTransfer {
                 return
             }
             logFetch = nil
-            lastFigures = LogTransferFigures(notifications: fetch.notifications, octets: fetch.octets,
-                                             firstChunk: (fetch.firstChunkAt ?? loop.now) - fetch.startedAt,
-                                             elapsed: loop.now - fetch.startedAt)
+            figures = LogTransferFigures(notifications: fetch.notifications, octets: fetch.octets,
+                                         firstChunk: (fetch.firstChunkAt ?? loop.now) - fetch.startedAt,
+                                         elapsed: loop.now - fetch.startedAt)
             guard let opened = open(whole) else {
                 fetch.completion(.failure(.notDelivered("log transfer not sealed to this link's session")))
                 return

@@ -14,9 +14,9 @@ import LatchkeyTransport
 /// inside the window an arrival intent opened. A bare re-link never sends anything that opens
 /// the door. With a `RestorationStorage` a relaunched agent adopts a link that survived it and
 /// resumes its GATT setup where it stopped, never discovering what its cache holds.
-/// It coordinates components that own their state — `PresenceKeeper`, `CommandPipeline`,
-/// `ChallengeReadAhead`, `PhoneLinkSession`, `LockServiceSetup`, `LogTransfer`,
-/// `LinkIntervalGovernor`, `WakeWork`, `ConnectionRequest` — and does the link's I/O for them.
+/// It coordinates components that own their state (`PresenceKeeper`, `CommandPipeline`,
+/// `ChallengeReadAhead`, `PhoneLinkSession`, `LockServiceSetup`, `LogTransfer`, `WakeWork`,
+/// `LinkIntervalGovernor`, `ConnectionRequest`, `LockStatusReports`) and does their link I/O.
 public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
     /// Requests the system refused since start (each asked again by the transport).
     public internal(set) var transportRefusals = 0
@@ -102,7 +102,8 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
     }
 
     /// The lock's last reported status bytes (opened: the lock seals them to the session).
-    public private(set) var lastStatus: [UInt8]?
+    public var lastStatus: [UInt8]? { statusReports.last }
+    let statusReports: LockStatusReports
     /// Called with each status the lock reports (reads and notifications).
     public var onStatus: ((LockStatusFrame) -> Void)?
     public var presence: Presence { state.presence.presence }
@@ -123,6 +124,7 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
         self.linkSession = PhoneLinkSession(secret: configuration.secret, events: output)
         self.wakeWork = WakeWork(backgroundTasks: BackgroundTasks(), events: output)
         self.connection = ConnectionRequest(configuration: configuration, events: output)
+        self.statusReports = LockStatusReports(events: output)
         central.delegate = self
         lock.delegate = self
         presenceKeeper = PresenceKeeper(restoring: saved, store: store, configuration: configuration, events: output) {
@@ -292,18 +294,13 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
             return
         }
         if characteristic === status, let sealed = characteristic.value, error == nil {
-            guard let v = openReply(sealed, as: .status) else { return }
-            lastStatus = v
-            // A status the phone cannot decode changes nothing it acts on; the raw value stays in lastStatus.
-            if let frame = try? LockStatusFrame(decoding: v) {
-                emit(.phoneLockStatus(lockState: "\(frame.lockState)", doorState: "\(frame.doorState)"))
-                if wakeWork.statusReported(frame) {
-                    // Before the app hears of it: a command it sends at once waits for this read.
-                    readChallengeAheadOnceTheBoltRests(peripheral)
-                }
-                onStatus?(frame)
-                presenceKeeper.retryArrivalIfTheBoltRests(frame)
+            guard let v = openReply(sealed, as: .status), let frame = statusReports.received(v) else { return }
+            if wakeWork.statusReported(frame) {
+                // Before the app hears of it: a command it sends at once waits for this read.
+                readChallengeAheadOnceTheBoltRests(peripheral)
             }
+            onStatus?(frame)
+            presenceKeeper.retryArrivalIfTheBoltRests(frame)
             return
         }
         guard characteristic === challenge else { return }
