@@ -27,7 +27,8 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
 
     /// Where the phone thinks its owner is, and the last counter it used (`PresenceKeeper`).
     public var state: PhoneState { presenceKeeper.current }
-    /// Presence, the arrival request and the durable state; set once, last in `init`.
+    /// Presence, the arrival request and the durable state; set once in `init`, before any
+    /// delegate callback can come.
     private(set) var presenceKeeper: PresenceKeeper!
     private let lock: Peripheral
     var lockPeripheral: Peripheral { lock }
@@ -125,11 +126,11 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
         self.wakeWork = WakeWork(backgroundTasks: BackgroundTasks(), events: output)
         self.connection = ConnectionRequest(configuration: configuration, events: output)
         self.statusReports = LockStatusReports(events: output)
-        central.delegate = self
-        lock.delegate = self
         presenceKeeper = PresenceKeeper(restoring: saved, store: store, configuration: configuration, events: output) {
             [weak self] cycle in self?.requestArrival(cycle)
         }
+        central.delegate = self
+        lock.delegate = self
         emit(.phoneStarted(presence: state.presence.presence.rawValue, cycle: "\(state.presence.cycle)"))
     }
 
