@@ -29,7 +29,7 @@ enum PhoneControlCommands {
     /// False when `words` is not one of these commands.
     /// Between the bolt's report and the probe's next command: what a person takes at
     /// least to see the bolt moved and tap again. A command sent at the very moment of the
-    /// report would wait for the challenge the phone reads then (`PhoneAgent+Challenge`).
+    /// report would wait for the challenge the phone reads then (`ChallengeReadAhead`).
     static let probePause = Duration.milliseconds(300)
 
     static func handle(_ words: [String], agent: PhoneAgent, reply: @escaping (String) -> Void) -> Bool {

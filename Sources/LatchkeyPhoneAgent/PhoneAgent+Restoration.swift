@@ -29,21 +29,15 @@ extension PhoneAgent {
     /// Takes the lock service's characteristics from `service`; false when one is missing.
     @discardableResult
     func bindCharacteristics(of service: RemoteService) -> Bool {
-        transferCharacteristic = service.characteristic(LockServiceUUID.dataTransfer)
-        control = service.characteristic(LockServiceUUID.lockControl)
-        challenge = service.characteristic(LockServiceUUID.challenge)
-        status = service.characteristic(LockServiceUUID.lockState)
-        return control != nil && challenge != nil && status != nil
+        setup.bind { service.characteristic($0) }
     }
 
     /// A cached handle the lock does not have (its service changed since the cache was
     /// made): forget the cache and discover again, once per link. True when it did.
     func rediscoverIfStale(_ peripheral: Peripheral, _ error: BluetoothError) -> Bool {
         guard case .att(let code) = error, code == .invalidHandle || code == .attributeNotFound,
-              !rediscoveredOnThisLink else { return false }
-        rediscoveredOnThisLink = true
+              setup.staleCacheFound() else { return false }
         emit(.phoneCacheStale(error: "\(error)"))
-        control = nil; challenge = nil; status = nil; transferCharacteristic = nil
         peripheral.discardAttributeCache()
         continueSetup(peripheral)
         return true
@@ -80,7 +74,7 @@ extension PhoneAgent {
     /// withdrawn from the system, so nothing re-links until the agent runs again, and the
     /// restoration entry goes with it (nothing is pending).
     public func stop() {
-        stopped = true
+        connection.stop()
         central.cancelPeripheralConnection(lockPeripheral)
         central.discardPreservedState()
     }

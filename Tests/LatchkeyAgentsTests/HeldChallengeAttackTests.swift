@@ -8,7 +8,7 @@ import LatchkeyTestKit
 import LatchkeyTransport
 import Testing
 
-/// The challenge read ahead (`PhoneAgent+Challenge`) is a new path to the lock's control
+/// The challenge read ahead (`ChallengeReadAhead`) is a new path to the lock's control
 /// point: a frame sealed with a challenge the phone held for a while. Each test attacks it
 /// (docs/SECURITY.md, "Command frames"): the frame is still single-use, bound to its link,
 /// dead `lifetime` after the lock issued the challenge however long anyone held it, and an

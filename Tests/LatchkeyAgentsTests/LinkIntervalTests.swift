@@ -6,7 +6,7 @@ import LatchkeySim
 import LatchkeyTransport
 import Testing
 
-/// The idle link's slow interval (`PhoneAgent+LinkInterval`) on the simulated radio, which
+/// The idle link's slow interval (`LinkIntervalGovernor`) on the simulated radio, which
 /// charges the LE Connection Update what a controller does: its PDU at the next event, the
 /// new interval from an instant six events later. The `interval-figure:` lines are the
 /// figures docs/ARCHITECTURE.md quotes ("Link to unlock").

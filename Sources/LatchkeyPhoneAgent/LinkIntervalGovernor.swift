@@ -1,4 +1,5 @@
 import LatchkeyEvents
+import LatchkeyManagers
 import LatchkeyTransport
 
 /// A fast connection interval while the link is set up or a command runs, a slow one while
@@ -9,17 +10,48 @@ import LatchkeyTransport
 /// `idleConnectionInterval` (an LE Connection Update). A command on a slowed link goes at
 /// once, at the slow interval, and asks for the fast one beside it: waiting for the update
 /// would cost its instant, six slow events, before the command's first PDU.
-extension PhoneAgent {
+final class LinkIntervalGovernor {
+    /// What the governor needs of the link it paces.
+    struct Link {
+        /// Nothing under way on a ready link: no command, no read ahead, no log fetch.
+        var isIdle: () -> Bool
+        var isConnected: () -> Bool
+        /// Asks the system for an interval on the live link; false when it refuses.
+        var request: (Duration) -> Bool
+    }
+
+    private let fast: Duration?
+    private let slow: Duration?
+    private let idleAfter: Duration
+    private let link: Link
+    private let events: PhoneEventOutput
+    private var loop: any EventLoop { events.loop }
+    /// The idle link's slow interval: its timer, whether it is in force, and whether the
+    /// transport's refusal has been said.
+    private var idleTimer: Scheduled?
+    private var linkSlowed = false
+    private var linkIntervalRefusalSaid = false
+
+    init(connectionInterval: Duration?, idleConnectionInterval: Duration?, idleAfter: Duration, link: Link,
+         events: PhoneEventOutput) {
+        self.fast = connectionInterval
+        self.slow = idleConnectionInterval
+        self.idleAfter = idleAfter
+        self.link = link
+        self.events = events
+    }
+
+    /// The slow interval is in force on this link.
+    var isSlowed: Bool { linkSlowed }
+
     /// The link has nothing to do: slow it down after `idleAfter`, unless work comes first.
     func linkWentIdle() {
-        guard configuration.idleConnectionInterval != nil, ready, commandsIdle, prefetchSentAt == nil,
-              logFetch == nil else { return }
+        guard slow != nil, link.isIdle() else { return }
         idleTimer?.cancel()
-        idleTimer = loop.schedule(after: configuration.idleAfter) { [weak self] in
+        idleTimer = loop.schedule(after: idleAfter) { [weak self] in
             guard let self else { return }
             idleTimer = nil
-            guard let slow = configuration.idleConnectionInterval, ready, commandsIdle, prefetchSentAt == nil,
-                  logFetch == nil, lockPeripheral.state == .connected else { return }
+            guard let slow, link.isIdle(), link.isConnected() else { return }
             askForInterval(slow, slowing: true)
         }
     }
@@ -30,8 +62,7 @@ extension PhoneAgent {
         idleTimer?.cancel()
         idleTimer = nil
         guard linkSlowed else { return }
-        askForInterval(configuration.connectionInterval ?? ConnectionParameters.kernelDefault.connectionInterval,
-                       slowing: false)
+        askForInterval(fast ?? ConnectionParameters.kernelDefault.connectionInterval, slowing: false)
     }
 
     /// A new link, or none: it runs at the interval the connection was made with.
@@ -42,7 +73,7 @@ extension PhoneAgent {
     }
 
     private func askForInterval(_ interval: Duration, slowing: Bool) {
-        if lockPeripheral.requestConnectionInterval(interval) {
+        if link.request(interval) {
             linkSlowed = slowing
             emit(.phoneLinkInterval(ms: "\(interval.milliseconds)", why: slowing ? "idle" : "busy"))
         } else if !linkIntervalRefusalSaid {
@@ -51,4 +82,6 @@ extension PhoneAgent {
             emit(.phoneLinkIntervalUnsupported(ms: "\(interval.milliseconds)"))
         }
     }
+
+    private func emit(_ event: Event) { events.emit(event) }
 }
