@@ -102,3 +102,23 @@ final class RawHCIEventSocket: HCIEventSource {
         fileDescriptor = -1
     }
 }
+
+/// An open `HCIEventSource` and its loop registration (one per watch).
+final class HCIEventWatch {
+    let index: MgmtIndex
+    let source: any HCIEventSource
+    var ioWatch: Watch?
+    /// Events the filter let through (each one a wake-up of the loop at most).
+    var eventsReceived = 0
+
+    init(index: MgmtIndex, source: any HCIEventSource) {
+        self.index = index
+        self.source = source
+    }
+
+    func close() {
+        ioWatch?.cancel()
+        ioWatch = nil
+        source.close()
+    }
+}

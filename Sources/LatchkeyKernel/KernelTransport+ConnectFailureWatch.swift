@@ -13,7 +13,7 @@ import LatchkeyTransport
 extension KernelTransport {
     /// The open watch on the current index, opened now if needed; nil when it cannot be
     /// (the reason is reported once through `onFailure`, and the timer takes over).
-    func connectFailureWatchIfPossible() -> ConnectFailureWatch? {
+    func connectFailureWatchIfPossible() -> HCIEventWatch? {
         if let watch = connectFailureWatch, watch.index == index { return watch }
         closeConnectFailureWatch()
         guard connectFailureWatchRefusal == nil else { return nil }
@@ -26,7 +26,7 @@ extension KernelTransport {
                                    + "\(pendingRefreshInterval) instead", errno: error.errno))
             return nil
         }
-        let watch = ConnectFailureWatch(index: index, source: source)
+        let watch = HCIEventWatch(index: index, source: source)
         watch.ioWatch = posixLoop.watch(fd: source.fileDescriptor, events: .readable) { [weak self] _ in
             self?.readConnectAttemptEvents()
         }
@@ -84,25 +84,5 @@ extension KernelTransport {
         connectFailureResend = nil
         guard isAttached, state == .poweredOn else { return }
         for peer in unlinkedPendingConnections { resendPending(peer) }
-    }
-}
-
-/// The transport's open `HCIEventSource` and its loop registration.
-final class ConnectFailureWatch {
-    let index: MgmtIndex
-    let source: any HCIEventSource
-    var ioWatch: Watch?
-    /// Events the filter let through (each one a wake-up of the loop at most).
-    var eventsReceived = 0
-
-    init(index: MgmtIndex, source: any HCIEventSource) {
-        self.index = index
-        self.source = source
-    }
-
-    func close() {
-        ioWatch?.cancel()
-        ioWatch = nil
-        source.close()
     }
 }

@@ -132,7 +132,7 @@ extension KernelTransport {
         closeListener()
         cancelClaims()
         closeConnectFailureWatch()
-        closeConnectionTimingWatch()
+        connectionTimingWatch.close()
         connectedDevices = []
         updateState()
     }
@@ -148,7 +148,7 @@ extension KernelTransport {
             self.isAttached = true
             self.settings = info.currentSettings
             self.forgetConnectFailureWatchRefusal()
-            self.connectionTimingRefusal = nil
+            self.connectionTimingWatch.forgetRefusal()
             self.configureController()
             self.updateState()
         }

@@ -91,7 +91,7 @@ extension KernelTransport {
         let link = KernelLink(id: LinkID(linkCount), fileDescriptor: fd, peer: peer, role: role,
                               maximumTransmissionUnit: sockets.maximumTransmissionUnit(fd), loop: posixLoop,
                               transport: self)
-        let timing = connectionTimings[peer.value]
+        let timing = connectionTimingWatch.timing(of: peer)
         link.noteTiming(handle: timing?.handle, interval: timing?.interval)
         links.append(link)
         keepInStore(link, fileDescriptor: fd)
@@ -140,7 +140,7 @@ extension KernelTransport {
     func linkDidEnd(_ link: KernelLink, errno: Errno?) -> DisconnectReason {
         links.removeAll { $0 === link }
         forgetStored(link)
-        connectionTimings[link.peer.value] = nil  // the next link's own complete says anew
+        connectionTimingWatch.forget(link.peer)
         mgmt.readAvailable()
         if link.role == .peripheral { scheduleReadvertise() }
         return disconnectReasons.removeValue(forKey: link.peer) ?? KernelLink.reason(for: errno)

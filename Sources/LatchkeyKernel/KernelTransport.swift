@@ -99,13 +99,10 @@ public final class KernelTransport: BluetoothTransport {
     /// Where the controller's HCI events come from (the raw HCI socket, or a fake in tests).
     let hciEvents: any HCIEventSourceProvider
     /// The open HCI event watch, and why it could not be opened (then the timer re-sends).
-    var connectFailureWatch: ConnectFailureWatch?
+    var connectFailureWatch: HCIEventWatch?
     var connectFailureWatchRefusal: KernelError?
-    /// The lock's watch of its links' connection intervals (`KernelTransport+ConnectionTimingWatch`),
-    /// why it could not be opened, and what it learnt per peer (address bits → handle, interval).
-    var connectionTimingWatch: ConnectFailureWatch?
-    var connectionTimingRefusal: KernelError?
-    var connectionTimings: [UInt64: (handle: UInt16, interval: Duration)] = [:]
+    /// The lock's watch of its links' connection intervals.
+    let connectionTimingWatch: ConnectionTimingWatch
     /// A re-send waiting after a failed LE Connection Complete that no refused cancel followed.
     var connectFailureResend: Scheduled?
     /// How long after a failed LE Connection Complete the entries are re-sent if no refused
@@ -132,8 +129,10 @@ public final class KernelTransport: BluetoothTransport {
         self.settings = info.currentSettings
         posixLoop = loop
         self.sockets = sockets
+        connectionTimingWatch = ConnectionTimingWatch(events: hciEvents, loop: loop)
         mgmt.onEvent = { [weak self] index, event in self?.handle(event, on: index) }
         mgmt.onClose = { [weak self] error in self?.mgmtClosed(error) }
+        wireConnectionTiming()
         state = computedState()
         // Before anything is asked of the kernel: the links a predecessor kept are ours, so
         // neither the sweep below nor a claim touches them.
@@ -146,6 +145,17 @@ public final class KernelTransport: BluetoothTransport {
     }
 
     deinit { close() }
+
+    /// What the connection timing watch learns goes to the links of its peer.
+    private func wireConnectionTiming() {
+        connectionTimingWatch.onTiming = { [weak self] peer, handle, interval in
+            for link in self?.links ?? [] where link.peer.value == peer { link.noteTiming(handle: handle, interval: interval) }
+        }
+        connectionTimingWatch.peerOfHandle = { [weak self] handle in
+            self?.links.first { $0.connectionHandle == handle }?.peer.value
+        }
+        connectionTimingWatch.onFailure = { [weak self] error in self?.onFailure?(error) }
+    }
 
     /// Bounds `close()`'s wait for the kernel to answer Remove Advertising. Our choice: the
     /// kernel answers after one HCI command, itself bounded by HCI_CMD_TIMEOUT (2 s).
@@ -199,7 +209,7 @@ public final class KernelTransport: BluetoothTransport {
                                  instance: try AdvertisingInstance(instance: Self.advertisingInstance, advertisement),
                                  timing: try SystemConfiguration.peripheral(advertisingInterval: advertisement.interval))
         do { try openListener() } catch { throw TransportError(.failed, error.description) }
-        openConnectionTimingWatch()
+        if let refused = connectionTimingWatch.open(index: index) { onFailure?(refused) }
         if advertising != set {
             advertising = set
             attemptNow(.advertising)
