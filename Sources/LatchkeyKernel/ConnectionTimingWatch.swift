@@ -73,32 +73,29 @@ final class ConnectionTimingWatch {
 
     private func read() {
         guard let watch else { return }
-        for _ in 0..<MgmtClient.receiveBatch {
-            let packet: [UInt8]?
-            do { packet = try watch.source.next() } catch {
-                // The controller went away or the socket failed: intervals are unknown until
-                // the controller comes back (`indexAdded`) and advertising opens a new watch.
-                close()
-                refusal = error
-                onFailure?(KernelError(error.code, "HCI connection timing watch on \(watch.index): \(error.message)",
-                                       errno: error.errno))
+        do { try watch.readBatch(handle) } catch {
+            // The controller went away or the socket failed: intervals are unknown until
+            // the controller comes back (`indexAdded`) and advertising opens a new watch.
+            close()
+            refusal = error
+            onFailure?(KernelError(error.code, "HCI connection timing watch on \(watch.index): \(error.message)",
+                                   errno: error.errno))
+        }
+    }
+
+    private func handle(_ packet: [UInt8]) {
+        switch ConnectionTimingEvent(packet: packet) {
+        case .connected(let handle, let peer, let interval)?:
+            timings[peer.value] = (handle, interval)
+            onTiming?(peer.value, handle, interval)
+        case .updated(let handle, let interval)?:
+            guard let peer = timings.first(where: { $0.value.handle == handle })?.key ?? peerOfHandle?(handle) else {
                 return
             }
-            guard let packet else { return }
-            watch.eventsReceived += 1
-            switch ConnectionTimingEvent(packet: packet) {
-            case .connected(let handle, let peer, let interval)?:
-                timings[peer.value] = (handle, interval)
-                onTiming?(peer.value, handle, interval)
-            case .updated(let handle, let interval)?:
-                guard let peer = timings.first(where: { $0.value.handle == handle })?.key ?? peerOfHandle?(handle) else {
-                    break
-                }
-                timings[peer] = (handle, interval)
-                onTiming?(peer, handle, interval)
-            case nil:
-                break
-            }
+            timings[peer] = (handle, interval)
+            onTiming?(peer, handle, interval)
+        case nil:
+            return
         }
     }
 }

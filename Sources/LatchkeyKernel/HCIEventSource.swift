@@ -116,6 +116,16 @@ final class HCIEventWatch {
         self.source = source
     }
 
+    /// Reads up to a batch of the events waiting, counting each and handing it to `handle`;
+    /// throws the source's error (the controller went away, or the socket failed).
+    func readBatch(_ handle: ([UInt8]) -> Void) throws(KernelError) {
+        for _ in 0..<MgmtClient.receiveBatch {
+            guard let packet = try source.next() else { return }
+            eventsReceived += 1
+            handle(packet)
+        }
+    }
+
     func close() {
         ioWatch?.cancel()
         ioWatch = nil

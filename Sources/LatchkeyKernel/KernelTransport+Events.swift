@@ -131,7 +131,7 @@ extension KernelTransport {
         forgetRetries()  // re-asserted when the index returns
         closeListener()
         cancelClaims()
-        closeConnectFailureWatch()
+        connectFailureWatch.close()
         connectionTimingWatch.close()
         connectedDevices = []
         updateState()
@@ -147,7 +147,7 @@ extension KernelTransport {
             self.index = newIndex
             self.isAttached = true
             self.settings = info.currentSettings
-            self.forgetConnectFailureWatchRefusal()
+            self.connectFailureWatch.forgetRefusal()
             self.connectionTimingWatch.forgetRefusal()
             self.configureController()
             self.updateState()

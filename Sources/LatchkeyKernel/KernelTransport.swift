@@ -89,7 +89,7 @@ public final class KernelTransport: BluetoothTransport {
     /// How long an auto-connect entry may go without a link before it is sent again, where the
     /// failure cannot be seen. A 6.12 kernel stops scanning for an entry after a failed connection
     /// attempt and reports it to no mgmt socket, so the transport watches the controller's HCI
-    /// events for it (`HCIEventSource`, KernelTransport+ConnectFailureWatch.swift); without
+    /// events for it (`ConnectFailureWatch`); without
     /// CAP_NET_RAW it falls back to this interval, reported once through `onFailure`. 5 s: above
     /// the kernel's own 4 s attempt. The finding, and HIL scenario 41 that provokes it:
     /// docs/LINUX-BLE.md, "What the HIL suite found".
@@ -98,19 +98,11 @@ public final class KernelTransport: BluetoothTransport {
     public static let defaultPendingRefreshInterval: Duration = .seconds(5)
     /// Where the controller's HCI events come from (the raw HCI socket, or a fake in tests).
     let hciEvents: any HCIEventSourceProvider
-    /// The open HCI event watch, and why it could not be opened (then the timer re-sends).
-    var connectFailureWatch: HCIEventWatch?
-    var connectFailureWatchRefusal: KernelError?
+    /// The HCI event watch that says when a failed connection attempt needs the entries sent
+    /// again (`ConnectFailureWatch`); where it cannot be opened, the timer re-sends.
+    let connectFailureWatch: ConnectFailureWatch
     /// The lock's watch of its links' connection intervals.
     let connectionTimingWatch: ConnectionTimingWatch
-    /// A re-send waiting after a failed LE Connection Complete that no refused cancel followed.
-    var connectFailureResend: Scheduled?
-    /// How long after a failed LE Connection Complete the entries are re-sent if no refused
-    /// LE Create Connection Cancel came first (on 6.12 one does, within a millisecond, and
-    /// re-sends at once). Our choice: above the 2 s within which the kernel's cancel is
-    /// answered or given up (HCI_CMD_TIMEOUT), so a re-send does not meet the attempt still
-    /// pending, when the scan update does nothing.
-    var connectFailureSettleDelay: Duration = .seconds(3)
 
     /// What was sent for an advertising request, re-sent on power-on.
     struct AdvertisingSet: Equatable {
@@ -130,9 +122,11 @@ public final class KernelTransport: BluetoothTransport {
         posixLoop = loop
         self.sockets = sockets
         connectionTimingWatch = ConnectionTimingWatch(events: hciEvents, loop: loop)
+        connectFailureWatch = ConnectFailureWatch(events: hciEvents, loop: loop)
         mgmt.onEvent = { [weak self] index, event in self?.handle(event, on: index) }
         mgmt.onClose = { [weak self] error in self?.mgmtClosed(error) }
         wireConnectionTiming()
+        wireConnectFailureWatch()
         state = computedState()
         // Before anything is asked of the kernel: the links a predecessor kept are ours, so
         // neither the sweep below nor a claim touches them.
