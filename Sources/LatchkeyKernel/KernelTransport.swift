@@ -39,12 +39,13 @@ public final class KernelTransport: BluetoothTransport {
     var connectionTiming: [SystemParameter]?
     /// Start/Stop Discovery commands not yet answered (a Discovering event meanwhile is ours).
     var discoveryCommandsInFlight = 0
-    /// Refused requests waiting for their next attempt (KernelTransport+Retry.swift).
-    var retries: [TransportRefusal.Request: PendingRetry] = [:]
-    /// `afterRequestsAnswered` bodies waiting until no request waits for a retry.
-    var retryWaiters: [() -> Void] = []
+    /// When refused requests are asked again (`RetrySchedule`; KernelTransport+Retry.swift).
+    let retrySchedule: RetrySchedule
     /// How refused requests are asked again.
-    public var retryBackoff: RetryBackoff = .standard
+    public var retryBackoff: RetryBackoff {
+        get { retrySchedule.backoff }
+        set { retrySchedule.backoff = newValue }
+    }
 
     // Links.
     let sockets: any LinkSocketProvider
@@ -123,10 +124,12 @@ public final class KernelTransport: BluetoothTransport {
         self.sockets = sockets
         connectionTimingWatch = ConnectionTimingWatch(events: hciEvents, loop: loop)
         connectFailureWatch = ConnectFailureWatch(events: hciEvents, loop: loop)
+        retrySchedule = RetrySchedule(loop: loop)
         mgmt.onEvent = { [weak self] index, event in self?.handle(event, on: index) }
         mgmt.onClose = { [weak self] error in self?.mgmtClosed(error) }
         wireConnectionTiming()
         wireConnectFailureWatch()
+        retrySchedule.onDue = { [weak self] in self?.retry($0) }
         state = computedState()
         // Before anything is asked of the kernel: the links a predecessor kept are ours, so
         // neither the sweep below nor a claim touches them.
@@ -169,8 +172,7 @@ public final class KernelTransport: BluetoothTransport {
         readvertiseTimer?.cancel()
         readvertiseTimer = nil
         cancelPendingRefresh()
-        for retry in retries.values { retry.timer?.cancel() }
-        retries = [:]
+        _ = retrySchedule.forgetAll()  // nothing waits on a closed transport
         mgmt.onClose = nil
         mgmt.close()
     }
@@ -352,8 +354,7 @@ public final class KernelTransport: BluetoothTransport {
     /// refused request waiting for its next attempt is not answered yet (it has not taken).
     public func afterRequestsAnswered(_ body: @escaping () -> Void) {
         mgmt.afterAnswers(on: index) { [weak self] in
-            guard let self, !self.retries.isEmpty else { return body() }
-            self.retryWaiters.append(body)
+            guard let self, self.retrySchedule.wait(body) else { return body() }
         }
     }
 }
