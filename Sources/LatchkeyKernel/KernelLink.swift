@@ -49,7 +49,7 @@ public final class KernelLink: ATTLink {
     static let receiveBatch = 32
 
     init(id: LinkID, fileDescriptor: CInt, peer: BluetoothAddress, role: LinkRole, maximumTransmissionUnit: Int,
-         loop: PosixEventLoop, transport: KernelTransport) {
+         loop: PosixEventLoop, transport: KernelTransport?) {
         self.id = id
         self.peer = peer
         self.role = role

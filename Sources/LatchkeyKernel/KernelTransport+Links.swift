@@ -94,7 +94,7 @@ extension KernelTransport {
         let timing = connectionTimingWatch.timing(of: peer)
         link.noteTiming(handle: timing?.handle, interval: timing?.interval)
         links.append(link)
-        keepInStore(link, fileDescriptor: fd)
+        linkKeeper.keep(link, fileDescriptor: fd)
         delegate?.transport(self, didConnect: link)
         if link.delegate == nil {
             links.removeAll { $0 === link }

@@ -54,13 +54,13 @@ public final class KernelTransport: BluetoothTransport {
     /// How the ATT listener backs off after an accept error (EMFILE and the like).
     var acceptBackoff = (first: Acceptor.first, cap: Acceptor.cap)
     var links: [KernelLink] = []
-    /// Where each link's socket is kept so that the link outlives this process (systemd's
-    /// file descriptor store); nil: links end with the process, as they always did.
-    let descriptorStore: (any DescriptorStore)?
+    /// Keeps each link's socket in systemd's file descriptor store, so that the link outlives
+    /// this process, and adopts what a predecessor kept (`LinkKeeper`).
+    let linkKeeper: LinkKeeper
     /// The links a predecessor kept that this transport adopted at start.
     public internal(set) var adoptedLinks: [LinkID] = []
     /// What was handed back but could not be adopted (closed and removed from the store).
-    public internal(set) var adoptionFailures: [KernelError] = []
+    public var adoptionFailures: [KernelError] { linkKeeper.adoptionFailures }
     /// ATT sockets connecting to links the kernel made (fd and its writable watch).
     var claims: [BluetoothAddress: (fd: CInt, watch: Watch)] = [:]
     /// LE devices with a baseband link up (Device Connected / Get Connections).
@@ -115,7 +115,7 @@ public final class KernelTransport: BluetoothTransport {
     init(mgmt: MgmtClient, index: MgmtIndex, info: ControllerInfo, loop: PosixEventLoop, sockets: any LinkSocketProvider,
          hciEvents: any HCIEventSourceProvider, descriptorStore: (any DescriptorStore)? = nil) {
         self.mgmt = mgmt
-        self.descriptorStore = descriptorStore
+        linkKeeper = LinkKeeper(store: descriptorStore)
         self.hciEvents = hciEvents
         self.index = index
         self.address = info.address
@@ -130,6 +130,7 @@ public final class KernelTransport: BluetoothTransport {
         wireConnectionTiming()
         wireConnectFailureWatch()
         retrySchedule.onDue = { [weak self] in self?.retry($0) }
+        linkKeeper.onFailure = { [weak self] in self?.onFailure?($0) }
         state = computedState()
         // Before anything is asked of the kernel: the links a predecessor kept are ours, so
         // neither the sweep below nor a claim touches them.
