@@ -20,17 +20,8 @@ extension KernelTransport {
     /// interval starts over: the first re-send comes a whole interval after the last change,
     /// never in the middle of the kernel's own reaction to it.
     func restartPendingRefresh() {
-        pendingRefreshTimer?.cancel()
-        pendingRefreshTimer = nil
-        guard isAttached, state == .poweredOn, !unlinkedPendingConnections.isEmpty else { return }
-        if connectFailureWatchIfPossible() { return }
-        pendingRefreshTimer = posixLoop.schedule(after: pendingRefreshInterval) { [weak self] in
-            guard let self else { return }
-            self.pendingRefreshTimer = nil
-            guard self.isAttached, self.state == .poweredOn else { return }
-            for peer in self.unlinkedPendingConnections { self.resendPending(peer) }
-            self.restartPendingRefresh()
-        }
+        pendingRefresh.restart(waiting: isAttached && state == .poweredOn && !unlinkedPendingConnections.isEmpty,
+                               watched: connectFailureWatchIfPossible)
     }
 
     /// Sends an entry the kernel holds once more. A refusal is reported and asked again, and
@@ -38,8 +29,7 @@ extension KernelTransport {
     func resendPending(_ peer: BluetoothAddress) { sendAddDevice(peer) }
 
     func cancelPendingRefresh() {
-        pendingRefreshTimer?.cancel()
-        pendingRefreshTimer = nil
+        pendingRefresh.cancel()
         connectFailureWatch.close()
     }
 

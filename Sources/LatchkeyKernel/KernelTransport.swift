@@ -84,9 +84,9 @@ public final class KernelTransport: BluetoothTransport {
     /// New Settings that cancels the re-add; the kernel itself re-enables advertising after
     /// a disconnection, so this is only the fallback.
     var readvertiseDelay: Duration = .seconds(2)
-    /// Re-sends Add Device for entries with no link (KernelTransport+PendingRefresh.swift),
-    /// where the HCI event watch cannot be opened.
-    var pendingRefreshTimer: Scheduled?
+    /// Re-sends Add Device for entries with no link (`PendingRefresh`), where the HCI event
+    /// watch cannot be opened.
+    let pendingRefresh: PendingRefresh
     /// How long an auto-connect entry may go without a link before it is sent again, where the
     /// failure cannot be seen. A 6.12 kernel stops scanning for an entry after a failed connection
     /// attempt and reports it to no mgmt socket, so the transport watches the controller's HCI
@@ -94,7 +94,10 @@ public final class KernelTransport: BluetoothTransport {
     /// CAP_NET_RAW it falls back to this interval, reported once through `onFailure`. 5 s: above
     /// the kernel's own 4 s attempt. The finding, and HIL scenario 41 that provokes it:
     /// docs/LINUX-BLE.md, "What the HIL suite found".
-    var pendingRefreshInterval = KernelTransport.defaultPendingRefreshInterval
+    var pendingRefreshInterval: Duration {
+        get { pendingRefresh.interval }
+        set { pendingRefresh.interval = newValue }
+    }
     /// `pendingRefreshInterval`'s value unless a test sets it (`latchkey doctor --phone` names it).
     public static let defaultPendingRefreshInterval: Duration = .seconds(5)
     /// Where the controller's HCI events come from (the raw HCI socket, or a fake in tests).
@@ -125,10 +128,16 @@ public final class KernelTransport: BluetoothTransport {
         connectionTimingWatch = ConnectionTimingWatch(events: hciEvents, loop: loop)
         connectFailureWatch = ConnectFailureWatch(events: hciEvents, loop: loop)
         retrySchedule = RetrySchedule(loop: loop)
+        pendingRefresh = PendingRefresh(loop: loop)
         mgmt.onEvent = { [weak self] index, event in self?.handle(event, on: index) }
         mgmt.onClose = { [weak self] error in self?.mgmtClosed(error) }
         wireConnectionTiming()
         wireConnectFailureWatch()
+        pendingRefresh.onDue = { [weak self] in
+            guard let self, self.isAttached, self.state == .poweredOn else { return }
+            for peer in self.unlinkedPendingConnections { self.resendPending(peer) }
+            self.restartPendingRefresh()
+        }
         retrySchedule.onDue = { [weak self] in self?.retry($0) }
         linkKeeper.onFailure = { [weak self] in self?.onFailure?($0) }
         state = computedState()

@@ -100,7 +100,7 @@ import Testing
         world.kernel.emit(FakeKernel.deviceDisconnected(TransportWorld.hci0, TransportWorld.lock, reason: 8))
         try world.until { world.kernel.received.count > 0 && world.transport.connectedDevices.isEmpty }
         try world.settle()
-        #expect(world.transport.pendingRefreshTimer == nil)
+        #expect(!world.transport.pendingRefresh.isRunning)
         let before = world.kernel.received.count
         try idle(world, .milliseconds(200))
         #expect(world.kernel.received.count == before, "no re-send without a failure")
@@ -113,7 +113,7 @@ import Testing
         world.transport.pendingRefreshInterval = .milliseconds(40)
         try world.settle()
         try world.transport.addPendingConnection(to: TransportWorld.lock)
-        #expect(world.transport.pendingRefreshTimer != nil)
+        #expect(world.transport.pendingRefresh.isRunning)
         world.kernel.emit(FakeKernel.deviceConnected(TransportWorld.hci0, TransportWorld.lock))
         world.kernel.emit(FakeKernel.deviceDisconnected(TransportWorld.hci0, TransportWorld.lock, reason: 8))
         try world.until { world.kernel.commands(.addDevice).count >= 3 }
