@@ -12,38 +12,11 @@ extension KernelTransport {
     /// takes incoming links, and a listener would also take the ATT channel of links the
     /// phone's auto-connect makes).
     func openListener() throws(KernelError) {
-        guard listener == nil, isAttached else { return }
-        let opened = try sockets.listen(on: address)
-        listener = opened
-        // An accept error pauses the listener and retries (Acceptor): closing it would leave
-        // the lock advertising and taking no connection.
-        let acceptor = Acceptor(fileDescriptor: opened.fileDescriptor, loop: posixLoop,
-                                first: acceptBackoff.first, cap: acceptBackoff.cap) { [weak self] in
-            self?.acceptLink() ?? .empty
-        }
-        acceptor.onPause = { [weak self] failure, delay in
-            self?.onFailure?(KernelError(.system, "ATT listener: \(failure); accepting again in \(delay)"))
-        }
-        listenerAcceptor = acceptor
+        guard isAttached else { return }
+        try listener.open(on: address)
     }
 
-    func closeListener() {
-        listenerAcceptor?.cancel()
-        listenerAcceptor = nil
-        listener?.close()
-        listener = nil
-    }
-
-    private func acceptLink() -> Acceptor.Attempt {
-        guard let listener else { return .empty }
-        do {
-            guard let accepted = try listener.accept() else { return .empty }
-            linkUp(accepted.0, peer: accepted.1, role: .peripheral)
-            return .accepted
-        } catch {
-            return .failed(error.errno, "\(error)")
-        }
-    }
+    func closeListener() { listener.close() }
 
     /// Claims the link to `peer` on the next turn if we asked for it and it is up.
     func claimIfWanted(_ peer: BluetoothAddress) {

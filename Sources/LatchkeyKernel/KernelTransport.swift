@@ -49,10 +49,8 @@ public final class KernelTransport: BluetoothTransport {
 
     // Links.
     let sockets: any LinkSocketProvider
-    var listener: (any LinkListener)?
-    var listenerAcceptor: Acceptor?
-    /// How the ATT listener backs off after an accept error (EMFILE and the like).
-    var acceptBackoff = (first: Acceptor.first, cap: Acceptor.cap)
+    /// The lock's listening ATT socket (`ATTListener`).
+    let listener: ATTListener
     var links: [KernelLink] = []
     /// Keeps each link's socket in systemd's file descriptor store, so that the link outlives
     /// this process, and adopts what a predecessor kept (`LinkKeeper`).
@@ -129,6 +127,7 @@ public final class KernelTransport: BluetoothTransport {
         connectFailureWatch = ConnectFailureWatch(events: hciEvents, loop: loop)
         retrySchedule = RetrySchedule(loop: loop)
         pendingRefresh = PendingRefresh(loop: loop)
+        listener = ATTListener(sockets: sockets, loop: loop)
         mgmt.onEvent = { [weak self] index, event in self?.handle(event, on: index) }
         mgmt.onClose = { [weak self] error in self?.mgmtClosed(error) }
         wireConnectionTiming()
@@ -140,6 +139,8 @@ public final class KernelTransport: BluetoothTransport {
         }
         retrySchedule.onDue = { [weak self] in self?.retry($0) }
         linkKeeper.onFailure = { [weak self] in self?.onFailure?($0) }
+        listener.onAccept = { [weak self] fd, peer in self?.linkUp(fd, peer: peer, role: .peripheral) }
+        listener.onFailure = { [weak self] in self?.onFailure?($0) }
         state = computedState()
         // Before anything is asked of the kernel: the links a predecessor kept are ours, so
         // neither the sweep below nor a claim touches them.
