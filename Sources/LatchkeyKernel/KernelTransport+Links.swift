@@ -25,37 +25,16 @@ extension KernelTransport {
     }
 
     private func claim(_ peer: BluetoothAddress) {
-        guard isAttached, pendingConnections.contains(peer), connectedDevices.contains(peer), claims[peer] == nil,
+        guard isAttached, pendingConnections.contains(peer), connectedDevices.contains(peer), !claims.isClaiming(peer),
               !links.contains(where: { $0.peer == peer }) else { return }
-        do {
-            let (fd, connected) = try sockets.claim(from: address, to: peer)
-            if connected { return linkUp(fd, peer: peer, role: .central) }
-            let watch = posixLoop.watch(fd: fd, events: .writable) { [weak self] _ in self?.claimFinished(peer) }
-            claims[peer] = (fd, watch)
-        } catch {
-            onFailure?(KernelError(error.code, "could not open the ATT channel to \(peer): \(error.message)",
-                                   errno: error.errno))
+        switch claims.claim(peer, from: address) {
+        case .connected(let fd): linkUp(fd, peer: peer, role: .central)
+        case .connecting: break
+        case .failed(let error): onFailure?(error)
         }
     }
 
-    private func claimFinished(_ peer: BluetoothAddress) {
-        guard let claim = claims.removeValue(forKey: peer) else { return }
-        claim.watch.cancel()
-        if let errno = sockets.connectError(claim.fd) {
-            Syscalls.close(claim.fd)
-            onFailure?(KernelError(.system, "could not open the ATT channel to \(peer): \(errno)", errno: errno))
-            return
-        }
-        linkUp(claim.fd, peer: peer, role: .central)
-    }
-
-    func cancelClaims() {
-        for claim in claims.values {
-            claim.watch.cancel()
-            Syscalls.close(claim.fd)
-        }
-        claims = [:]
-    }
+    func cancelClaims() { claims.cancelAll() }
 
     /// A link with its socket: reported to the delegate, which must claim it by setting
     /// its delegate; an unclaimed link is closed, and the kernel drops it.
@@ -146,7 +125,7 @@ extension KernelTransport {
 
     /// Whether a link or a claim of ours uses the baseband link to `peer`.
     func holdsSocket(for peer: BluetoothAddress) -> Bool {
-        claims[peer] != nil || links.contains { $0.peer == peer }
+        claims.isClaiming(peer) || links.contains { $0.peer == peer }
     }
 
     /// The application ended a link: the kernel is asked to disconnect now (our socket is

@@ -59,8 +59,8 @@ public final class KernelTransport: BluetoothTransport {
     public internal(set) var adoptedLinks: [LinkID] = []
     /// What was handed back but could not be adopted (closed and removed from the store).
     public var adoptionFailures: [KernelError] { linkKeeper.adoptionFailures }
-    /// ATT sockets connecting to links the kernel made (fd and its writable watch).
-    var claims: [BluetoothAddress: (fd: CInt, watch: Watch)] = [:]
+    /// ATT sockets connecting to links the kernel made (`LinkClaims`).
+    let claims: LinkClaims
     /// LE devices with a baseband link up (Device Connected / Get Connections).
     var connectedDevices: Set<BluetoothAddress> = []
     /// The reason of the last Device Disconnected per device, for its link's socket.
@@ -128,6 +128,7 @@ public final class KernelTransport: BluetoothTransport {
         retrySchedule = RetrySchedule(loop: loop)
         pendingRefresh = PendingRefresh(loop: loop)
         listener = ATTListener(sockets: sockets, loop: loop)
+        claims = LinkClaims(sockets: sockets, loop: loop)
         mgmt.onEvent = { [weak self] index, event in self?.handle(event, on: index) }
         mgmt.onClose = { [weak self] error in self?.mgmtClosed(error) }
         wireConnectionTiming()
@@ -141,6 +142,8 @@ public final class KernelTransport: BluetoothTransport {
         linkKeeper.onFailure = { [weak self] in self?.onFailure?($0) }
         listener.onAccept = { [weak self] fd, peer in self?.linkUp(fd, peer: peer, role: .peripheral) }
         listener.onFailure = { [weak self] in self?.onFailure?($0) }
+        claims.onConnected = { [weak self] fd, peer in self?.linkUp(fd, peer: peer, role: .central) }
+        claims.onFailure = { [weak self] in self?.onFailure?($0) }
         state = computedState()
         // Before anything is asked of the kernel: the links a predecessor kept are ours, so
         // neither the sweep below nor a claim touches them.
