@@ -98,8 +98,6 @@ public final class KernelTransport: BluetoothTransport {
     }
     /// `pendingRefreshInterval`'s value unless a test sets it (`latchkey doctor --phone` names it).
     public static let defaultPendingRefreshInterval: Duration = .seconds(5)
-    /// Where the controller's HCI events come from (the raw HCI socket, or a fake in tests).
-    let hciEvents: any HCIEventSourceProvider
     /// The HCI event watch that says when a failed connection attempt needs the entries sent
     /// again (`ConnectFailureWatch`); where it cannot be opened, the timer re-sends.
     let connectFailureWatch: ConnectFailureWatch
@@ -117,7 +115,6 @@ public final class KernelTransport: BluetoothTransport {
          hciEvents: any HCIEventSourceProvider, descriptorStore: (any DescriptorStore)? = nil) {
         self.mgmt = mgmt
         linkKeeper = LinkKeeper(store: descriptorStore)
-        self.hciEvents = hciEvents
         self.index = index
         self.address = info.address
         self.settings = info.currentSettings
