@@ -271,7 +271,8 @@ let package = Package(
         .testTarget(
             name: "LatchkeyKernelTests",
             dependencies: ["LatchkeyATT", "LatchkeyGATT", "LatchkeyKernel",
-                           "LatchkeyManagers", "LatchkeyMgmt", "LatchkeyPeripheral", "LatchkeyPosix", "LatchkeyTestKit", "LatchkeyTransport"]),
+                           "LatchkeyManagers", "LatchkeyMgmt", "LatchkeyPeripheral", "LatchkeyPosix", "LatchkeySim", "LatchkeyTestKit",
+                           "LatchkeyTransport"]),
         .testTarget(
             name: "LatchkeyLibgpiodTests",
             dependencies: ["CGPIOD", "LatchkeyGPIO", "LatchkeyLibgpiod", "LatchkeyLock", "LatchkeyPosix", "LatchkeyTransport"]),

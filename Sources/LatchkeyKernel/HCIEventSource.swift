@@ -102,3 +102,33 @@ final class RawHCIEventSocket: HCIEventSource {
         fileDescriptor = -1
     }
 }
+
+/// An open `HCIEventSource` and its loop registration (one per watch).
+final class HCIEventWatch {
+    let index: MgmtIndex
+    let source: any HCIEventSource
+    var ioWatch: Watch?
+    /// Events the filter let through (each one a wake-up of the loop at most).
+    var eventsReceived = 0
+
+    init(index: MgmtIndex, source: any HCIEventSource) {
+        self.index = index
+        self.source = source
+    }
+
+    /// Reads up to a batch of the events waiting, counting each and handing it to `handle`;
+    /// throws the source's error (the controller went away, or the socket failed).
+    func readBatch(_ handle: ([UInt8]) -> Void) throws(KernelError) {
+        for _ in 0..<MgmtClient.receiveBatch {
+            guard let packet = try source.next() else { return }
+            eventsReceived += 1
+            handle(packet)
+        }
+    }
+
+    func close() {
+        ioWatch?.cancel()
+        ioWatch = nil
+        source.close()
+    }
+}

@@ -24,7 +24,7 @@ public final class KernelLink: ATTLink {
     /// nil when the link is not kept, or the file could not be made or kept (reported).
     var stateFile: (file: MemoryFile, name: String)?
     /// From the LE Connection Complete / Update Complete events of the link's peer, which the
-    /// lock's raw HCI watch reads (`KernelTransport+ConnectionTimingWatch`), or from the state
+    /// lock's raw HCI watch reads (`ConnectionTimingWatch`), or from the state
     /// kept with an adopted link; nil until one came (or without the watch, CAP_NET_RAW
     /// missing): the lock then refuses arrival on the link.
     public private(set) var connectionInterval: Duration?
@@ -49,7 +49,7 @@ public final class KernelLink: ATTLink {
     static let receiveBatch = 32
 
     init(id: LinkID, fileDescriptor: CInt, peer: BluetoothAddress, role: LinkRole, maximumTransmissionUnit: Int,
-         loop: PosixEventLoop, transport: KernelTransport) {
+         loop: PosixEventLoop, transport: KernelTransport?) {
         self.id = id
         self.peer = peer
         self.role = role

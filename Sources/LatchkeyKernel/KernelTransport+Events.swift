@@ -131,8 +131,8 @@ extension KernelTransport {
         forgetRetries()  // re-asserted when the index returns
         closeListener()
         cancelClaims()
-        closeConnectFailureWatch()
-        closeConnectionTimingWatch()
+        connectFailureWatch.close()
+        connectionTimingWatch.close()
         connectedDevices = []
         updateState()
     }
@@ -147,8 +147,8 @@ extension KernelTransport {
             self.index = newIndex
             self.isAttached = true
             self.settings = info.currentSettings
-            self.forgetConnectFailureWatchRefusal()
-            self.connectionTimingRefusal = nil
+            self.connectFailureWatch.forgetRefusal()
+            self.connectionTimingWatch.forgetRefusal()
             self.configureController()
             self.updateState()
         }

@@ -12,38 +12,11 @@ extension KernelTransport {
     /// takes incoming links, and a listener would also take the ATT channel of links the
     /// phone's auto-connect makes).
     func openListener() throws(KernelError) {
-        guard listener == nil, isAttached else { return }
-        let opened = try sockets.listen(on: address)
-        listener = opened
-        // An accept error pauses the listener and retries (Acceptor): closing it would leave
-        // the lock advertising and taking no connection.
-        let acceptor = Acceptor(fileDescriptor: opened.fileDescriptor, loop: posixLoop,
-                                first: acceptBackoff.first, cap: acceptBackoff.cap) { [weak self] in
-            self?.acceptLink() ?? .empty
-        }
-        acceptor.onPause = { [weak self] failure, delay in
-            self?.onFailure?(KernelError(.system, "ATT listener: \(failure); accepting again in \(delay)"))
-        }
-        listenerAcceptor = acceptor
+        guard isAttached else { return }
+        try listener.open(on: address)
     }
 
-    func closeListener() {
-        listenerAcceptor?.cancel()
-        listenerAcceptor = nil
-        listener?.close()
-        listener = nil
-    }
-
-    private func acceptLink() -> Acceptor.Attempt {
-        guard let listener else { return .empty }
-        do {
-            guard let accepted = try listener.accept() else { return .empty }
-            linkUp(accepted.0, peer: accepted.1, role: .peripheral)
-            return .accepted
-        } catch {
-            return .failed(error.errno, "\(error)")
-        }
-    }
+    func closeListener() { listener.close() }
 
     /// Claims the link to `peer` on the next turn if we asked for it and it is up.
     func claimIfWanted(_ peer: BluetoothAddress) {
@@ -52,37 +25,16 @@ extension KernelTransport {
     }
 
     private func claim(_ peer: BluetoothAddress) {
-        guard isAttached, pendingConnections.contains(peer), connectedDevices.contains(peer), claims[peer] == nil,
+        guard isAttached, pendingConnections.contains(peer), connectedDevices.contains(peer), !claims.isClaiming(peer),
               !links.contains(where: { $0.peer == peer }) else { return }
-        do {
-            let (fd, connected) = try sockets.claim(from: address, to: peer)
-            if connected { return linkUp(fd, peer: peer, role: .central) }
-            let watch = posixLoop.watch(fd: fd, events: .writable) { [weak self] _ in self?.claimFinished(peer) }
-            claims[peer] = (fd, watch)
-        } catch {
-            onFailure?(KernelError(error.code, "could not open the ATT channel to \(peer): \(error.message)",
-                                   errno: error.errno))
+        switch claims.claim(peer, from: address) {
+        case .connected(let fd): linkUp(fd, peer: peer, role: .central)
+        case .connecting: break
+        case .failed(let error): onFailure?(error)
         }
     }
 
-    private func claimFinished(_ peer: BluetoothAddress) {
-        guard let claim = claims.removeValue(forKey: peer) else { return }
-        claim.watch.cancel()
-        if let errno = sockets.connectError(claim.fd) {
-            Syscalls.close(claim.fd)
-            onFailure?(KernelError(.system, "could not open the ATT channel to \(peer): \(errno)", errno: errno))
-            return
-        }
-        linkUp(claim.fd, peer: peer, role: .central)
-    }
-
-    func cancelClaims() {
-        for claim in claims.values {
-            claim.watch.cancel()
-            Syscalls.close(claim.fd)
-        }
-        claims = [:]
-    }
+    func cancelClaims() { claims.cancelAll() }
 
     /// A link with its socket: reported to the delegate, which must claim it by setting
     /// its delegate; an unclaimed link is closed, and the kernel drops it.
@@ -91,10 +43,10 @@ extension KernelTransport {
         let link = KernelLink(id: LinkID(linkCount), fileDescriptor: fd, peer: peer, role: role,
                               maximumTransmissionUnit: sockets.maximumTransmissionUnit(fd), loop: posixLoop,
                               transport: self)
-        let timing = connectionTimings[peer.value]
+        let timing = connectionTimingWatch.timing(of: peer)
         link.noteTiming(handle: timing?.handle, interval: timing?.interval)
         links.append(link)
-        keepInStore(link, fileDescriptor: fd)
+        linkKeeper.keep(link, fileDescriptor: fd)
         delegate?.transport(self, didConnect: link)
         if link.delegate == nil {
             links.removeAll { $0 === link }
@@ -140,7 +92,7 @@ extension KernelTransport {
     func linkDidEnd(_ link: KernelLink, errno: Errno?) -> DisconnectReason {
         links.removeAll { $0 === link }
         forgetStored(link)
-        connectionTimings[link.peer.value] = nil  // the next link's own complete says anew
+        connectionTimingWatch.forget(link.peer)
         mgmt.readAvailable()
         if link.role == .peripheral { scheduleReadvertise() }
         return disconnectReasons.removeValue(forKey: link.peer) ?? KernelLink.reason(for: errno)
@@ -173,7 +125,7 @@ extension KernelTransport {
 
     /// Whether a link or a claim of ours uses the baseband link to `peer`.
     func holdsSocket(for peer: BluetoothAddress) -> Bool {
-        claims[peer] != nil || links.contains { $0.peer == peer }
+        claims.isClaiming(peer) || links.contains { $0.peer == peer }
     }
 
     /// The application ended a link: the kernel is asked to disconnect now (our socket is

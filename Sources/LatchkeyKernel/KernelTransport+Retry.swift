@@ -5,10 +5,11 @@ import LatchkeyTransport
 /// A wanted state is never dropped: a mgmt command that carries one (power, advertising,
 /// discovery, connection timing, an Add Device entry) and that the kernel refuses (Busy,
 /// No Resources, Failed: the controller was in the middle of something) is sent again after
-/// a capped backoff, until it takes or the application withdraws the wish. Each refusal is
-/// reported to the delegate (`didRefuse`) and to `onFailure`; while a request waits for its
-/// next attempt the mirror says what the kernel holds (`isAdvertising`, `isScanning` false),
-/// and `afterRequestsAnswered` waits for it, so READY means taken.
+/// a capped backoff (`RetrySchedule` keeps the timers), until it takes or the application
+/// withdraws the wish. Each refusal is reported to the delegate (`didRefuse`) and to
+/// `onFailure`; while a request waits for its next attempt the mirror says what the kernel
+/// holds (`isAdvertising`, `isScanning` false), and `afterRequestsAnswered` waits for it, so
+/// READY means taken.
 extension KernelTransport {
     /// The wait before the next attempt: `first`, doubled after each refusal, at most `cap`.
     public struct RetryBackoff: Sendable, Equatable {
@@ -33,57 +34,34 @@ extension KernelTransport {
         }
     }
 
-    /// One refused request: how many refusals in a row, and the timer of the next attempt.
-    struct PendingRetry {
-        var attempts: Int
-        var timer: Scheduled?
-    }
-
     /// Whether `request` waits for its next attempt after a refusal.
-    func isRetrying(_ request: TransportRefusal.Request) -> Bool { retries[request] != nil }
+    func isRetrying(_ request: TransportRefusal.Request) -> Bool { retrySchedule.isRetrying(request) }
 
     /// The kernel refused `request`: report it and schedule the next attempt.
     func refused(_ request: TransportRefusal.Request, _ error: MgmtError) {
-        let attempt = (retries[request]?.attempts ?? 0) + 1
-        retries[request]?.timer?.cancel()
-        let delay = retryBackoff.delay(after: attempt)
-        let timer = posixLoop.schedule(after: delay) { [weak self] in self?.retry(request) }
-        retries[request] = PendingRetry(attempts: attempt, timer: timer)
+        let (attempt, delay) = retrySchedule.refused(request)
         onFailure?(KernelError(error))
         delegate?.transport(self, didRefuse: TransportRefusal(request: request, reason: "\(error)", attempt: attempt,
                                                               retryIn: delay))
     }
 
     /// The kernel took `request`: its refusals are over.
-    func took(_ request: TransportRefusal.Request) {
-        guard let retry = retries.removeValue(forKey: request) else { return }
-        retry.timer?.cancel()
-        releaseRetryWaiters()
-    }
+    func took(_ request: TransportRefusal.Request) { runWhenAnswered(retrySchedule.took(request)) }
 
     /// The application withdrew the wish (or the whole mirror is about to be re-asserted).
     func forgetRetry(_ request: TransportRefusal.Request) { took(request) }
 
     /// The application asked again itself: its commands are the attempt, the timer's is not
     /// needed (the entry stays until their answer).
-    func attemptNow(_ request: TransportRefusal.Request) {
-        retries[request]?.timer?.cancel()
-        retries[request]?.timer = nil
-    }
+    func attemptNow(_ request: TransportRefusal.Request) { retrySchedule.attemptNow(request) }
 
     /// Drops every scheduled attempt: the controller went away or powered on (`reassert`
     /// sends everything again).
-    func forgetRetries() {
-        guard !retries.isEmpty else { return }
-        for retry in retries.values { retry.timer?.cancel() }
-        retries = [:]
-        releaseRetryWaiters()
-    }
+    func forgetRetries() { runWhenAnswered(retrySchedule.forgetAll()) }
 
     /// Sends what `request` wants again, if it is still wanted and can be sent now. The
     /// entry stays (with no timer) until the answer comes: `took` or another `refused`.
-    private func retry(_ request: TransportRefusal.Request) {
-        retries[request]?.timer = nil
+    func retry(_ request: TransportRefusal.Request) {
         guard isAttached else { return forgetRetries() }  // re-asserted when the index returns
         switch request {
         case .power:
@@ -139,10 +117,7 @@ extension KernelTransport {
 
     /// `afterRequestsAnswered` bodies that found a request waiting for its next attempt run
     /// once none does (through `afterRequestsAnswered` again: the attempt's answer is in).
-    private func releaseRetryWaiters() {
-        guard retries.isEmpty, !retryWaiters.isEmpty else { return }
-        let waiting = retryWaiters
-        retryWaiters = []
-        for body in waiting { afterRequestsAnswered(body) }
+    private func runWhenAnswered(_ released: [() -> Void]) {
+        for body in released { afterRequestsAnswered(body) }
     }
 }

@@ -39,29 +39,28 @@ public final class KernelTransport: BluetoothTransport {
     var connectionTiming: [SystemParameter]?
     /// Start/Stop Discovery commands not yet answered (a Discovering event meanwhile is ours).
     var discoveryCommandsInFlight = 0
-    /// Refused requests waiting for their next attempt (KernelTransport+Retry.swift).
-    var retries: [TransportRefusal.Request: PendingRetry] = [:]
-    /// `afterRequestsAnswered` bodies waiting until no request waits for a retry.
-    var retryWaiters: [() -> Void] = []
+    /// When refused requests are asked again (`RetrySchedule`; KernelTransport+Retry.swift).
+    let retrySchedule: RetrySchedule
     /// How refused requests are asked again.
-    public var retryBackoff: RetryBackoff = .standard
+    public var retryBackoff: RetryBackoff {
+        get { retrySchedule.backoff }
+        set { retrySchedule.backoff = newValue }
+    }
 
     // Links.
     let sockets: any LinkSocketProvider
-    var listener: (any LinkListener)?
-    var listenerAcceptor: Acceptor?
-    /// How the ATT listener backs off after an accept error (EMFILE and the like).
-    var acceptBackoff = (first: Acceptor.first, cap: Acceptor.cap)
+    /// The lock's listening ATT socket (`ATTListener`).
+    let listener: ATTListener
     var links: [KernelLink] = []
-    /// Where each link's socket is kept so that the link outlives this process (systemd's
-    /// file descriptor store); nil: links end with the process, as they always did.
-    let descriptorStore: (any DescriptorStore)?
+    /// Keeps each link's socket in systemd's file descriptor store, so that the link outlives
+    /// this process, and adopts what a predecessor kept (`LinkKeeper`).
+    let linkKeeper: LinkKeeper
     /// The links a predecessor kept that this transport adopted at start.
     public internal(set) var adoptedLinks: [LinkID] = []
     /// What was handed back but could not be adopted (closed and removed from the store).
-    public internal(set) var adoptionFailures: [KernelError] = []
-    /// ATT sockets connecting to links the kernel made (fd and its writable watch).
-    var claims: [BluetoothAddress: (fd: CInt, watch: Watch)] = [:]
+    public var adoptionFailures: [KernelError] { linkKeeper.adoptionFailures }
+    /// ATT sockets connecting to links the kernel made (`LinkClaims`).
+    let claims: LinkClaims
     /// LE devices with a baseband link up (Device Connected / Get Connections).
     var connectedDevices: Set<BluetoothAddress> = []
     /// The reason of the last Device Disconnected per device, for its link's socket.
@@ -83,37 +82,27 @@ public final class KernelTransport: BluetoothTransport {
     /// New Settings that cancels the re-add; the kernel itself re-enables advertising after
     /// a disconnection, so this is only the fallback.
     var readvertiseDelay: Duration = .seconds(2)
-    /// Re-sends Add Device for entries with no link (KernelTransport+PendingRefresh.swift),
-    /// where the HCI event watch cannot be opened.
-    var pendingRefreshTimer: Scheduled?
+    /// Re-sends Add Device for entries with no link (`PendingRefresh`), where the HCI event
+    /// watch cannot be opened.
+    let pendingRefresh: PendingRefresh
     /// How long an auto-connect entry may go without a link before it is sent again, where the
     /// failure cannot be seen. A 6.12 kernel stops scanning for an entry after a failed connection
     /// attempt and reports it to no mgmt socket, so the transport watches the controller's HCI
-    /// events for it (`HCIEventSource`, KernelTransport+ConnectFailureWatch.swift); without
+    /// events for it (`ConnectFailureWatch`); without
     /// CAP_NET_RAW it falls back to this interval, reported once through `onFailure`. 5 s: above
     /// the kernel's own 4 s attempt. The finding, and HIL scenario 41 that provokes it:
     /// docs/LINUX-BLE.md, "What the HIL suite found".
-    var pendingRefreshInterval = KernelTransport.defaultPendingRefreshInterval
+    var pendingRefreshInterval: Duration {
+        get { pendingRefresh.interval }
+        set { pendingRefresh.interval = newValue }
+    }
     /// `pendingRefreshInterval`'s value unless a test sets it (`latchkey doctor --phone` names it).
     public static let defaultPendingRefreshInterval: Duration = .seconds(5)
-    /// Where the controller's HCI events come from (the raw HCI socket, or a fake in tests).
-    let hciEvents: any HCIEventSourceProvider
-    /// The open HCI event watch, and why it could not be opened (then the timer re-sends).
-    var connectFailureWatch: ConnectFailureWatch?
-    var connectFailureWatchRefusal: KernelError?
-    /// The lock's watch of its links' connection intervals (`KernelTransport+ConnectionTimingWatch`),
-    /// why it could not be opened, and what it learnt per peer (address bits → handle, interval).
-    var connectionTimingWatch: ConnectFailureWatch?
-    var connectionTimingRefusal: KernelError?
-    var connectionTimings: [UInt64: (handle: UInt16, interval: Duration)] = [:]
-    /// A re-send waiting after a failed LE Connection Complete that no refused cancel followed.
-    var connectFailureResend: Scheduled?
-    /// How long after a failed LE Connection Complete the entries are re-sent if no refused
-    /// LE Create Connection Cancel came first (on 6.12 one does, within a millisecond, and
-    /// re-sends at once). Our choice: above the 2 s within which the kernel's cancel is
-    /// answered or given up (HCI_CMD_TIMEOUT), so a re-send does not meet the attempt still
-    /// pending, when the scan update does nothing.
-    var connectFailureSettleDelay: Duration = .seconds(3)
+    /// The HCI event watch that says when a failed connection attempt needs the entries sent
+    /// again (`ConnectFailureWatch`); where it cannot be opened, the timer re-sends.
+    let connectFailureWatch: ConnectFailureWatch
+    /// The lock's watch of its links' connection intervals.
+    let connectionTimingWatch: ConnectionTimingWatch
 
     /// What was sent for an advertising request, re-sent on power-on.
     struct AdvertisingSet: Equatable {
@@ -125,15 +114,33 @@ public final class KernelTransport: BluetoothTransport {
     init(mgmt: MgmtClient, index: MgmtIndex, info: ControllerInfo, loop: PosixEventLoop, sockets: any LinkSocketProvider,
          hciEvents: any HCIEventSourceProvider, descriptorStore: (any DescriptorStore)? = nil) {
         self.mgmt = mgmt
-        self.descriptorStore = descriptorStore
-        self.hciEvents = hciEvents
+        linkKeeper = LinkKeeper(store: descriptorStore)
         self.index = index
         self.address = info.address
         self.settings = info.currentSettings
         posixLoop = loop
         self.sockets = sockets
+        connectionTimingWatch = ConnectionTimingWatch(events: hciEvents, loop: loop)
+        connectFailureWatch = ConnectFailureWatch(events: hciEvents, loop: loop)
+        retrySchedule = RetrySchedule(loop: loop)
+        pendingRefresh = PendingRefresh(loop: loop)
+        listener = ATTListener(sockets: sockets, loop: loop)
+        claims = LinkClaims(sockets: sockets, loop: loop)
         mgmt.onEvent = { [weak self] index, event in self?.handle(event, on: index) }
         mgmt.onClose = { [weak self] error in self?.mgmtClosed(error) }
+        wireConnectionTiming()
+        wireConnectFailureWatch()
+        pendingRefresh.onDue = { [weak self] in
+            guard let self, self.isAttached, self.state == .poweredOn else { return }
+            for peer in self.unlinkedPendingConnections { self.resendPending(peer) }
+            self.restartPendingRefresh()
+        }
+        retrySchedule.onDue = { [weak self] in self?.retry($0) }
+        linkKeeper.onFailure = { [weak self] in self?.onFailure?($0) }
+        listener.onAccept = { [weak self] fd, peer in self?.linkUp(fd, peer: peer, role: .peripheral) }
+        listener.onFailure = { [weak self] in self?.onFailure?($0) }
+        claims.onConnected = { [weak self] fd, peer in self?.linkUp(fd, peer: peer, role: .central) }
+        claims.onFailure = { [weak self] in self?.onFailure?($0) }
         state = computedState()
         // Before anything is asked of the kernel: the links a predecessor kept are ours, so
         // neither the sweep below nor a claim touches them.
@@ -146,6 +153,17 @@ public final class KernelTransport: BluetoothTransport {
     }
 
     deinit { close() }
+
+    /// What the connection timing watch learns goes to the links of its peer.
+    private func wireConnectionTiming() {
+        connectionTimingWatch.onTiming = { [weak self] peer, handle, interval in
+            for link in self?.links ?? [] where link.peer.value == peer { link.noteTiming(handle: handle, interval: interval) }
+        }
+        connectionTimingWatch.peerOfHandle = { [weak self] handle in
+            self?.links.first { $0.connectionHandle == handle }?.peer.value
+        }
+        connectionTimingWatch.onFailure = { [weak self] error in self?.onFailure?(error) }
+    }
 
     /// Bounds `close()`'s wait for the kernel to answer Remove Advertising. Our choice: the
     /// kernel answers after one HCI command, itself bounded by HCI_CMD_TIMEOUT (2 s).
@@ -165,8 +183,7 @@ public final class KernelTransport: BluetoothTransport {
         readvertiseTimer?.cancel()
         readvertiseTimer = nil
         cancelPendingRefresh()
-        for retry in retries.values { retry.timer?.cancel() }
-        retries = [:]
+        _ = retrySchedule.forgetAll()  // nothing waits on a closed transport
         mgmt.onClose = nil
         mgmt.close()
     }
@@ -199,7 +216,7 @@ public final class KernelTransport: BluetoothTransport {
                                  instance: try AdvertisingInstance(instance: Self.advertisingInstance, advertisement),
                                  timing: try SystemConfiguration.peripheral(advertisingInterval: advertisement.interval))
         do { try openListener() } catch { throw TransportError(.failed, error.description) }
-        openConnectionTimingWatch()
+        if let refused = connectionTimingWatch.open(index: index) { onFailure?(refused) }
         if advertising != set {
             advertising = set
             attemptNow(.advertising)
@@ -348,8 +365,7 @@ public final class KernelTransport: BluetoothTransport {
     /// refused request waiting for its next attempt is not answered yet (it has not taken).
     public func afterRequestsAnswered(_ body: @escaping () -> Void) {
         mgmt.afterAnswers(on: index) { [weak self] in
-            guard let self, !self.retries.isEmpty else { return body() }
-            self.retryWaiters.append(body)
+            guard let self, self.retrySchedule.wait(body) else { return body() }
         }
     }
 }

@@ -179,14 +179,14 @@ import Testing
     }
 
     @Test func storeNamesRoundTripAndStrangeOnesAreRefused() {
-        let name = KernelTransport.storeName(of: LinkID(42), role: .central)
+        let name = LinkKeeper.storeName(of: LinkID(42), role: .central)
         #expect(name == "att-42-central")
-        #expect(KernelTransport.parseStoreName(name)?.0 == LinkID(42))
-        #expect(KernelTransport.parseStoreName(name)?.1 == .central)
-        #expect(KernelTransport.parseStoreName(name)?.isState == false)
-        #expect(KernelTransport.parseStoreName(KernelTransport.stateName(of: LinkID(42), role: .central))?.isState == true)
-        #expect(KernelTransport.parseStoreName("att-x-central") == nil)
-        #expect(KernelTransport.parseStoreName("att-1-central-2") == nil)
-        #expect(KernelTransport.parseStoreName("stored") == nil)
+        #expect(LinkKeeper.parseStoreName(name)?.0 == LinkID(42))
+        #expect(LinkKeeper.parseStoreName(name)?.1 == .central)
+        #expect(LinkKeeper.parseStoreName(name)?.isState == false)
+        #expect(LinkKeeper.parseStoreName(LinkKeeper.stateName(of: LinkID(42), role: .central))?.isState == true)
+        #expect(LinkKeeper.parseStoreName("att-x-central") == nil)
+        #expect(LinkKeeper.parseStoreName("att-1-central-2") == nil)
+        #expect(LinkKeeper.parseStoreName("stored") == nil)
     }
 }
