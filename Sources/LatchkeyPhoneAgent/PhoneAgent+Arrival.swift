@@ -15,7 +15,7 @@ extension PhoneAgent {
     @discardableResult
     public func arrivalIntent() -> String {
         let before = state.presence
-        emit(.phoneArrivalIntent(presence: before.presence.rawValue))
+        emit(.phoneArrivalIntent(presence: .init(before.presence)))
         feed(.arrivalIntent)
         if state.presence.presence == .arriving && before.presence != .arriving { return "asking the lock now" }
         if intentTimer != nil {
@@ -41,10 +41,10 @@ extension PhoneAgent {
             case .success:
                 feed(.arrivalAnswered(cycle: cycle, granted: true))
             case .failure(.rejected(.busy)):
-                emit(.phoneArrivalBusy(cycle: "\(cycle)"))
+                emit(.phoneArrivalBusy(cycle: cycle))
                 feed(.arrivalBusy(cycle: cycle))
             case .failure(.rejected(let why)):
-                emit(.phoneArrivalRefused(cycle: "\(cycle)", reason: "\(why)"))
+                emit(.phoneArrivalRefused(cycle: cycle, reason: "\(why)"))
                 feed(.arrivalAnswered(cycle: cycle, granted: false))
             case .failure(.notDelivered):
                 feed(.arrivalNotDelivered)
@@ -75,7 +75,7 @@ extension PhoneAgent {
         arrivalRetry = nil
         // Still arriving in that cycle (a lost link sends the owner back to away first).
         guard state.presence.presence == .arriving, state.presence.cycle == cycle else { return }
-        emit(.phoneArrivalRetry(cycle: "\(cycle)", reason: reason))
+        emit(.phoneArrivalRetry(cycle: cycle, reason: reason))
         requestArrival(cycle)
     }
 

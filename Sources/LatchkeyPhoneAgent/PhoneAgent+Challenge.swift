@@ -35,7 +35,7 @@ extension PhoneAgent {
             return nil
         }
         guard loop.now < held.usableUntil else {
-            emit(.phoneHeldChallengeExpired(op: "\(operation)"))
+            emit(.phoneHeldChallengeExpired(op: .init(operation)))
             return nil
         }
         return held.challenge

@@ -51,7 +51,7 @@ extension PhoneAgent {
     private func logFetchWentSilent() {
         guard let fetch = logFetch else { return }
         logFetch = nil
-        emit(.phoneLogFetchTimeout(received: "\(fetch.octets)"))
+        emit(.phoneLogFetchTimeout(received: fetch.octets))
         fetch.completion(.failure(.notDelivered("log transfer: nothing from the lock for \(Self.logFetchSilence)")))
     }
 

@@ -19,7 +19,7 @@ extension PhoneAgent {
     func askAgainIfTheOwnerAsks(_ operation: LockOperation) {
         guard keyRevoked, operation != .present, operation != .arrivalUnlock else { return }
         keyRevoked = false
-        emit(.phoneAskingAgain(op: "\(operation)"))
+        emit(.phoneAskingAgain(op: .init(operation)))
         requestConnection()
     }
 }

@@ -70,7 +70,7 @@ extension PhoneAgent {
             linkProvedTheLock()
             return plain
         }
-        emit(.phoneReplyUnreadable(kind: "\(kind)", session: session == nil ? "none" : "open"))
+        emit(.phoneReplyUnreadable(kind: "\(kind)", session: session == nil ? .noSession : .open))
         return nil
     }
 }

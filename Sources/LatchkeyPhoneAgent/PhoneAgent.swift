@@ -223,7 +223,7 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
         self.lock = central.retrievePeripherals(withIdentifiers: [configuration.lockAddress])[0]
         central.delegate = self
         lock.delegate = self
-        emit(.phoneStarted(presence: state.presence.presence.rawValue, cycle: "\(state.presence.cycle)"))
+        emit(.phoneStarted(presence: .init(state.presence.presence), cycle: state.presence.cycle))
     }
 
     // MARK: Commands
@@ -247,7 +247,7 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
         backgroundTasks.begin(Self.commandsTask)
         // A command asked for before the link is ready waits for it (the owner tapped
         // "unlock" walking up to the door): said, so that the wait can be seen and timed.
-        if !ready { emit(.phoneCommandWaitsForLink(op: "\(operation)")) }
+        if !ready { emit(.phoneCommandWaitsForLink(op: .init(operation))) }
         linkBecameBusy()
         pump()
     }
@@ -267,7 +267,7 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
                             awaitingChallenge: true, retried: next.retried)
         commandTimer = loop.schedule(after: configuration.commandTimeout) { [weak self] in self?.commandTimedOut() }
         if prefetchSentAt != nil {
-            emit(.phoneCommandStarted(op: "\(op)", challenge: "ahead"))  // the read under way serves it
+            emit(.phoneCommandStarted(op: .init(op), challenge: .ahead))  // the read under way serves it
             inFlight?.awaitingReadAhead = true
             return
         }
@@ -278,11 +278,11 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
     private func sendInFlight(announcing: Bool) {
         guard let op = inFlight?.operation, let challenge else { return }
         if let held = takeHeldChallenge(for: op) {
-            if announcing { emit(.phoneCommandStarted(op: "\(op)", challenge: "held")) }  // its write goes now
+            if announcing { emit(.phoneCommandStarted(op: .init(op), challenge: .held)) }  // its write goes now
             inFlight?.usedHeldChallenge = true
             sealAndWrite(challenge: held, lock)
         } else {
-            if announcing { emit(.phoneCommandStarted(op: "\(op)")) }  // its challenge read goes now
+            if announcing { emit(.phoneCommandStarted(op: .init(op))) }  // its challenge read goes now
             lock.readValue(for: challenge)
         }
     }
@@ -331,7 +331,7 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
     private func commandTimedOut() {
         commandTimer = nil
         guard let f = inFlight else { return }
-        emit(.phoneCommandTimeout(op: "\(f.operation)"))
+        emit(.phoneCommandTimeout(op: .init(f.operation)))
         finish(.failure(.notDelivered("no answer within \(configuration.commandTimeout)")))
         central.cancelPeripheralConnection(lock)
     }
@@ -355,7 +355,7 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
                 graceTimer?.cancel()
                 graceTimer = nil
             case .departed(let cycle):
-                emit(.phoneAway(cycle: "\(cycle)"))
+                emit(.phoneAway(cycle: cycle))
             case .startNearbyClock(let cycle):
                 nearbyTimer?.cancel()
                 nearbyTimer = loop.schedule(after: configuration.nearbyLimit) { [weak self] in
@@ -363,10 +363,10 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
                     self?.feed(.nearbyExpired(cycle: cycle))
                 }
             case .returnedWithoutAsking(let cycle):
-                emit(.phoneHomeWithoutArrival(cycle: "\(cycle)",
-                                              nearbySeconds: "\(configuration.nearbyLimit.components.seconds)"))
+                emit(.phoneHomeWithoutArrival(cycle: cycle,
+                                              nearbySeconds: configuration.nearbyLimit))
             case .requestArrivalUnlock(let cycle):
-                emit(.phoneArrivalRequest(cycle: "\(cycle)"))
+                emit(.phoneArrivalRequest(cycle: cycle))
                 requestArrival(cycle)
             case .retryArrivalUnlockAfterMovement(let cycle):
                 waitToRetryArrival(cycle)
@@ -376,11 +376,11 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
                 intentTimer?.cancel()
                 intentTimer = nil
             case .arrived(let cycle, let unlocked):
-                emit(.phoneHome(cycle: "\(cycle)", unlocked: "\(unlocked)"))
+                emit(.phoneHome(cycle: cycle, unlocked: unlocked))
             }
         }
         if state.presence.presence != before {
-            emit(.phonePresence(from: before.rawValue, to: state.presence.presence.rawValue))
+            emit(.phonePresence(from: .init(before), to: .init(state.presence.presence)))
         }
     }
 
@@ -393,7 +393,7 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
     // MARK: CentralManagerDelegate
 
     public func centralManagerDidUpdateState(_ central: CentralManager) {
-        emit(.phoneRadio(state: central.state.rawValue))
+        emit(.phoneRadio(state: .init(central.state)))
         guard central.state == .poweredOn else { return }
         requestConnection()
         if lock.state == .connected && !ready && control == nil {
@@ -514,7 +514,7 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
         ready = true
         setupTimer?.cancel()
         setupTimer = nil
-        emit(.phoneGattReady(mtu: "\(peripheral.mtu)"))
+        emit(.phoneGattReady(mtu: peripheral.mtu))
         defer { backgroundTasks.end(Self.setupTask) }
         // Tie this link to our key on the lock (its loss then starts the lock's departure
         // grace). An arrival request, when one is queued, does that already.
@@ -537,7 +537,7 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
             lastStatus = v
             // A status the phone cannot decode changes nothing it acts on; the raw value stays in lastStatus.
             if let frame = try? LockStatusFrame(decoding: v) {
-                emit(.phoneLockStatus(lockState: "\(frame.lockState)", doorState: "\(frame.doorState)"))
+                emit(.phoneLockStatus(lockState: frame.lockState, doorState: frame.doorState))
                 if Self.isSettled(frame) {
                     settledReports += 1
                     boltReported()
@@ -593,7 +593,7 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
                                                 keyID: configuration.keyID, secret: configuration.secret,
                                                 counter: state.counter, challenge: challenge)
             prepareSession(for: frame)
-            emit(.phoneCommandSent(op: "\(f.operation)", counter: "\(state.counter)"))
+            emit(.phoneCommandSent(op: .init(f.operation), counter: state.counter))
             settledReportsAtWrite = settledReports
             peripheral.writeValue(frame.bytes, for: control, withResponse: true)
         } catch {
@@ -605,13 +605,13 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
                            error: BluetoothError?) {
         if characteristic === transferCharacteristic { logRequestWritten(error: error); return }
         guard characteristic === control, let f = inFlight, !f.awaitingChallenge else { return }
-        let ms = (loop.now - f.sentAt).milliseconds
+        let ms = loop.now - f.sentAt
         if case .att(let code)? = error { commandAnswered(CommandRejection(code) ?? .malformed) }
         if error == nil { commandAnswered(nil) }
         if case .att(let code)? = error, CommandRejection(code) == .staleChallenge, f.usedHeldChallenge, !f.retried {
             // The lock no longer holds the challenge read ahead (it restarted, or the link was
             // adopted anew): the same command once more, after a fresh read.
-            emit(.phoneHeldChallengeRefused(op: "\(f.operation)"))
+            emit(.phoneHeldChallengeRefused(op: .init(f.operation)))
             inFlight = nil
             commandTimer?.cancel()
             commandTimer = nil
@@ -626,7 +626,7 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
         }
         switch error {
         case nil:
-            emit(.phoneCommandOk(op: "\(f.operation)", ms: "\(ms)"))
+            emit(.phoneCommandOk(op: .init(f.operation), ms: ms))
             if Self.movesTheBolt(f.operation) && settledReports == settledReportsAtWrite { awaitBoltReport() }
             // The next report at rest, not one that overtook this answer: the bolt may still
             // be on its way (PhoneAgent+Challenge).
@@ -634,7 +634,7 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
             finish(.success(()))
         case .att(let code)?:
             let why = CommandRejection(code) ?? .malformed
-            emit(.phoneCommandRefused(op: "\(f.operation)", reason: "\(why)"))
+            emit(.phoneCommandRefused(op: .init(f.operation), reason: "\(why)"))
             finish(.failure(.rejected(why)))
             if why == .unknownKey { lockSaidOurKeyIsRevoked() }
         case let e?:
