@@ -89,3 +89,48 @@ extension Event.RadioState {
         }
     }
 }
+
+extension Event.CommandRejection {
+    public init(_ rejection: LatchkeyLockProtocol.CommandRejection) {
+        switch rejection {
+        case .malformed: self = .malformed
+        case .unknownKey: self = .unknownKey
+        case .authenticationFailed: self = .authenticationFailed
+        case .staleChallenge: self = .staleChallenge
+        case .replayedCounter: self = .replayedCounter
+        case .notAuthorized: self = .notAuthorized
+        case .lockedOut: self = .lockedOut
+        case .refusedByPolicy: self = .refusedByPolicy
+        case .actuatorDisabled: self = .actuatorDisabled
+        case .storageFailure: self = .storageFailure
+        case .pairingClosed: self = .pairingClosed
+        case .busy: self = .busy
+        case .noSession: self = .noSession
+        }
+    }
+}
+
+extension Event.ArrivalRefusal {
+    public init(_ refusal: ArrivalPolicy.Refusal) {
+        switch refusal {
+        case .doorOpen: self = .doorOpen
+        case .noRemoteMode: self = .noRemoteMode
+        case .recentManualUnlock: self = .recentManualUnlock
+        case .recentOtherArrival: self = .recentOtherArrival
+        case .noDepartureSeen: self = .noDepartureSeen
+        case .returnedLongAgo: self = .returnedLongAgo
+        case .suspectedRelay: self = .suspectedRelay
+        }
+    }
+}
+
+extension Event.NotEnrolledReason {
+    public init(_ reason: LatchkeySecurity.NotEnrolledReason) {
+        switch reason {
+        case .codeMismatch: self = .codeMismatch
+        case .refusedByOwner: self = .refusedByOwner
+        case .timedOut: self = .timedOut
+        case .storageFailure: self = .storageFailure
+        }
+    }
+}

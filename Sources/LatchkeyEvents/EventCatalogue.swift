@@ -116,7 +116,7 @@ extension EventKind {
         [.central, .reason])
     public static let lockCommandRejected = EventKind(
         "lock.command_rejected", "A command frame failed its checks before any key was known (malformed, wrong seal).",
-        [.central, .reason])
+        [.central, EventField("reason", Event.CommandRejection.eventType, "the rejection")])
     public static let lockCommandRefused = EventKind(
         "lock.command_refused", "The lock refused a key's command.",
         [.key, .op.optional, .mode.optional, .source.optional, .reason.optional, .error.optional])
@@ -150,7 +150,7 @@ extension EventKind {
          EventField("interval_ms", .orWord(.milliseconds, "unknown"), "the link's connection interval, ms, or unknown")])
     public static let lockArrivalRefused = EventKind(
         "lock.arrival_refused", "An arrival unlock was refused by the arrival policy.",
-        [.key, .reason])
+        [.key, EventField("reason", Event.ArrivalRefusal.eventType, "the policy's rule that refused it")])
     public static let lockArrivalRelock = EventKind(
         "lock.arrival_relock", "The door was not opened after an arrival unlock: the lock relocks.",
         [.key, .seconds])
@@ -188,7 +188,7 @@ extension EventKind {
         [.key, .name, .role, EventField("arrival", .boolean, "whether the key may ask for arrival unlocks"), .code])
     public static let lockPairingNotEnrolled = EventKind(
         "lock.pairing_not_enrolled", "A pending pairing was not enrolled.",
-        [.key, .name, .reason])
+        [.key, .name, EventField("reason", Event.NotEnrolledReason.eventType, "why it was not")])
     public static let lockPairingRefused = EventKind(
         "lock.pairing_refused", "A pairing request was refused.",
         [.central, .reason, EventField("refused_total", .integer, "pairing requests refused since start")])
@@ -293,7 +293,7 @@ extension EventKind {
         [.op, EventField("ms", .milliseconds, "command written to reply, ms")])
     public static let phoneCommandRefused = EventKind(
         "phone.command_refused", "The lock refused the command.",
-        [.op, .reason])
+        [.op, EventField("reason", Event.CommandRejection.eventType, "the lock's rejection")])
     public static let phoneCommandTimeout = EventKind(
         "phone.command_timeout", "The command got no reply in time.",
         [.op])
@@ -743,7 +743,7 @@ extension Event {
         Event(.lockReadRefused, central, reason)
     }
 
-    public static func lockCommandRejected(central: String, reason: String) -> Event {
+    public static func lockCommandRejected(central: String, reason: CommandRejection) -> Event {
         Event(.lockCommandRejected, central, reason)
     }
 
@@ -799,7 +799,7 @@ extension Event {
         Event(.lockArrivalTiming, key, Milliseconds(challengeToCommandMs), OrWord(intervalMs.map(Milliseconds.init), else: "unknown"))
     }
 
-    public static func lockArrivalRefused(key: UInt32, reason: String) -> Event {
+    public static func lockArrivalRefused(key: UInt32, reason: ArrivalRefusal) -> Event {
         Event(.lockArrivalRefused, key, reason)
     }
 
@@ -847,7 +847,7 @@ extension Event {
         Event(.lockKeyPaired, key, name, role, arrival, code)
     }
 
-    public static func lockPairingNotEnrolled(key: UInt32, name: String, reason: String) -> Event {
+    public static func lockPairingNotEnrolled(key: UInt32, name: String, reason: NotEnrolledReason) -> Event {
         Event(.lockPairingNotEnrolled, key, name, reason)
     }
 
@@ -981,7 +981,7 @@ extension Event {
         Event(.phoneCommandOk, op, Milliseconds(ms))
     }
 
-    public static func phoneCommandRefused(op: Operation, reason: String) -> Event {
+    public static func phoneCommandRefused(op: Operation, reason: CommandRejection) -> Event {
         Event(.phoneCommandRefused, op, reason)
     }
 

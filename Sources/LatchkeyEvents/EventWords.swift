@@ -81,4 +81,43 @@ extension Event {
         case bridge, other
         public static var setName: String { "peer" }
     }
+
+    /// Why the lock rejected a command frame, as the lock protocol's rejection describes itself.
+    public enum CommandRejection: String, EventWord {
+        case malformed = "malformed command"
+        case unknownKey = "revoked key"
+        case authenticationFailed = "authentication failed"
+        case staleChallenge = "stale challenge"
+        case replayedCounter = "replayed counter"
+        case notAuthorized = "not authorized"
+        case lockedOut = "locked out"
+        case refusedByPolicy = "refused by policy"
+        case actuatorDisabled = "actuator disabled"
+        case storageFailure = "storage failure"
+        case pairingClosed = "pairing window closed"
+        case busy = "busy: the bolt is moving"
+        case noSession = "no session on this link"
+        public static var setName: String { "rejection" }
+    }
+
+    /// Why the arrival policy refused an arrival unlock.
+    public enum ArrivalRefusal: String, EventWord {
+        case doorOpen = "door open"
+        case noRemoteMode = "no-remote operating mode"
+        case recentManualUnlock = "recent manual unlock"
+        case recentOtherArrival = "another phone arrived moments ago"
+        case noDepartureSeen = "no departure seen since the last arrival"
+        case returnedLongAgo = "the phone came back too long ago"
+        case suspectedRelay = "suspected relay"
+        public static var setName: String { "arrival refusal" }
+    }
+
+    /// Why a pending pairing was not enrolled.
+    public enum NotEnrolledReason: String, EventWord {
+        case codeMismatch = "code-mismatch"
+        case refusedByOwner = "refused-by-owner"
+        case timedOut = "timed-out"
+        case storageFailure = "storage-failure"
+        public static var setName: String { "not enrolled because" }
+    }
 }

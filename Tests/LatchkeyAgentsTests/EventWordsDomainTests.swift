@@ -23,9 +23,17 @@ struct EventWordsDomainTests {
     @Test func aCommandsOperationPrintsAsTheProtocolNamesIt() {
         for operation in LockOperation.allCases { #expect(Event.Operation(operation).eventText == "\(operation)") }
         #expect(Event.Operation(LockOperation.arrivalUnlock).eventText == "arrival-unlock")
+        for rejection in CommandRejection.allCases {
+            #expect(Event.CommandRejection(rejection).eventText == "\(rejection)")
+        }
     }
 
     @Test func rawValuedEnumsPrintTheirRawValues() {
+        let notEnrolled: [NotEnrolledReason] = [.codeMismatch, .refusedByOwner, .timedOut, .storageFailure]
+        for reason in notEnrolled { #expect(Event.NotEnrolledReason(reason).eventText == reason.rawValue) }
+        let arrival: [ArrivalPolicy.Refusal] = [.doorOpen, .noRemoteMode, .recentManualUnlock, .recentOtherArrival,
+                                                .noDepartureSeen, .returnedLongAgo, .suspectedRelay]
+        for refusal in arrival { #expect(Event.ArrivalRefusal(refusal).eventText == refusal.rawValue) }
         for role in KeyRole.allCases { #expect(Event.KeyRole(role).eventText == role.rawValue) }
         for presence in Presence.allCases { #expect(Event.Presence(presence).eventText == presence.rawValue) }
         let radio: [ManagerState] = [.unknown, .resetting, .unsupported, .unauthorized, .poweredOff, .poweredOn]

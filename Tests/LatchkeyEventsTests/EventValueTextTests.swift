@@ -73,6 +73,15 @@ struct EventValueTextTests {
         #expect(Event.ChallengeAtHand.allCases.map(\.eventText) == ["ahead", "held"])
         #expect(Event.SessionAtReply.allCases.map(\.eventText) == ["none", "open"])
         #expect(Event.ControlPeer.allCases.map(\.eventText) == ["bridge", "other"])
+        #expect(Event.CommandRejection.allCases.map(\.eventText)
+            == ["malformed command", "revoked key", "authentication failed", "stale challenge", "replayed counter",
+                "not authorized", "locked out", "refused by policy", "actuator disabled", "storage failure",
+                "pairing window closed", "busy: the bolt is moving", "no session on this link"])
+        #expect(Event.ArrivalRefusal.allCases.map(\.eventText)
+            == ["door open", "no-remote operating mode", "recent manual unlock", "another phone arrived moments ago",
+                "no departure seen since the last arrival", "the phone came back too long ago", "suspected relay"])
+        #expect(Event.NotEnrolledReason.allCases.map(\.eventText)
+            == ["code-mismatch", "refused-by-owner", "timed-out", "storage-failure"])
         // And through a constructor, as a line prints them.
         #expect(text(.lockStarted(state: .notFullyLocked, door: .forcedOpen)) == ["state=notFullyLocked", "door=forcedOpen"])
         #expect(text(.lockCommandRefused(key: 3, op: .setOperatingMode, mode: .noRemoteLockUnlock))
