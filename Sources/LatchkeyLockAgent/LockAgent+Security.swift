@@ -162,7 +162,7 @@ extension LockAgent {
             let record = LockOperationRecord(operation: nil, source: .remote, who: KeyID(pending.key.id))
             lockEvent(securityEvent(.lockOperationError(record, .pairingNotConfirmed)))
             emit(.lockPairingNotEnrolled(key: pending.key.id, name: PairingName.escaped(pending.key.name),
-                                         reason: reason.rawValue))
+                                         reason: .init(reason)))
         case .closedUnused:
             emit(.lockPairingClosed)
         }

@@ -322,7 +322,7 @@ public final class LockAgent: PeripheralManagerDelegate {
         adopt(result.session, on: central)
         switch result {
         case .failure(let failure):
-            emit(.lockCommandRejected(central: "\(central.identifier)", reason: "\(failure.rejection)"))
+            emit(.lockCommandRejected(central: "\(central.identifier)", reason: .init(failure.rejection)))
             let dropNow = failure.dropLink && !droppingLinks.contains(central.linkID)
             if failure.counted || failure.revoked || dropNow { audit(failure) }
             if dropNow { drop(central, because: "\(verifier.unauthenticatedFrameLimit) unauthenticated frames") }
@@ -365,7 +365,7 @@ public final class LockAgent: PeripheralManagerDelegate {
         spendOrTimeDepartureCredit(key: key, operation: op, at: received)
         let credit = departuresSeen[key]  // an arrival's, kept for a busy bolt below
         if op == .arrivalUnlock, let refusal = arrivalRefusal(key: key, on: central, received: received) {
-            emit(.lockArrivalRefused(key: key, reason: refusal.rawValue))
+            emit(.lockArrivalRefused(key: key, reason: .init(refusal)))
             auditUnexpectedArrival(refusal, key: key)
             return .refusedByPolicy
         }

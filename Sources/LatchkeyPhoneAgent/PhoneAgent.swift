@@ -634,7 +634,7 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
             finish(.success(()))
         case .att(let code)?:
             let why = CommandRejection(code) ?? .malformed
-            emit(.phoneCommandRefused(op: .init(f.operation), reason: "\(why)"))
+            emit(.phoneCommandRefused(op: .init(f.operation), reason: .init(why)))
             finish(.failure(.rejected(why)))
             if why == .unknownKey { lockSaidOurKeyIsRevoked() }
         case let e?:
