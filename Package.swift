@@ -157,6 +157,7 @@ let package = Package(
         .target(
             name: "LatchkeyAgents",
             dependencies: ["LatchkeyEvents", "LatchkeyATT", "LatchkeyGATT", "LatchkeyLock", "LatchkeyLockProtocol", "LatchkeyManagers",
+                           "LatchkeySecurity",
                            "LatchkeyTransport"],
             swiftSettings: strictness),
         // The lock's agent (the peripheral side) and the phone's (the central side).

@@ -8,6 +8,6 @@ import LatchkeyTransport
 extension AgentEvent {
     package static func transportRefused(_ role: AgentRole, _ refusal: TransportRefusal, time: Instant) -> AgentEvent {
         AgentEvent(.transportRefused(role, request: "\(refusal.request)", reason: refusal.reason,
-                                     attempt: "\(refusal.attempt)", retryIn: "\(refusal.retryIn)"), time: time)
+                                     attempt: refusal.attempt, retryIn: refusal.retryIn), time: time)
     }
 }

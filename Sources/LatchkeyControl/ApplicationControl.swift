@@ -32,19 +32,19 @@ package final class ApplicationControl {
             case .suspended:
                 emit(.appSuspended(role))
             case .resumed(let delivered, let lost):
-                emit(.appResumed(role, delivered: "\(delivered)", lost: "\(lost)"))
+                emit(.appResumed(role, delivered: delivered, lost: lost))
                 if lost > 0 { logger.warning("resumed after losing \(lost) events to a full queue") }
             case .overflow(let event, let capacity, let lost):
-                emit(.appQueueOverflow(role, event: event, capacity: "\(capacity)", lost: "\(lost)"))
+                emit(.appQueueOverflow(role, event: event, capacity: capacity, lost: lost))
                 logger.warning("event queue full (\(capacity)): \(event) not delivered (\(lost) lost so far)")
             case .woke(let event):
                 emit(.appWoken(role, event: event))
             case .wakeHandled(let event, let duration):
-                emit(.appWakeHandled(role, event: event, ms: "\(duration.milliseconds)"))
+                emit(.appWakeHandled(role, event: event, ms: duration))
                 logger.info("wake-up for \(event) handled in \(duration.milliseconds) ms")
             case .wakeOverBudget(let event, let elapsed, let budget):
-                emit(.appWakeOverBudget(role, event: event, ms: "\(elapsed.milliseconds)",
-                                           budgetMs: "\(budget.milliseconds)"))
+                emit(.appWakeOverBudget(role, event: event, ms: elapsed,
+                                           budgetMs: budget))
                 logger.warning("wake-up for \(event) over its \(budget.milliseconds) ms budget")
             }
         }

@@ -15,10 +15,10 @@ extension ControlPeer {
             case .owner:
                 event = .controlRefused(agent, command: command)
             case .bridge(let uid, let pid):
-                event = .controlRefused(agent, command: command, peer: "bridge", uid: "\(uid)", pid: "\(pid)")
+                event = .controlRefused(agent, command: command, peer: .bridge, uid: uid, pid: pid)
             case .stranger(let uid, let pid):
-                event = .controlRefused(agent, command: command, peer: "other", uid: uid.map { "\($0)" } ?? "unknown",
-                                        pid: pid.map { "\($0)" } ?? "unknown")
+                event = .controlRefused(agent, command: command, peer: .other, uid: uid,
+                                        pid: pid)
             }
             printer.emit(AgentEvent(event, time: loop.now))
         }

@@ -19,7 +19,7 @@ enum RealtimePriority {
                 ? "needs CAP_SYS_NICE or LimitRTPRIO=\(priority) (the shipped unit sets it), no seccomp filter "
                   + "refusing it (RestrictRealtime=yes), and on a kernel with CONFIG_RT_GROUP_SCHED a real-time "
                   + "budget for the service's cgroup" : "\(error)"
-            printer.emit(AgentEvent(.lockRealtimeRefused(priority: "\(priority)", error: "\(error)", hint: hint),
+            printer.emit(AgentEvent(.lockRealtimeRefused(priority: priority, error: "\(error)", hint: hint),
                                     time: loop.now))
             logger.warning("SCHED_FIFO refused; the lock runs under the normal policy",
                            metadata: ["priority": "\(priority)", "error": "\(error)", "hint": "\(hint)"])
@@ -32,7 +32,7 @@ enum RealtimePriority {
             printer.emit(AgentEvent(.lockRealtimeLimitFailed(error: "\(error)"), time: loop.now))
             logger.error("could not drop RLIMIT_RTPRIO after SCHED_FIFO", metadata: ["error": "\(error)"])
         }
-        printer.emit(AgentEvent(.lockRealtime(policy: "fifo", priority: "\(priority)", rtprioLimit: limit),
+        printer.emit(AgentEvent(.lockRealtime(policy: "fifo", priority: priority, rtprioLimit: limit),
                                 time: loop.now))
     }
 

@@ -13,25 +13,25 @@ extension EventKind {
         "lock.stopping", "The lock agent is stopping (SIGTERM or SIGINT).")
     public static let lockRecovering = EventKind(
         "lock.recovering", "A decision was on disk without its outcome at start: the lock finishes or abandons it.",
-        [EventField("decision", "the decision's number"), EventField("operation", "the operation it decided")])
+        [EventField("decision", .numbered("decision#"), "the decision's number"), EventField("operation", Event.Operation.eventType, "the operation it decided")])
     public static let lockJournalCaughtUp = EventKind(
         "lock.journal_caught_up", "The decision journal has no decision left without its outcome.")
     public static let lockFault = EventKind(
         "lock.fault", "Something the lock agent could not do; it works on without it.",
-        [EventField("fault", "what failed")])
+        [EventField("fault", .text, "what failed")])
     public static let lockRestored = EventKind(
         "lock.restored", "The lock restored the Bluetooth state the transport kept (services, links, advertising) after a start.",
-        [EventField("services", "services restored"), .centrals, .subscribed,
-         EventField("advertising", "whether advertising was restored")])
+        [EventField("services", .integer, "services restored"), .centrals, .subscribed,
+         EventField("advertising", .boolean, "whether advertising was restored")])
     public static let lockRestorationFailed = EventKind(
         "lock.restoration_failed", "The lock could not restore or save part of its kept Bluetooth state.",
         [.error])
     public static let lockServiceChanged = EventKind(
         "lock.service_changed", "The lock's GATT database changed; Service Changed was indicated to the centrals that asked.",
-        [EventField("range", "the changed handle range"), EventField("indicated", "centrals indicated"), .centrals])
+        [EventField("range", .text, "the changed handle range"), EventField("indicated", .integer, "centrals indicated"), .centrals])
     public static let lockStoreReadOnly = EventKind(
         "lock.store_read_only", "The lock's store stopped taking writes: the lock only locks until it takes them again.",
-        [.store, EventField("effect", "what the lock does meanwhile")])
+        [.store, EventField("effect", .text, "what the lock does meanwhile")])
     public static let lockStoreWritable = EventKind(
         "lock.store_writable", "The lock's store takes writes again.",
         [.store])
@@ -49,16 +49,16 @@ extension EventKind {
         [.error])
     public static let lockGpioSimCreated = EventKind(
         "lock.gpio_sim_created", "A simulated GPIO chip was created (gpio.simulated_chip_root).",
-        [EventField("chip", "the chip's path")])
+        [EventField("chip", .text, "the chip's path")])
     public static let lockGpioLibrary = EventKind(
         "lock.gpio_library", "The libgpiod library loaded at run time.",
-        [EventField("library", "its file name")])
+        [EventField("library", .text, "its file name")])
     public static let lockRealtime = EventKind(
         "lock.realtime", "The lock agent runs at a real-time scheduling priority.",
-        [EventField("policy", "the scheduling policy"), .priority, EventField("rtprio_limit", "RLIMIT_RTPRIO as set")])
+        [EventField("policy", .text, "the scheduling policy"), .priority, EventField("rtprio_limit", .text, "RLIMIT_RTPRIO as set")])
     public static let lockRealtimeRefused = EventKind(
         "lock.realtime_refused", "The kernel refused the real-time priority; the lock runs at normal priority.",
-        [.priority, .error, EventField("hint", "what to change")])
+        [.priority, .error, EventField("hint", .text, "what to change")])
     public static let lockRealtimeLimitFailed = EventKind(
         "lock.realtime_limit_failed", "RLIMIT_RTPRIO could not be read or raised.",
         [.error])
@@ -67,11 +67,11 @@ extension EventKind {
         [.error])
     public static let lockEvent = EventKind(
         "lock.event", "An audit-log event (the door's story: operations, refusals, alarms, mode changes).",
-        [EventField("kind", "the event's kind and record"), EventField("state", "the lock state after it"), .door,
+        [EventField("kind", .text, "the event's kind and record"), EventField("state", Event.LockState.eventType, "the lock state after it"), .door,
          .key.optional])
     public static let lockRadio = EventKind(
         "lock.radio", "The radio's power state changed.",
-        [.state])
+        [.radioState])
     public static let lockAdvertising = EventKind(
         "lock.advertising", "The lock started advertising (or failed to).",
         [.error.optional])
@@ -116,19 +116,19 @@ extension EventKind {
         [.central, .reason])
     public static let lockCommandRejected = EventKind(
         "lock.command_rejected", "A command frame failed its checks before any key was known (malformed, wrong seal).",
-        [.central, .reason])
+        [.central, EventField("reason", Event.CommandRejection.eventType, "the rejection")])
     public static let lockCommandRefused = EventKind(
         "lock.command_refused", "The lock refused a key's command.",
         [.key, .op.optional, .mode.optional, .source.optional, .reason.optional, .error.optional])
     public static let lockCommandAccepted = EventKind(
         "lock.command_accepted", "The lock accepted a key's command; the decision is on disk before this line.",
-        [.key, .op, EventField("counter", "the command's counter, now the key's").optional, .source.optional,
-         EventField("actuator_ms", "command received to actuator output changed, ms").optional,
-         EventField("decision", "the decision's number in the journal, or none").optional,
-         EventField("durable_ms", "the part of actuator_ms the disk took").optional])
+        [.key, .op, EventField("counter", .integer, "the command's counter, now the key's").optional, .source.optional,
+         EventField("actuator_ms", .milliseconds, "command received to actuator output changed, ms").optional,
+         EventField("decision", .orWord(.integer, "none"), "the decision's number in the journal, or none").optional,
+         EventField("durable_ms", .milliseconds, "the part of actuator_ms the disk took").optional])
     public static let lockCounterWriteFailed = EventKind(
         "lock.counter_write_failed", "A lock command's counter could not be stored; the lock held the key until the store takes writes.",
-        [.key, .error, EventField("held", "what is held until when")])
+        [.key, .error, EventField("held", .text, "what is held until when")])
     public static let lockPhonePresent = EventKind(
         "lock.phone_present", "A key's phone said it is present (its link belongs to that key).",
         [.key, .central])
@@ -146,11 +146,11 @@ extension EventKind {
         [.key, .op, .seconds])
     public static let lockArrivalTiming = EventKind(
         "lock.arrival_timing", "How long an arrival unlock took from the challenge read to the command.",
-        [.key, EventField("challenge_to_command_ms", "challenge read to command, ms"),
-         EventField("interval_ms", "the link's connection interval, ms, or unknown")])
+        [.key, EventField("challenge_to_command_ms", .milliseconds, "challenge read to command, ms"),
+         EventField("interval_ms", .orWord(.milliseconds, "unknown"), "the link's connection interval, ms, or unknown")])
     public static let lockArrivalRefused = EventKind(
         "lock.arrival_refused", "An arrival unlock was refused by the arrival policy.",
-        [.key, .reason])
+        [.key, EventField("reason", Event.ArrivalRefusal.eventType, "the policy's rule that refused it")])
     public static let lockArrivalRelock = EventKind(
         "lock.arrival_relock", "The door was not opened after an arrival unlock: the lock relocks.",
         [.key, .seconds])
@@ -159,10 +159,11 @@ extension EventKind {
         [.key, .reason])
     public static let lockAuditPaced = EventKind(
         "lock.audit_paced", "Refusals from one source came too fast: some were counted, not logged.",
-        [.source, EventField("left_out", "refusals left out of the log"), EventField("logged", "refusals logged")])
+        [.source, EventField("left_out", .integer, "refusals left out of the log since the last one logged"),
+         EventField("logged", .boolean, "whether this refusal went into the log")])
     public static let lockLockout = EventKind(
         "lock.lockout", "Too many failures: a key, a link or the bridge is locked out for a while.",
-        [EventField("principal", "who is locked out"), EventField("level", "the lockout's level"), .seconds,
+        [EventField("principal", .text, "who is locked out"), EventField("level", .integer, "the lockout's level"), .seconds,
          .key.optional])
     public static let lockBridgeWrongCode = EventKind(
         "lock.bridge_wrong_code", "The bridge sent a command with a wrong code for the key.",
@@ -175,7 +176,7 @@ extension EventKind {
         [.mode])
     public static let lockOperatingModeNotRestored = EventKind(
         "lock.operating_mode_not_restored", "The stored operating mode was not restored; the lock starts in another.",
-        [EventField("stored", "the mode stored"), .mode])
+        [EventField("stored", Event.OperatingMode.eventType, "the mode stored"), .mode])
     public static let lockPairingOpen = EventKind(
         "lock.pairing_open", "The pairing window opened.",
         [.seconds, .role, .fingerprint])
@@ -184,13 +185,13 @@ extension EventKind {
         [.key, .name, .code])
     public static let lockKeyPaired = EventKind(
         "lock.key_paired", "A phone's key was paired.",
-        [.key, .name, .role, EventField("arrival", "whether the key may ask for arrival unlocks"), .code])
+        [.key, .name, .role, EventField("arrival", .boolean, "whether the key may ask for arrival unlocks"), .code])
     public static let lockPairingNotEnrolled = EventKind(
         "lock.pairing_not_enrolled", "A pending pairing was not enrolled.",
-        [.key, .name, .reason])
+        [.key, .name, EventField("reason", Event.NotEnrolledReason.eventType, "why it was not")])
     public static let lockPairingRefused = EventKind(
         "lock.pairing_refused", "A pairing request was refused.",
-        [.central, .reason, EventField("refused_total", "pairing requests refused since start")])
+        [.central, .reason, EventField("refused_total", .integer, "pairing requests refused since start")])
     public static let lockPairingClosed = EventKind(
         "lock.pairing_closed", "The pairing window closed.")
     public static let lockKeyEnded = EventKind(
@@ -201,7 +202,7 @@ extension EventKind {
         [.central, .key.optional, .reason])
     public static let lockLogTransfer = EventKind(
         "lock.log_transfer", "The audit log is being sent to a central.",
-        [.central, EventField("events", "events sent")])
+        [.central, EventField("events", .integer, "events sent")])
     public static let phoneStarted = EventKind(
         "phone.started", "The phone agent started: where it thinks it is.",
         [.presence, .cycle])
@@ -209,8 +210,8 @@ extension EventKind {
         "phone.stopping", "The phone agent is stopping (SIGTERM or SIGINT).")
     public static let phoneRestored = EventKind(
         "phone.restored", "The phone restored the link and GATT cache the transport kept, after a start.",
-        [EventField("lock", "the lock's link state"),
-         EventField("cached_characteristics", "characteristics in the cache"), .subscribed])
+        [EventField("lock", Event.LinkState.eventType, "the lock's link state"),
+         EventField("cached_characteristics", .integer, "characteristics in the cache"), .subscribedOrNot])
     public static let phoneRestorationFailed = EventKind(
         "phone.restoration_failed", "The phone could not restore or save its kept Bluetooth state.",
         [.error])
@@ -225,7 +226,7 @@ extension EventKind {
         [.error])
     public static let phoneRadio = EventKind(
         "phone.radio", "The radio's power state changed.",
-        [.state])
+        [.radioState])
     public static let phoneConnectPending = EventKind(
         "phone.connect_pending", "The phone asked the kernel to connect to the lock whenever it is in range.",
         [.lock])
@@ -245,36 +246,37 @@ extension EventKind {
         "phone.link_verified", "The lock proved its identity on this link.")
     public static let phoneLinkInterval = EventKind(
         "phone.link_interval", "The phone asked for a new connection interval.",
-        [.ms, EventField("why", "idle or busy")])
+        [.ms, EventField("why", Event.IntervalReason.eventType, "the link went idle or busy")])
     public static let phoneLinkIntervalUnsupported = EventKind(
         "phone.link_interval_unsupported", "The transport cannot change the connection interval.",
         [.ms])
     public static let phoneGattFailed = EventKind(
         "phone.gatt_failed", "A GATT step (discovery, subscription) failed.",
-        [EventField("step", "the step"), .error])
+        [EventField("step", .text, "the step"), .error])
     public static let phoneSubscribed = EventKind(
         "phone.subscribed", "The phone subscribed to the lock's status.")
     public static let phoneGattReady = EventKind(
         "phone.gatt_ready", "The lock's service is discovered and subscribed: commands can go.",
-        [EventField("mtu", "the ATT MTU")])
+        [EventField("mtu", .integer, "the ATT MTU")])
     public static let phoneCacheStale = EventKind(
         "phone.cache_stale", "The GATT cache no longer matches the lock's database.",
         [.error])
     public static let phoneServicesChanged = EventKind(
         "phone.services_changed", "The lock announced changed services; the cache was invalidated.",
-        [EventField("invalidated", "services invalidated")])
+        [EventField("invalidated", .integer, "services invalidated")])
     public static let phoneServiceChangedInvalid = EventKind(
         "phone.service_changed_invalid", "A Service Changed indication could not be read.",
-        [EventField("value", "its octets in hex")])
+        [EventField("value", .text, "its octets in hex")])
     public static let phonePresentFailed = EventKind(
         "phone.present_failed", "The phone could not tell the lock it is present.",
         [.error])
     public static let phoneLockStatus = EventKind(
         "phone.lock_status", "The lock's status arrived.",
-        [EventField("lock_state", "the lock state"), EventField("door_state", "the door state")])
+        [EventField("lock_state", .integer, "the lock state as the status frame carries it: Matter's LockStateEnum value (1 locked, 2 unlocked)"),
+         EventField("door_state", .integer, "the door state as the status frame carries it: Matter's DoorStateEnum value (0 open, 1 closed)")])
     public static let phoneReplyUnreadable = EventKind(
         "phone.reply_unreadable", "A reply from the lock could not be opened.",
-        [EventField("kind", "what it was"), EventField("session", "whether a session was open")])
+        [EventField("kind", .text, "what it was"), EventField("session", Event.SessionAtReply.eventType, "whether a session was open")])
     public static let phoneBoltReportTimeout = EventKind(
         "phone.bolt_report_timeout", "The lock did not report the bolt's movement in time.")
     public static let phoneCommandWaitsForLink = EventKind(
@@ -282,16 +284,16 @@ extension EventKind {
         [.op])
     public static let phoneCommandStarted = EventKind(
         "phone.command_started", "A command started: a challenge is asked for, or one held is used.",
-        [.op, EventField("challenge", "ahead or held, when one was already there").optional])
+        [.op, EventField("challenge", Event.ChallengeAtHand.eventType, "the challenge already there: fetched ahead, or held from before").optional])
     public static let phoneCommandSent = EventKind(
         "phone.command_sent", "A sealed command was written to the lock.",
-        [.op, EventField("counter", "the command's counter")])
+        [.op, EventField("counter", .integer, "the command's counter")])
     public static let phoneCommandOk = EventKind(
         "phone.command_ok", "The lock carried out the command.",
-        [.op, EventField("ms", "command written to reply, ms")])
+        [.op, EventField("ms", .milliseconds, "command written to reply, ms")])
     public static let phoneCommandRefused = EventKind(
         "phone.command_refused", "The lock refused the command.",
-        [.op, .reason])
+        [.op, EventField("reason", Event.CommandRejection.eventType, "the lock's rejection")])
     public static let phoneCommandTimeout = EventKind(
         "phone.command_timeout", "The command got no reply in time.",
         [.op])
@@ -314,19 +316,19 @@ extension EventKind {
         [.op])
     public static let phoneLogFetchTimeout = EventKind(
         "phone.log_fetch_timeout", "The audit log's transfer stalled.",
-        [EventField("received", "octets received")])
+        [EventField("received", .integer, "octets received")])
     public static let phoneAway = EventKind(
         "phone.away", "The phone left the lock's range: away.",
         [.cycle])
     public static let phoneHome = EventKind(
         "phone.home", "The phone is home.",
-        [.cycle, EventField("unlocked", "whether an arrival unlock opened the door")])
+        [.cycle, EventField("unlocked", .boolean, "whether an arrival unlock opened the door")])
     public static let phoneHomeWithoutArrival = EventKind(
         "phone.home_without_arrival", "The phone was near long enough to count as home without an arrival unlock.",
-        [.cycle, EventField("nearby_seconds", "the nearby limit, s")])
+        [.cycle, EventField("nearby_seconds", .seconds, "the nearby limit, s")])
     public static let phonePresence = EventKind(
         "phone.presence", "The presence state changed.",
-        [EventField("from", "the state before"), EventField("to", "the state after")])
+        [EventField("from", Event.Presence.eventType, "the state before"), EventField("to", Event.Presence.eventType, "the state after")])
     public static let phoneArrivalIntent = EventKind(
         "phone.arrival_intent", "The user said they are arriving (the intent that allows an arrival unlock).",
         [.presence])
@@ -349,7 +351,7 @@ extension EventKind {
         [.seconds])
     public static let pairFound = EventKind(
         "pair.found", "A lock in its pairing window was found.",
-        [.lock, EventField("name", "the lock's name"), .fingerprint])
+        [.lock, EventField("name", .text, "the lock's name"), .fingerprint])
     public static let pairConnecting = EventKind(
         "pair.connecting", "Connecting to the lock found.",
         [.lock])
@@ -361,48 +363,48 @@ extension EventKind {
         [.name])
     public static let pairPaired = EventKind(
         "pair.paired", "The lock enrolled the phone's key.",
-        [.key, .role, .code, EventField("lock_fingerprint", "the lock identity's fingerprint")])
+        [.key, .role, .code, EventField("lock_fingerprint", .text, "the lock identity's fingerprint")])
     public static let pairFailed = EventKind(
         "pair.failed", "Pairing failed.",
         [.reason])
     public static let lockAlert = EventKind(
         "lock.alert", "A connection alert (the transport saw something wrong with a device).",
-        [EventField("device", "the device"), .event, EventField("detail", "what was seen")])
+        [EventField("device", .text, "the device"), .event, EventField("detail", .text, "what was seen")])
     public static let phoneAlert = EventKind(
         "phone.alert", "A connection alert (the transport saw something wrong with a device).",
-        [EventField("device", "the device"), .event, EventField("detail", "what was seen")])
+        [EventField("device", .text, "the device"), .event, EventField("detail", .text, "what was seen")])
     public static let lockTransportRefused = EventKind(
         "lock.transport_refused", "The transport refused a request; it is asked again.",
-        [EventField("request", "the request"), .reason, EventField("attempt", "the attempt's number"),
-         EventField("retry_in", "when it is asked again")])
+        [EventField("request", .text, "the request"), .reason, EventField("attempt", .integer, "the attempt's number"),
+         EventField("retry_in", .duration, "when it is asked again")])
     public static let phoneTransportRefused = EventKind(
         "phone.transport_refused", "The transport refused a request; it is asked again.",
-        [EventField("request", "the request"), .reason, EventField("attempt", "the attempt's number"),
-         EventField("retry_in", "when it is asked again")])
+        [EventField("request", .text, "the request"), .reason, EventField("attempt", .integer, "the attempt's number"),
+         EventField("retry_in", .duration, "when it is asked again")])
     public static let lockControlRefused = EventKind(
         "lock.control_refused", "A control-socket command was refused to a peer.",
-        [EventField("command", "the command's first word"), EventField("peer", "bridge or other").optional,
-         EventField("uid", "the peer's uid").optional, EventField("pid", "the peer's pid").optional])
+        [EventField("command", .text, "the command's first word"), EventField("peer", Event.ControlPeer.eventType, "the bridge, or another process").optional,
+         EventField("uid", .orWord(.integer, "unknown"), "the peer's uid").optional, EventField("pid", .orWord(.integer, "unknown"), "the peer's pid").optional])
     public static let phoneControlRefused = EventKind(
         "phone.control_refused", "A control-socket command was refused to a peer.",
-        [EventField("command", "the command's first word"), EventField("peer", "bridge or other").optional,
-         EventField("uid", "the peer's uid").optional, EventField("pid", "the peer's pid").optional])
+        [EventField("command", .text, "the command's first word"), EventField("peer", Event.ControlPeer.eventType, "the bridge, or another process").optional,
+         EventField("uid", .orWord(.integer, "unknown"), "the peer's uid").optional, EventField("pid", .orWord(.integer, "unknown"), "the peer's pid").optional])
     public static let lockAppSuspended = EventKind(
         "lock.app_suspended", "The agent's application layer was suspended.")
     public static let phoneAppSuspended = EventKind(
         "phone.app_suspended", "The agent's application layer was suspended.")
     public static let lockAppResumed = EventKind(
         "lock.app_resumed", "The agent's application layer resumed.",
-        [EventField("delivered", "queued events delivered"), .lost])
+        [EventField("delivered", .integer, "queued events delivered"), .lost])
     public static let phoneAppResumed = EventKind(
         "phone.app_resumed", "The agent's application layer resumed.",
-        [EventField("delivered", "queued events delivered"), .lost])
+        [EventField("delivered", .integer, "queued events delivered"), .lost])
     public static let lockAppQueueOverflow = EventKind(
         "lock.app_queue_overflow", "An event arrived while suspended with the queue full: not delivered.",
-        [.event, EventField("capacity", "the queue's capacity"), .lost])
+        [.event, EventField("capacity", .integer, "the queue's capacity"), .lost])
     public static let phoneAppQueueOverflow = EventKind(
         "phone.app_queue_overflow", "An event arrived while suspended with the queue full: not delivered.",
-        [.event, EventField("capacity", "the queue's capacity"), .lost])
+        [.event, EventField("capacity", .integer, "the queue's capacity"), .lost])
     public static let lockAppWoken = EventKind(
         "lock.app_woken", "A transport event woke the suspended application.",
         [.event])
@@ -411,16 +413,16 @@ extension EventKind {
         [.event])
     public static let lockAppWakeHandled = EventKind(
         "lock.app_wake_handled", "A wake-up was handled.",
-        [.event, EventField("ms", "how long it took")])
+        [.event, EventField("ms", .milliseconds, "how long it took")])
     public static let phoneAppWakeHandled = EventKind(
         "phone.app_wake_handled", "A wake-up was handled.",
-        [.event, EventField("ms", "how long it took")])
+        [.event, EventField("ms", .milliseconds, "how long it took")])
     public static let lockAppWakeOverBudget = EventKind(
         "lock.app_wake_over_budget", "A wake-up took longer than its budget.",
-        [.event, EventField("ms", "how long it took"), EventField("budget_ms", "the budget")])
+        [.event, EventField("ms", .milliseconds, "how long it took"), EventField("budget_ms", .milliseconds, "the budget")])
     public static let phoneAppWakeOverBudget = EventKind(
         "phone.app_wake_over_budget", "A wake-up took longer than its budget.",
-        [.event, EventField("ms", "how long it took"), EventField("budget_ms", "the budget")])
+        [.event, EventField("ms", .milliseconds, "how long it took"), EventField("budget_ms", .milliseconds, "the budget")])
 
     /// Every event, in the order docs/EVENTS.md lists them.
     public static let all: [EventKind] = [
@@ -566,47 +568,49 @@ extension EventKind {
 }
 
 extension EventField {
-    static let central = EventField("central", "the link's central, as the transport names it")
-    static let centrals = EventField("centrals", "how many centrals")
-    static let code = EventField("code", "the six-digit comparison code both screens show")
-    static let cycle = EventField("cycle", "the presence cycle (one away-and-back) it belongs to")
-    static let detail = EventField("detail", "what was found and done")
-    static let door = EventField("door", "the door sensor's state")
-    static let error = EventField("error", "what went wrong, as the failing layer described it")
-    static let event = EventField("event", "the transport event concerned")
-    static let fingerprint = EventField("fingerprint", "the lock identity's fingerprint")
-    static let key = EventField("key", "the phone key the event concerns: its number (written key#N by some events)")
-    static let links = EventField("links", "how many links are up")
-    static let lock = EventField("lock", "the lock: its address or link identifier")
-    static let lost = EventField("lost", "events lost to a full queue so far")
-    static let mode = EventField("mode", "an operating mode (normal, noRemoteLockUnlock, passage)")
-    static let ms = EventField("ms", "a duration in milliseconds")
-    static let name = EventField("name", "a key's name, escaped for one line")
-    static let op = EventField("op", "the operation asked for (lock, unlock, arrivalUnlock, ...)")
-    static let presence = EventField("presence", "the presence state (unknown, home, leaving, away, nearby)")
-    static let priority = EventField("priority", "the SCHED_FIFO priority")
-    static let reason = EventField("reason", "why, in a word or a phrase")
-    static let role = EventField("role", "the key's role (admin, user)")
-    static let seconds = EventField("seconds", "a duration in whole seconds")
-    static let sequence = EventField("sequence", "the audit-log sequence number")
-    static let source = EventField("source", "how the request came in")
-    static let state = EventField("state", "a state (lock state, or the radio's power state)")
-    static let store = EventField("store", "the store's file")
-    static let subscribed = EventField("subscribed", "whether the status characteristic is subscribed (or how many centrals are)")
-    static let why = EventField("why", "why, in a phrase")
+    static let central = EventField("central", .text, "the link's central, as the transport names it")
+    static let centrals = EventField("centrals", .integer, "how many centrals")
+    static let code = EventField("code", .text, "the six-digit comparison code both screens show")
+    static let cycle = EventField("cycle", .integer, "the presence cycle (one away-and-back) it belongs to")
+    static let detail = EventField("detail", .text, "what was found and done")
+    static let door = EventField("door", Event.DoorState.eventType, "the door sensor's state")
+    static let error = EventField("error", .text, "what went wrong, as the failing layer described it")
+    static let event = EventField("event", .text, "the transport event concerned")
+    static let fingerprint = EventField("fingerprint", .text, "the lock identity's fingerprint")
+    static let key = EventField("key", .integer, "the phone key the event concerns: its number")
+    static let links = EventField("links", .integer, "how many links are up")
+    static let lock = EventField("lock", .text, "the lock: its address or link identifier")
+    static let lost = EventField("lost", .integer, "events lost to a full queue so far")
+    static let mode = EventField("mode", Event.OperatingMode.eventType, "an operating mode")
+    static let ms = EventField("ms", .milliseconds, "a duration in milliseconds")
+    static let name = EventField("name", .text, "a key's name, escaped for one line")
+    static let op = EventField("op", Event.Operation.eventType, "the operation asked for")
+    static let presence = EventField("presence", Event.Presence.eventType, "the presence state")
+    static let priority = EventField("priority", .integer, "the SCHED_FIFO priority")
+    static let reason = EventField("reason", .text, "why, in a word or a phrase")
+    static let role = EventField("role", Event.KeyRole.eventType, "the key's role")
+    static let seconds = EventField("seconds", .seconds, "a duration in whole seconds")
+    static let sequence = EventField("sequence", .integer, "the audit-log sequence number")
+    static let source = EventField("source", .text, "how the request came in")
+    static let state = EventField("state", Event.LockState.eventType, "the lock state")
+    static let radioState = EventField("state", Event.RadioState.eventType, "the radio's power state")
+    static let store = EventField("store", .text, "the store's file")
+    static let subscribed = EventField("subscribed", .integer, "how many centrals subscribed to the status characteristic")
+    static let subscribedOrNot = EventField("subscribed", .boolean, "whether the status characteristic is subscribed")
+    static let why = EventField("why", .text, "why, in a phrase")
 }
 
 // One constructor per event: its fields are its parameters, so an emit site cannot misspell or
 // reorder a field, and an optional field (`String?`) is left out of the line when nil.
 extension Event {
-    public static func lockStarted(state: String, door: String) -> Event {
+    public static func lockStarted(state: LockState, door: DoorState) -> Event {
         Event(.lockStarted, state, door)
     }
 
     public static var lockStopping: Event { Event(.lockStopping) }
 
-    public static func lockRecovering(decision: String, operation: String) -> Event {
-        Event(.lockRecovering, decision, operation)
+    public static func lockRecovering(decision: UInt64, operation: Operation) -> Event {
+        Event(.lockRecovering, Numbered("decision#", decision), operation)
     }
 
     public static var lockJournalCaughtUp: Event { Event(.lockJournalCaughtUp) }
@@ -615,7 +619,7 @@ extension Event {
         Event(.lockFault, fault)
     }
 
-    public static func lockRestored(services: String, centrals: String, subscribed: String, advertising: String) -> Event {
+    public static func lockRestored(services: Int, centrals: Int, subscribed: Int, advertising: Bool) -> Event {
         Event(.lockRestored, services, centrals, subscribed, advertising)
     }
 
@@ -623,7 +627,7 @@ extension Event {
         Event(.lockRestorationFailed, error)
     }
 
-    public static func lockServiceChanged(range: String, indicated: String, centrals: String) -> Event {
+    public static func lockServiceChanged(range: String, indicated: Int, centrals: Int) -> Event {
         Event(.lockServiceChanged, range, indicated, centrals)
     }
 
@@ -659,11 +663,11 @@ extension Event {
         Event(.lockGpioLibrary, library)
     }
 
-    public static func lockRealtime(policy: String, priority: String, rtprioLimit: String) -> Event {
+    public static func lockRealtime(policy: String, priority: Int, rtprioLimit: String) -> Event {
         Event(.lockRealtime, policy, priority, rtprioLimit)
     }
 
-    public static func lockRealtimeRefused(priority: String, error: String, hint: String) -> Event {
+    public static func lockRealtimeRefused(priority: Int, error: String, hint: String) -> Event {
         Event(.lockRealtimeRefused, priority, error, hint)
     }
 
@@ -675,11 +679,11 @@ extension Event {
         Event(.lockLogFailed, error)
     }
 
-    public static func lockEvent(kind: String, state: String, door: String, key: String? = nil) -> Event {
+    public static func lockEvent(kind: String, state: LockState, door: DoorState, key: UInt32? = nil) -> Event {
         Event(.lockEvent, kind, state, door, key)
     }
 
-    public static func lockRadio(state: String) -> Event {
+    public static func lockRadio(state: RadioState) -> Event {
         Event(.lockRadio, state)
     }
 
@@ -687,11 +691,11 @@ extension Event {
         Event(.lockAdvertising, error)
     }
 
-    public static func lockAdvertisingPaused(links: String) -> Event {
+    public static func lockAdvertisingPaused(links: Int) -> Event {
         Event(.lockAdvertisingPaused, links)
     }
 
-    public static func lockAdvertisingResumed(links: String) -> Event {
+    public static func lockAdvertisingResumed(links: Int) -> Event {
         Event(.lockAdvertisingResumed, links)
     }
 
@@ -707,15 +711,15 @@ extension Event {
         Event(.lockLinkDropped, central, reason)
     }
 
-    public static func lockSessionOpened(central: String, key: String) -> Event {
+    public static func lockSessionOpened(central: String, key: UInt32) -> Event {
         Event(.lockSessionOpened, central, key)
     }
 
-    public static func lockSessionNotKept(central: String, key: String, error: String) -> Event {
+    public static func lockSessionNotKept(central: String, key: UInt32, error: String) -> Event {
         Event(.lockSessionNotKept, central, key, error)
     }
 
-    public static func lockSessionRestored(central: String, key: String, sequence: String) -> Event {
+    public static func lockSessionRestored(central: String, key: UInt32, sequence: UInt32) -> Event {
         Event(.lockSessionRestored, central, key, sequence)
     }
 
@@ -723,11 +727,11 @@ extension Event {
         Event(.lockSessionNotRestored, central, reason)
     }
 
-    public static func lockBindingRestored(key: String, central: String) -> Event {
+    public static func lockBindingRestored(key: UInt32, central: String) -> Event {
         Event(.lockBindingRestored, key, central)
     }
 
-    public static func lockBindingNotRestored(key: String, central: String, reason: String) -> Event {
+    public static func lockBindingNotRestored(key: UInt32, central: String, reason: String) -> Event {
         Event(.lockBindingNotRestored, key, central, reason)
     }
 
@@ -739,14 +743,14 @@ extension Event {
         Event(.lockReadRefused, central, reason)
     }
 
-    public static func lockCommandRejected(central: String, reason: String) -> Event {
+    public static func lockCommandRejected(central: String, reason: CommandRejection) -> Event {
         Event(.lockCommandRejected, central, reason)
     }
 
     public static func lockCommandRefused(
-        key: String,
-        op: String? = nil,
-        mode: String? = nil,
+        key: UInt32,
+        op: Operation? = nil,
+        mode: OperatingMode? = nil,
         source: String? = nil,
         reason: String? = nil,
         error: String? = nil
@@ -755,122 +759,123 @@ extension Event {
     }
 
     public static func lockCommandAccepted(
-        key: String,
-        op: String,
-        counter: String? = nil,
+        key: UInt32,
+        op: Operation,
+        counter: UInt64? = nil,
         source: String? = nil,
-        actuatorMs: String? = nil,
-        decision: String? = nil,
-        durableMs: String? = nil
+        actuatorMs: Duration? = nil,
+        decision: DecisionNumber? = nil,
+        durableMs: Duration? = nil
     ) -> Event {
-        Event(.lockCommandAccepted, key, op, counter, source, actuatorMs, decision, durableMs)
+        Event(.lockCommandAccepted, key, op, counter, source, actuatorMs.map(Milliseconds.init), decision, durableMs.map(Milliseconds.init))
     }
 
-    public static func lockCounterWriteFailed(key: String, error: String, held: String) -> Event {
+    public static func lockCounterWriteFailed(key: UInt32, error: String, held: String) -> Event {
         Event(.lockCounterWriteFailed, key, error, held)
     }
 
-    public static func lockPhonePresent(key: String, central: String) -> Event {
+    public static func lockPhonePresent(key: UInt32, central: String) -> Event {
         Event(.lockPhonePresent, key, central)
     }
 
-    public static func lockDeparture(key: String) -> Event {
+    public static func lockDeparture(key: UInt32) -> Event {
         Event(.lockDeparture, key)
     }
 
-    public static func lockDepartureCancelled(key: String) -> Event {
+    public static func lockDepartureCancelled(key: UInt32) -> Event {
         Event(.lockDepartureCancelled, key)
     }
 
-    public static func lockDepartureCreditSpent(key: String, op: String) -> Event {
+    public static func lockDepartureCreditSpent(key: UInt32, op: Operation) -> Event {
         Event(.lockDepartureCreditSpent, key, op)
     }
 
-    public static func lockDepartureCreditClock(key: String, op: String, seconds: String) -> Event {
-        Event(.lockDepartureCreditClock, key, op, seconds)
+    public static func lockDepartureCreditClock(key: UInt32, op: Operation, seconds: Duration) -> Event {
+        Event(.lockDepartureCreditClock, key, op, WholeSeconds(seconds))
     }
 
-    public static func lockArrivalTiming(key: String, challengeToCommandMs: String, intervalMs: String) -> Event {
-        Event(.lockArrivalTiming, key, challengeToCommandMs, intervalMs)
+    /// `intervalMs` nil: the link's interval is not known (`unknown`).
+    public static func lockArrivalTiming(key: UInt32, challengeToCommandMs: Duration, intervalMs: Duration?) -> Event {
+        Event(.lockArrivalTiming, key, Milliseconds(challengeToCommandMs), OrWord(intervalMs.map(Milliseconds.init), else: "unknown"))
     }
 
-    public static func lockArrivalRefused(key: String, reason: String) -> Event {
+    public static func lockArrivalRefused(key: UInt32, reason: ArrivalRefusal) -> Event {
         Event(.lockArrivalRefused, key, reason)
     }
 
-    public static func lockArrivalRelock(key: String, seconds: String) -> Event {
-        Event(.lockArrivalRelock, key, seconds)
+    public static func lockArrivalRelock(key: UInt32, seconds: Duration) -> Event {
+        Event(.lockArrivalRelock, key, WholeSeconds(seconds))
     }
 
-    public static func lockSuspectedRelay(key: String, reason: String) -> Event {
+    public static func lockSuspectedRelay(key: UInt32, reason: String) -> Event {
         Event(.lockSuspectedRelay, key, reason)
     }
 
-    public static func lockAuditPaced(source: String, leftOut: String, logged: String) -> Event {
+    public static func lockAuditPaced(source: String, leftOut: Int, logged: Bool) -> Event {
         Event(.lockAuditPaced, source, leftOut, logged)
     }
 
-    public static func lockLockout(principal: String, level: String, seconds: String, key: String? = nil) -> Event {
-        Event(.lockLockout, principal, level, seconds, key)
+    public static func lockLockout(principal: String, level: UInt32, seconds: Duration, key: UInt32? = nil) -> Event {
+        Event(.lockLockout, principal, level, WholeSeconds(seconds), key)
     }
 
-    public static func lockBridgeWrongCode(key: String) -> Event {
+    public static func lockBridgeWrongCode(key: UInt32) -> Event {
         Event(.lockBridgeWrongCode, key)
     }
 
-    public static func lockOperatingMode(key: String, mode: String) -> Event {
+    public static func lockOperatingMode(key: UInt32, mode: OperatingMode) -> Event {
         Event(.lockOperatingMode, key, mode)
     }
 
-    public static func lockOperatingModeRestored(mode: String) -> Event {
+    public static func lockOperatingModeRestored(mode: OperatingMode) -> Event {
         Event(.lockOperatingModeRestored, mode)
     }
 
-    public static func lockOperatingModeNotRestored(stored: String, mode: String) -> Event {
+    public static func lockOperatingModeNotRestored(stored: OperatingMode, mode: OperatingMode) -> Event {
         Event(.lockOperatingModeNotRestored, stored, mode)
     }
 
-    public static func lockPairingOpen(seconds: String, role: String, fingerprint: String) -> Event {
-        Event(.lockPairingOpen, seconds, role, fingerprint)
+    public static func lockPairingOpen(seconds: Duration, role: KeyRole, fingerprint: String) -> Event {
+        Event(.lockPairingOpen, WholeSeconds(seconds), role, fingerprint)
     }
 
-    public static func lockPairingPending(key: String, name: String, code: String) -> Event {
+    public static func lockPairingPending(key: UInt32, name: String, code: String) -> Event {
         Event(.lockPairingPending, key, name, code)
     }
 
-    public static func lockKeyPaired(key: String, name: String, role: String, arrival: String, code: String) -> Event {
+    public static func lockKeyPaired(key: UInt32, name: String, role: KeyRole, arrival: Bool, code: String) -> Event {
         Event(.lockKeyPaired, key, name, role, arrival, code)
     }
 
-    public static func lockPairingNotEnrolled(key: String, name: String, reason: String) -> Event {
+    public static func lockPairingNotEnrolled(key: UInt32, name: String, reason: NotEnrolledReason) -> Event {
         Event(.lockPairingNotEnrolled, key, name, reason)
     }
 
-    public static func lockPairingRefused(central: String, reason: String, refusedTotal: String) -> Event {
+    public static func lockPairingRefused(central: String, reason: String, refusedTotal: Int) -> Event {
         Event(.lockPairingRefused, central, reason, refusedTotal)
     }
 
     public static var lockPairingClosed: Event { Event(.lockPairingClosed) }
 
-    public static func lockKeyEnded(key: String, links: String) -> Event {
+    public static func lockKeyEnded(key: UInt32, links: Int) -> Event {
         Event(.lockKeyEnded, key, links)
     }
 
-    public static func lockLogRefused(central: String, key: String? = nil, reason: String) -> Event {
+    public static func lockLogRefused(central: String, key: UInt32? = nil, reason: String) -> Event {
         Event(.lockLogRefused, central, key, reason)
     }
 
-    public static func lockLogTransfer(central: String, events: String) -> Event {
+    public static func lockLogTransfer(central: String, events: Int) -> Event {
         Event(.lockLogTransfer, central, events)
     }
 
-    public static func phoneStarted(presence: String, cycle: String) -> Event {
+    public static func phoneStarted(presence: Presence, cycle: UInt64) -> Event {
         Event(.phoneStarted, presence, cycle)
     }
 
     public static var phoneStopping: Event { Event(.phoneStopping) }
 
-    public static func phoneRestored(lock: String, cachedCharacteristics: String, subscribed: String) -> Event {
+    public static func phoneRestored(lock: LinkState, cachedCharacteristics: Int, subscribed: Bool) -> Event {
         Event(.phoneRestored, lock, cachedCharacteristics, subscribed)
     }
 
@@ -890,7 +895,7 @@ extension Event {
         Event(.phonePersistFailed, error)
     }
 
-    public static func phoneRadio(state: String) -> Event {
+    public static func phoneRadio(state: RadioState) -> Event {
         Event(.phoneRadio, state)
     }
 
@@ -916,12 +921,12 @@ extension Event {
 
     public static var phoneLinkVerified: Event { Event(.phoneLinkVerified) }
 
-    public static func phoneLinkInterval(ms: String, why: String) -> Event {
-        Event(.phoneLinkInterval, ms, why)
+    public static func phoneLinkInterval(ms: Duration, why: IntervalReason) -> Event {
+        Event(.phoneLinkInterval, Milliseconds(ms), why)
     }
 
-    public static func phoneLinkIntervalUnsupported(ms: String) -> Event {
-        Event(.phoneLinkIntervalUnsupported, ms)
+    public static func phoneLinkIntervalUnsupported(ms: Duration) -> Event {
+        Event(.phoneLinkIntervalUnsupported, Milliseconds(ms))
     }
 
     public static func phoneGattFailed(step: String, error: String) -> Event {
@@ -930,7 +935,7 @@ extension Event {
 
     public static var phoneSubscribed: Event { Event(.phoneSubscribed) }
 
-    public static func phoneGattReady(mtu: String) -> Event {
+    public static func phoneGattReady(mtu: Int) -> Event {
         Event(.phoneGattReady, mtu)
     }
 
@@ -938,7 +943,7 @@ extension Event {
         Event(.phoneCacheStale, error)
     }
 
-    public static func phoneServicesChanged(invalidated: String) -> Event {
+    public static func phoneServicesChanged(invalidated: Int) -> Event {
         Event(.phoneServicesChanged, invalidated)
     }
 
@@ -950,47 +955,47 @@ extension Event {
         Event(.phonePresentFailed, error)
     }
 
-    public static func phoneLockStatus(lockState: String, doorState: String) -> Event {
+    public static func phoneLockStatus(lockState: UInt8, doorState: UInt8) -> Event {
         Event(.phoneLockStatus, lockState, doorState)
     }
 
-    public static func phoneReplyUnreadable(kind: String, session: String) -> Event {
+    public static func phoneReplyUnreadable(kind: String, session: SessionAtReply) -> Event {
         Event(.phoneReplyUnreadable, kind, session)
     }
 
     public static var phoneBoltReportTimeout: Event { Event(.phoneBoltReportTimeout) }
 
-    public static func phoneCommandWaitsForLink(op: String) -> Event {
+    public static func phoneCommandWaitsForLink(op: Operation) -> Event {
         Event(.phoneCommandWaitsForLink, op)
     }
 
-    public static func phoneCommandStarted(op: String, challenge: String? = nil) -> Event {
+    public static func phoneCommandStarted(op: Operation, challenge: ChallengeAtHand? = nil) -> Event {
         Event(.phoneCommandStarted, op, challenge)
     }
 
-    public static func phoneCommandSent(op: String, counter: String) -> Event {
+    public static func phoneCommandSent(op: Operation, counter: UInt64) -> Event {
         Event(.phoneCommandSent, op, counter)
     }
 
-    public static func phoneCommandOk(op: String, ms: String) -> Event {
-        Event(.phoneCommandOk, op, ms)
+    public static func phoneCommandOk(op: Operation, ms: Duration) -> Event {
+        Event(.phoneCommandOk, op, Milliseconds(ms))
     }
 
-    public static func phoneCommandRefused(op: String, reason: String) -> Event {
+    public static func phoneCommandRefused(op: Operation, reason: CommandRejection) -> Event {
         Event(.phoneCommandRefused, op, reason)
     }
 
-    public static func phoneCommandTimeout(op: String) -> Event {
+    public static func phoneCommandTimeout(op: Operation) -> Event {
         Event(.phoneCommandTimeout, op)
     }
 
     public static var phoneSetupTimeout: Event { Event(.phoneSetupTimeout) }
 
-    public static func phoneHeldChallengeExpired(op: String) -> Event {
+    public static func phoneHeldChallengeExpired(op: Operation) -> Event {
         Event(.phoneHeldChallengeExpired, op)
     }
 
-    public static func phoneHeldChallengeRefused(op: String) -> Event {
+    public static func phoneHeldChallengeRefused(op: Operation) -> Event {
         Event(.phoneHeldChallengeRefused, op)
     }
 
@@ -1002,54 +1007,54 @@ extension Event {
         Event(.phoneKeyRevoked, lock)
     }
 
-    public static func phoneAskingAgain(op: String) -> Event {
+    public static func phoneAskingAgain(op: Operation) -> Event {
         Event(.phoneAskingAgain, op)
     }
 
-    public static func phoneLogFetchTimeout(received: String) -> Event {
+    public static func phoneLogFetchTimeout(received: Int) -> Event {
         Event(.phoneLogFetchTimeout, received)
     }
 
-    public static func phoneAway(cycle: String) -> Event {
+    public static func phoneAway(cycle: UInt64) -> Event {
         Event(.phoneAway, cycle)
     }
 
-    public static func phoneHome(cycle: String, unlocked: String) -> Event {
+    public static func phoneHome(cycle: UInt64, unlocked: Bool) -> Event {
         Event(.phoneHome, cycle, unlocked)
     }
 
-    public static func phoneHomeWithoutArrival(cycle: String, nearbySeconds: String) -> Event {
-        Event(.phoneHomeWithoutArrival, cycle, nearbySeconds)
+    public static func phoneHomeWithoutArrival(cycle: UInt64, nearbySeconds: Duration) -> Event {
+        Event(.phoneHomeWithoutArrival, cycle, WholeSeconds(nearbySeconds))
     }
 
-    public static func phonePresence(from: String, to: String) -> Event {
+    public static func phonePresence(from: Presence, to: Presence) -> Event {
         Event(.phonePresence, from, to)
     }
 
-    public static func phoneArrivalIntent(presence: String) -> Event {
+    public static func phoneArrivalIntent(presence: Presence) -> Event {
         Event(.phoneArrivalIntent, presence)
     }
 
     public static var phoneArrivalIntentExpired: Event { Event(.phoneArrivalIntentExpired) }
 
-    public static func phoneArrivalRequest(cycle: String) -> Event {
+    public static func phoneArrivalRequest(cycle: UInt64) -> Event {
         Event(.phoneArrivalRequest, cycle)
     }
 
-    public static func phoneArrivalBusy(cycle: String) -> Event {
+    public static func phoneArrivalBusy(cycle: UInt64) -> Event {
         Event(.phoneArrivalBusy, cycle)
     }
 
-    public static func phoneArrivalRefused(cycle: String, reason: String) -> Event {
+    public static func phoneArrivalRefused(cycle: UInt64, reason: String) -> Event {
         Event(.phoneArrivalRefused, cycle, reason)
     }
 
-    public static func phoneArrivalRetry(cycle: String, reason: String) -> Event {
+    public static func phoneArrivalRetry(cycle: UInt64, reason: String) -> Event {
         Event(.phoneArrivalRetry, cycle, reason)
     }
 
-    public static func pairScanning(seconds: String) -> Event {
-        Event(.pairScanning, seconds)
+    public static func pairScanning(seconds: Duration) -> Event {
+        Event(.pairScanning, WholeSeconds(seconds))
     }
 
     public static func pairFound(lock: String, name: String, fingerprint: String) -> Event {
@@ -1068,7 +1073,7 @@ extension Event {
         Event(.pairRequestSent, name)
     }
 
-    public static func pairPaired(key: String, role: String, code: String, lockFingerprint: String) -> Event {
+    public static func pairPaired(key: UInt32, role: KeyRole, code: String, lockFingerprint: String) -> Event {
         Event(.pairPaired, key, role, code, lockFingerprint)
     }
 
@@ -1084,31 +1089,33 @@ extension Event {
         _ role: AgentRole,
         request: String,
         reason: String,
-        attempt: String,
-        retryIn: String
+        attempt: Int,
+        retryIn: Duration
     ) -> Event {
-        Event(role == .lock ? .lockTransportRefused : .phoneTransportRefused, request, reason, attempt, retryIn)
+        Event(role == .lock ? .lockTransportRefused : .phoneTransportRefused, request, reason, attempt, SwiftDuration(retryIn))
     }
 
     public static func controlRefused(
         _ role: AgentRole,
         command: String,
-        peer: String? = nil,
-        uid: String? = nil,
-        pid: String? = nil
+        peer: ControlPeer? = nil,
+        uid: UInt32? = nil,
+        pid: Int32? = nil
     ) -> Event {
-        Event(role == .lock ? .lockControlRefused : .phoneControlRefused, command, peer, uid, pid)
+        // A peer's uid and pid are printed with it (`unknown` when the kernel did not say), never without it.
+        Event(role == .lock ? .lockControlRefused : .phoneControlRefused, command, peer,
+              peer.map { _ in OrWord(uid, else: "unknown") }, peer.map { _ in OrWord(pid, else: "unknown") })
     }
 
     public static func appSuspended(_ role: AgentRole) -> Event {
         Event(role == .lock ? .lockAppSuspended : .phoneAppSuspended)
     }
 
-    public static func appResumed(_ role: AgentRole, delivered: String, lost: String) -> Event {
+    public static func appResumed(_ role: AgentRole, delivered: Int, lost: Int) -> Event {
         Event(role == .lock ? .lockAppResumed : .phoneAppResumed, delivered, lost)
     }
 
-    public static func appQueueOverflow(_ role: AgentRole, event: String, capacity: String, lost: String) -> Event {
+    public static func appQueueOverflow(_ role: AgentRole, event: String, capacity: Int, lost: Int) -> Event {
         Event(role == .lock ? .lockAppQueueOverflow : .phoneAppQueueOverflow, event, capacity, lost)
     }
 
@@ -1116,11 +1123,11 @@ extension Event {
         Event(role == .lock ? .lockAppWoken : .phoneAppWoken, event)
     }
 
-    public static func appWakeHandled(_ role: AgentRole, event: String, ms: String) -> Event {
-        Event(role == .lock ? .lockAppWakeHandled : .phoneAppWakeHandled, event, ms)
+    public static func appWakeHandled(_ role: AgentRole, event: String, ms: Duration) -> Event {
+        Event(role == .lock ? .lockAppWakeHandled : .phoneAppWakeHandled, event, Milliseconds(ms))
     }
 
-    public static func appWakeOverBudget(_ role: AgentRole, event: String, ms: String, budgetMs: String) -> Event {
-        Event(role == .lock ? .lockAppWakeOverBudget : .phoneAppWakeOverBudget, event, ms, budgetMs)
+    public static func appWakeOverBudget(_ role: AgentRole, event: String, ms: Duration, budgetMs: Duration) -> Event {
+        Event(role == .lock ? .lockAppWakeOverBudget : .phoneAppWakeOverBudget, event, Milliseconds(ms), Milliseconds(budgetMs))
     }
 }

@@ -14,6 +14,9 @@ extension EventKind {
         event goes to the journal with `LATCHKEY_EVENT=<name>`, `KEY_ID=` for the key field and
         `LATCHKEY_<FIELD>=` for each other field (`journalctl -u latchkey-lock LATCHKEY_EVENT=lock.lockout`).
         Fields are printed in the order listed here; an optional field is left out when it has no value.
+        Each field's type is given in brackets: an integer prints in decimal, true or false as `true`
+        and `false`, seconds as whole seconds (`30`), milliseconds with a fraction (`12.5`), and a
+        field of a closed set prints one of the words listed.
         The names are a contract: a rename is recorded under "Renamed" below.
         docs/events.txt lists the names alone, one a line, for scripts.
 
@@ -25,7 +28,7 @@ extension EventKind {
             out += "\n## \(title)\n\n| event | meaning | fields |\n|---|---|---|\n"
             for kind in all where kind.name.hasPrefix(prefix + ".") {
                 let fields = kind.fields.map { f in
-                    "`\(f.key)`\(f.isOptional ? " (optional)" : ""): \(f.meaning)"
+                    "`\(f.key)` (\(f.type.documented)\(f.isOptional ? ", optional" : "")): \(f.meaning)"
                 }.joined(separator: "; ")
                 out += "| `\(kind.name)` | \(kind.meaning) | \(fields.isEmpty ? "none" : fields) |\n"
             }

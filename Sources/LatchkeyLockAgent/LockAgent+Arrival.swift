@@ -21,10 +21,10 @@ extension LockAgent {
         let elapsed = challengeReadAt.removeValue(forKey: central.linkID).map { received - $0 } ?? .zero
         let interval = central.connectionInterval
         // The figures of every arrival, accepted or not: what the bounds are chosen from.
-        emit(.lockArrivalTiming(key: "\(key)", challengeToCommandMs: "\(elapsed.milliseconds)",
-                                intervalMs: interval.map { "\($0.milliseconds)" } ?? "unknown"))
+        emit(.lockArrivalTiming(key: key, challengeToCommandMs: elapsed,
+                                intervalMs: interval))
         if let reason = policy.relaySuspicion(elapsed: elapsed, interval: interval) {
-            emit(.lockSuspectedRelay(key: "\(key)", reason: "\(reason)"))
+            emit(.lockSuspectedRelay(key: key, reason: "\(reason)"))
             lockEvent(securityEvent(.suspectedRelay(SuspectedRelayRecord(reason, who: KeyID(key), elapsed: elapsed,
                                                                          interval: interval))))
             return .suspectedRelay
@@ -44,12 +44,12 @@ extension LockAgent {
         switch operation {
         case .lock, .unlock, .unlockWithTimeout:
             departuresSeen[key] = nil
-            emit(.lockDepartureCreditSpent(key: "\(key)", op: "\(operation)"))
+            emit(.lockDepartureCreditSpent(key: key, op: .init(operation)))
         case .present, .setOperatingMode, .arrivalUnlock:
             guard clock == nil else { return }
             departuresSeen[key] = .some(time)
-            emit(.lockDepartureCreditClock(key: "\(key)", op: "\(operation)",
-                                           seconds: "\(configuration.arrivalPolicy.departureCreditAfterReturn.components.seconds)"))
+            emit(.lockDepartureCreditClock(key: key, op: .init(operation),
+                                           seconds: configuration.arrivalPolicy.departureCreditAfterReturn))
         }
     }
 
@@ -71,7 +71,7 @@ extension LockAgent {
             guard let self else { return }
             arrivalRelockTimer = nil
             guard controller.lockState != .locked, !controller.doorState.isOpen else { return }
-            emit(.lockArrivalRelock(key: "\(key)", seconds: "\(wait.components.seconds)"))
+            emit(.lockArrivalRelock(key: key, seconds: wait))
             controller.lockAutomatically(for: KeyID(key))
         }
     }

@@ -81,13 +81,13 @@ extension LockAgent {
             guard sessions[central.linkID]?.keyID == key else {
                 // Its phone's never-ending connect request re-links at once and proves its key
                 // with the `present` every link sends; anyone else using that address is gone.
-                emit(.lockBindingNotRestored(key: "\(key)", central: "\(central.identifier)",
+                emit(.lockBindingNotRestored(key: key, central: "\(central.identifier)",
                                              reason: "no kept session of that key on the link"))
                 drop(central, because: "a phone's address without its kept session: it re-links and proves its key")
                 continue
             }
             rebind(central, to: key)
-            emit(.lockBindingRestored(key: "\(key)", central: "\(central.identifier)"))
+            emit(.lockBindingRestored(key: key, central: "\(central.identifier)"))
         }
     }
 }

@@ -21,12 +21,12 @@ extension LockAgent {
         case .success(let e):
             engaged = e
         }
-        emit(.lockBridgeWrongCode(key: "\(keyID)"))
+        emit(.lockBridgeWrongCode(key: keyID))
         let record = LockOperationRecord(operation: .unlock, source: .proprietaryRemote, who: KeyID(keyID))
         lockEvent(securityEvent(.lockOperationError(record, .invalidCredential)))
         if let engaged {
-            emit(.lockLockout(principal: "\(engaged.principal)", level: "\(engaged.level)",
-                              seconds: "\(engaged.duration.components.seconds)", key: "\(keyID)"))
+            emit(.lockLockout(principal: "\(engaged.principal)", level: engaged.level,
+                              seconds: engaged.duration, key: keyID))
             lockEvent(securityEvent(.doorLockAlarm(.wrongCodeEntryLimit)))
         }
         return .success(engaged)

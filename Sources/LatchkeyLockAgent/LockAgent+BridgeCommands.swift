@@ -37,7 +37,7 @@ extension LockAgent {
             case .revoked: refusal = .keyNotAllowed(keyID, .revoked)
             case .notPermitted, .malformed: refusal = .keyNotAllowed(keyID, BridgeKeyRule.problem(verifier.keys.key(id: keyID)) ?? .admin)
             }
-            emit(.lockCommandRefused(key: "\(keyID)", op: "\(operation)", source: "bridge", reason: "\(refusal)"))
+            emit(.lockCommandRefused(key: keyID, op: .init(operation), source: "bridge", reason: "\(refusal)"))
             audit(denial)
             return .failure(refusal)
         case .success(let allowed):
@@ -45,14 +45,14 @@ extension LockAgent {
         }
         let decidedBefore = controller.lastRecordedDecision
         if let error = controller.submit(authorization) {
-            emit(.lockCommandRefused(key: "\(keyID)", op: "\(operation)", source: "bridge", error: "\(error)"))
+            emit(.lockCommandRefused(key: keyID, op: .init(operation), source: "bridge", error: "\(error)"))
             return .failure(.refused(error))
         }
         verifier.authority.succeeded(authorization)
         if controller.machine.isMoving { backgroundTasks.begin(Self.commandTask) }
         let decided = controller.lastRecordedDecision.flatMap { $0 != decidedBefore ? $0 : nil }
-        emit(.lockCommandAccepted(key: "\(keyID)", op: "\(operation)", source: "bridge",
-                                  decision: decided.map { "\($0.rawValue)" } ?? "none"))
+        emit(.lockCommandAccepted(key: keyID, op: .init(operation), source: "bridge",
+                                  decision: DecisionNumber(decided?.rawValue)))
         return .success(decided)
     }
 

@@ -18,7 +18,7 @@ extension LockAgent {
             _ = try central.keepLinkState(session.kept(sealingThrough: sequence))  // false: the link dies with us
             return true
         } catch {
-            emit(.lockSessionNotKept(central: "\(central.identifier)", key: "\(session.keyID)", error: "\(error)"))
+            emit(.lockSessionNotKept(central: "\(central.identifier)", key: session.keyID, error: "\(error)"))
             return false
         }
     }
@@ -38,8 +38,8 @@ extension LockAgent {
                 }
                 let session = try LinkSession(kept: kept, secret: key.secret)
                 sessions[central.linkID] = session
-                emit(.lockSessionRestored(central: "\(central.identifier)", key: "\(keyID)",
-                                          sequence: "\(session.sequence)"))
+                emit(.lockSessionRestored(central: "\(central.identifier)", key: keyID,
+                                          sequence: session.sequence))
             } catch {
                 notRestored(central, because: "the kept session is \(error)")
             }

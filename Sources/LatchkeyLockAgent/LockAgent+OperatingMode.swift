@@ -28,7 +28,7 @@ extension LockAgent {
         let mode = OperatingModeRestoration.modeAtStart(stored: stored)
         controller.setOperatingMode(mode, source: .auto)
         guard let stored, stored != mode else {
-            if mode != .normal { emit(.lockOperatingModeRestored(mode: "\(mode)")) }
+            if mode != .normal { emit(.lockOperatingModeRestored(mode: .init(mode))) }
             return nil
         }
         // The store follows, so the next start does not report it again.
@@ -39,7 +39,7 @@ extension LockAgent {
     /// The mode the lock did not come back in is an OperatingModeChange by the lock itself.
     func logOperatingModeDemotion(from stored: OperatingMode) {
         let mode = controller.operatingMode
-        emit(.lockOperatingModeNotRestored(stored: "\(stored)", mode: "\(mode)"))
+        emit(.lockOperatingModeNotRestored(stored: .init(stored), mode: .init(mode)))
         lockEvent(securityEvent(.operatingModeChange(OperatingModeChangeRecord(mode, previous: stored, source: .auto))))
     }
 }

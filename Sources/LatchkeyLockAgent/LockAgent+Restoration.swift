@@ -23,9 +23,9 @@ extension LockAgent {
             armUnauthenticatedTimer(for: central)
         }
         if !keysInUse.isEmpty { keyWatch.linkBound() }
-        emit(.lockRestored(services: "\(state.services.count)", centrals: "\(state.centrals.count)",
-                           subscribed: "\(stateCharacteristic?.subscribedCentrals.count ?? 0)",
-                           advertising: "\(state.advertisement != nil)"))
+        emit(.lockRestored(services: state.services.count, centrals: state.centrals.count,
+                           subscribed: stateCharacteristic?.subscribedCentrals.count ?? 0,
+                           advertising: state.advertisement != nil))
         // The lock may have moved (or resolved an interrupted decision) before the service
         // was back: tell the phones that stayed subscribed where it stands now.
         loop.execute { [weak self] in self?.publishStatus() }
@@ -42,8 +42,8 @@ extension LockAgent {
     public func peripheralManager(_ pm: PeripheralManager, didChangeServicesIn range: ClosedRange<UInt16>,
                                   centrals: [Central]) {
         emit(.lockServiceChanged(range: "\(range.lowerBound)-\(range.upperBound)",
-                                 indicated: "\(centrals.filter(\.wantsServiceChanged).count)",
-                                 centrals: "\(centrals.count)"))
+                                 indicated: centrals.filter(\.wantsServiceChanged).count,
+                                 centrals: centrals.count))
     }
 
     public func peripheralManager(_ pm: PeripheralManager, didFailToPreserveState error: any Error) {

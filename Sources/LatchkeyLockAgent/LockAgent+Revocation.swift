@@ -28,6 +28,6 @@ extension LockAgent {
         departuresSeen[key] = nil
         addressOfKey[key] = nil
         forgetBindings(of: key)
-        if links > 0 { emit(.lockKeyEnded(key: "\(key)", links: "\(links)")) }
+        if links > 0 { emit(.lockKeyEnded(key: key, links: links)) }
     }
 }

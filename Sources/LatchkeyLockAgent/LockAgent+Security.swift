@@ -54,7 +54,7 @@ extension LockAgent {
         let (admitted, leftOut) = auditPacer.admit(source, at: loop.now)
         if !admitted || leftOut > 0 {
             let who = if case .revokedKey(let k) = source { "revoked key \(k)" } else { "strangers" }
-            emit(.lockAuditPaced(source: who, leftOut: "\(leftOut)", logged: "\(admitted)"))
+            emit(.lockAuditPaced(source: who, leftOut: leftOut, logged: admitted))
         }
         return admitted
     }
@@ -68,9 +68,9 @@ extension LockAgent {
         lockEvent(securityEvent(.lockOperationError(record, error)))
         for e in engaged {
             // A key's own lockout names the key: journald's KEY_ID= (`AgentEvent.journaldEntry`).
-            var key: String?
-            if case .key(let id) = e.principal { key = "\(id)" }
-            emit(.lockLockout(principal: "\(e.principal)", level: "\(e.level)", seconds: "\(e.duration.components.seconds)",
+            var key: UInt32?
+            if case .key(let id) = e.principal { key = id }
+            emit(.lockLockout(principal: "\(e.principal)", level: e.level, seconds: e.duration,
                               key: key))
             lockEvent(securityEvent(.doorLockAlarm(.wrongCodeEntryLimit)))
         }
@@ -104,12 +104,12 @@ extension LockAgent {
         let key = authorized.keyID
         guard let raw, let mode = OperatingMode(rawValue: raw) else { return .malformed }
         guard controller.machine.acceptsOperatingMode(mode) else {
-            emit(.lockCommandRefused(key: "\(key)", op: "set-operating-mode", mode: "\(mode)"))
+            emit(.lockCommandRefused(key: key, op: .setOperatingMode, mode: .init(mode)))
             return .refusedByPolicy
         }
         if mode != controller.operatingMode, let failed = persistOperatingMode(mode) { return failed }
         controller.setOperatingMode(mode, authorized: authorized)
-        emit(.lockOperatingMode(key: "\(key)", mode: "\(mode)"))
+        emit(.lockOperatingMode(key: key, mode: .init(mode)))
         publishStatus()
         return nil
     }
@@ -127,7 +127,7 @@ extension LockAgent {
                                   done: @escaping (PairingOutcome) -> Void) -> Bool {
         guard let pairing else { return false }
         let opened = pairing.open(for: duration, offer: offer, asked: { [weak self] pending in
-            self?.emit(.lockPairingPending(key: "\(pending.key.id)", name: PairingName.escaped(pending.key.name),
+            self?.emit(.lockPairingPending(key: pending.key.id, name: PairingName.escaped(pending.key.name),
                                            code: pending.comparisonCode))
             self?.advertise()
             asked(pending)
@@ -139,7 +139,7 @@ extension LockAgent {
             done(outcome)
         })
         if opened {
-            emit(.lockPairingOpen(seconds: "\(duration.components.seconds)", role: offer.role.rawValue,
+            emit(.lockPairingOpen(seconds: duration, role: .init(offer.role),
                                   fingerprint: pairing.identity.fingerprint))
             advertise()
         }
@@ -150,8 +150,8 @@ extension LockAgent {
         switch outcome {
         case .paired(let key, let code):
             lockEvent(securityEvent(.lockUserChange(KeyChangeRecord(.add, source: .remote, key: KeyID(key.id)))))
-            emit(.lockKeyPaired(key: "\(key.id)", name: PairingName.escaped(key.name), role: key.role.rawValue,
-                                arrival: "\(key.mayRequestArrivalUnlock)", code: code))
+            emit(.lockKeyPaired(key: key.id, name: PairingName.escaped(key.name), role: .init(key.role),
+                                arrival: key.mayRequestArrivalUnlock, code: code))
         case .notEnrolled(let pending, let reason):
             // The link that asked holds no key after all: a stranger's again, timed like one.
             for (link, key) in pairingLinks where key == pending.key.id {
@@ -161,8 +161,8 @@ extension LockAgent {
             // The key never existed for the verifier; the attempt is in the audit log all the same.
             let record = LockOperationRecord(operation: nil, source: .remote, who: KeyID(pending.key.id))
             lockEvent(securityEvent(.lockOperationError(record, .pairingNotConfirmed)))
-            emit(.lockPairingNotEnrolled(key: "\(pending.key.id)", name: PairingName.escaped(pending.key.name),
-                                         reason: reason.rawValue))
+            emit(.lockPairingNotEnrolled(key: pending.key.id, name: PairingName.escaped(pending.key.name),
+                                         reason: .init(reason)))
         case .closedUnused:
             emit(.lockPairingClosed)
         }
@@ -211,7 +211,7 @@ extension LockAgent {
         switch pairing.handleRequest(bytes, on: central.linkID) {
         case .failure(let why):
             emit(.lockPairingRefused(central: "\(central.identifier)", reason: "\(why)",
-                                     refusedTotal: "\(pairing.counts.refused)"))
+                                     refusedTotal: pairing.counts.refused))
             return why
         case .success(let pending):
             // Its key waits for the owner's word: the link may stay that long, and the phone

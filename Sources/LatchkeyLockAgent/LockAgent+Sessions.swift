@@ -63,7 +63,7 @@ extension LockAgent {
         linkAuthenticated(central)
         keyWatch.linkBound()
         if fresh {
-            emit(.lockSessionOpened(central: "\(central.identifier)", key: "\(session.keyID)"))
+            emit(.lockSessionOpened(central: "\(central.identifier)", key: session.keyID))
             endOlderLinks(of: session.keyID, keeping: central)
         }
         // A phone that subscribed before it proved its key hears where the lock stands now.
@@ -111,10 +111,10 @@ extension LockAgent {
         guard peripheral.state == .poweredOn, service != nil else { return }
         let full = peripheral.centrals.count >= configuration.maximumLinks
         if full, peripheral.advertisement != nil {
-            emit(.lockAdvertisingPaused(links: "\(peripheral.centrals.count)"))
+            emit(.lockAdvertisingPaused(links: peripheral.centrals.count))
             peripheral.stopAdvertising()
         } else if !full, peripheral.advertisement == nil {
-            emit(.lockAdvertisingResumed(links: "\(peripheral.centrals.count)"))
+            emit(.lockAdvertisingResumed(links: peripheral.centrals.count))
             peripheral.startAdvertising(advertisement)
         }
     }

@@ -170,12 +170,12 @@ public final class LockAgent: PeripheralManagerDelegate {
     /// Reads the sensors and reconciles with the interrupted decision (if any), then publishes.
     public func start(recovered: LockDecision?) {
         if let recovered {
-            emit(.lockRecovering(decision: "\(recovered.id)", operation: "\(recovered.operation)"))
+            emit(.lockRecovering(decision: recovered.id.rawValue, operation: .init(recovered.operation)))
         }
         let demoted = restoreOperatingMode()
         controller.start(recovered: recovered, lastLogged: lastLoggedLockState())
         if let demoted { logOperatingModeDemotion(from: demoted) }
-        emit(.lockStarted(state: "\(controller.lockState)", door: "\(controller.doorState)"))
+        emit(.lockStarted(state: .init(controller.lockState), door: .init(controller.doorState)))
     }
 
     /// The lock state of the audit log's last event; nil for an empty log, and for one that
@@ -211,8 +211,8 @@ public final class LockAgent: PeripheralManagerDelegate {
             lastManualUnlock = event.time
         }
         // The key it concerns, when one does: journald's KEY_ID= (`AgentEvent.journaldEntry`, LatchkeyDaemons).
-        emit(.lockEvent(kind: "\(event.kind)", state: "\(event.lockStateAfter)", door: "\(event.doorState)",
-                        key: event.keyID.map { "\($0.rawValue)" }))
+        emit(.lockEvent(kind: "\(event.kind)", state: .init(event.lockStateAfter), door: .init(event.doorState),
+                        key: event.keyID?.rawValue))
         publishStatus()
         if !controller.machine.isMoving { backgroundTasks.end(Self.commandTask) }
     }
@@ -225,7 +225,7 @@ public final class LockAgent: PeripheralManagerDelegate {
     // MARK: PeripheralManagerDelegate
 
     public func peripheralManagerDidUpdateState(_ pm: PeripheralManager) {
-        emit(.lockRadio(state: pm.state.rawValue))
+        emit(.lockRadio(state: .init(pm.state)))
         noteRadioState(pm.state)
         guard pm.state == .poweredOn else { return }
         if service == nil {
@@ -273,7 +273,7 @@ public final class LockAgent: PeripheralManagerDelegate {
     private func departed(_ key: UInt32) {
         departureTimers[key] = nil
         departuresSeen[key] = .some(nil)
-        emit(.lockDeparture(key: "\(key)"))
+        emit(.lockDeparture(key: key))
         guard controller.lockState != .locked else { return }
         controller.lockAutomatically(for: KeyID(key))
     }
@@ -322,7 +322,7 @@ public final class LockAgent: PeripheralManagerDelegate {
         adopt(result.session, on: central)
         switch result {
         case .failure(let failure):
-            emit(.lockCommandRejected(central: "\(central.identifier)", reason: "\(failure.rejection)"))
+            emit(.lockCommandRejected(central: "\(central.identifier)", reason: .init(failure.rejection)))
             let dropNow = failure.dropLink && !droppingLinks.contains(central.linkID)
             if failure.counted || failure.revoked || dropNow { audit(failure) }
             if dropNow { drop(central, because: "\(verifier.unauthenticatedFrameLimit) unauthenticated frames") }
@@ -340,7 +340,7 @@ public final class LockAgent: PeripheralManagerDelegate {
     /// a failure answers `storageFailure`.
     func commitCounter(key: UInt32) -> CommandRejection? {
         do { try verifier.commitCounter() } catch {
-            emit(.lockCommandRefused(key: "\(key)", error: "counter not stored: \(error)"))
+            emit(.lockCommandRefused(key: key, error: "counter not stored: \(error)"))
             return .storageFailure
         }
         return nil
@@ -354,7 +354,7 @@ public final class LockAgent: PeripheralManagerDelegate {
     /// journal's backlog when the store takes writes again.
     private func commitLockCounter(key: UInt32) {
         do { try verifier.commitCounter() } catch {
-            emit(.lockCounterWriteFailed(key: "\(key)", error: "\(error)", held: "until the store takes writes"))
+            emit(.lockCounterWriteFailed(key: key, error: "\(error)", held: "until the store takes writes"))
             controller.writeHeldLater()
         }
     }
@@ -365,7 +365,7 @@ public final class LockAgent: PeripheralManagerDelegate {
         spendOrTimeDepartureCredit(key: key, operation: op, at: received)
         let credit = departuresSeen[key]  // an arrival's, kept for a busy bolt below
         if op == .arrivalUnlock, let refusal = arrivalRefusal(key: key, on: central, received: received) {
-            emit(.lockArrivalRefused(key: "\(key)", reason: refusal.rawValue))
+            emit(.lockArrivalRefused(key: key, reason: .init(refusal)))
             auditUnexpectedArrival(refusal, key: key)
             return .refusedByPolicy
         }
@@ -376,7 +376,7 @@ public final class LockAgent: PeripheralManagerDelegate {
             // Authenticates the link for the departure rule; never moves the lock.
             if let failed = commitCounter(key: key) { return failed }
             bind(central, to: key)
-            emit(.lockPhonePresent(key: "\(key)", central: "\(central.identifier)"))
+            emit(.lockPhonePresent(key: key, central: "\(central.identifier)"))
             return nil
         case .setOperatingMode:
             if let failed = commitCounter(key: key) { return failed }
@@ -388,7 +388,7 @@ public final class LockAgent: PeripheralManagerDelegate {
         if let error = controller.submit(verified.authorization,
                                          counter: KeyCounter(keyID: key, counter: verified.counter),
                                          validUntil: received + configuration.challengeLifetime, relockAfter: relockAfter) {
-            emit(.lockCommandRefused(key: "\(key)", op: "\(op)", error: "\(error)"))
+            emit(.lockCommandRefused(key: key, op: .init(op), error: "\(error)"))
             // A moving bolt decided nothing: the phone asks once more after it, on the same departure.
             if op == .arrivalUnlock && error == .busy, let credit { departuresSeen[key] = credit }
             return rejection(for: error)
@@ -400,19 +400,19 @@ public final class LockAgent: PeripheralManagerDelegate {
         if controller.machine.isMoving { backgroundTasks.begin(Self.commandTask) }
         bind(central, to: key)
         if op == .arrivalUnlock { arrivalAccepted(key: key, at: received) }
-        var actuatorMs: String?
+        var actuatorMs: Duration?
         if let clock = outputClock, clock.changeCount > changesBefore, let changed = clock.lastChange {
             let ms = (changed - received).milliseconds
             commandLatencies.append(ms)
-            actuatorMs = "\(ms)"
+            actuatorMs = changed - received
         }
-        var decision: String?, durableMs: String?
+        var decision: DecisionNumber?, durableMs: Duration?
         if let decided = controller.lastRecordedDecision, decided != decidedBefore {
-            decision = "\(decided.rawValue)"  // durable before this line
+            decision = .number(decided.rawValue)  // durable before this line
             // The part of actuator_ms the disk took to make the decision durable.
-            durableMs = controller.lastRecordDuration.map { "\($0.milliseconds)" }
+            durableMs = controller.lastRecordDuration
         }
-        emit(.lockCommandAccepted(key: "\(key)", op: "\(op)", counter: "\(verified.counter)", actuatorMs: actuatorMs,
+        emit(.lockCommandAccepted(key: key, op: .init(op), counter: verified.counter, actuatorMs: actuatorMs,
                                   decision: decision, durableMs: durableMs))
         return nil
     }
@@ -429,7 +429,7 @@ public final class LockAgent: PeripheralManagerDelegate {
         keyWatch.linkBound()
         if let t = departureTimers.removeValue(forKey: key) {
             t.cancel()
-            emit(.lockDepartureCancelled(key: "\(key)"))
+            emit(.lockDepartureCancelled(key: key))
         }
     }
 
@@ -455,7 +455,7 @@ public final class LockAgent: PeripheralManagerDelegate {
         }
         // What the key may read is the authority's to say, on the key as it is now.
         guard let scope = verifier.authority.logScope(keyID: session.keyID) else {
-            emit(.lockLogRefused(central: "\(central.identifier)", key: "\(session.keyID)", reason: "key revoked"))
+            emit(.lockLogRefused(central: "\(central.identifier)", key: session.keyID, reason: "key revoked"))
             return CommandRejection.unknownKey.attError
         }
         guard let request = try? LogRequest(decoding: bytes) else { return .invalidAttributeValueLength }
@@ -475,7 +475,7 @@ public final class LockAgent: PeripheralManagerDelegate {
         }
         guard let sealed = sealedLog(payload, for: central) else { return CommandRejection.noSession.attError }
         transfers[central.linkID] = ChunkedSender(value: sealed, mtu: central.maximumUpdateValueLength + 3)
-        emit(.lockLogTransfer(central: "\(central.identifier)", events: "\(rows.count)"))
+        emit(.lockLogTransfer(central: "\(central.identifier)", events: rows.count))
         loop.execute { [weak self] in self?.pumpTransfers() }
         return nil
     }

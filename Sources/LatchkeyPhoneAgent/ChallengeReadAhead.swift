@@ -50,7 +50,7 @@ final class ChallengeReadAhead {
             return nil
         }
         guard loop.now < held.usableUntil else {
-            emit(.phoneHeldChallengeExpired(op: "\(operation)"))
+            emit(.phoneHeldChallengeExpired(op: .init(operation)))
             return nil
         }
         return held.challenge

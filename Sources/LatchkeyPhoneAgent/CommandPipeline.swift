@@ -83,7 +83,7 @@ final class CommandPipeline {
         guard link.isReady(), link.hasChallenge(), let next = commands.start() else { return }
         let op = next.operation
         if readAhead.isReading {
-            emit(.phoneCommandStarted(op: "\(op)", challenge: "ahead"))  // the read under way serves it
+            emit(.phoneCommandStarted(op: .init(op), challenge: .ahead))  // the read under way serves it
             commands.waitForReadAhead()
             return
         }
@@ -94,11 +94,11 @@ final class CommandPipeline {
     private func sendInFlight(announcing: Bool) {
         guard let op = commands.current?.operation, link.hasChallenge() else { return }
         if let held = readAhead.takeHeldChallenge(for: op) {
-            if announcing { emit(.phoneCommandStarted(op: "\(op)", challenge: "held")) }  // its write goes now
+            if announcing { emit(.phoneCommandStarted(op: .init(op), challenge: .held)) }  // its write goes now
             commands.sealedWithHeldChallenge()
             sealAndWrite(challenge: held)
         } else {
-            if announcing { emit(.phoneCommandStarted(op: "\(op)")) }  // its challenge read goes now
+            if announcing { emit(.phoneCommandStarted(op: .init(op))) }  // its challenge read goes now
             link.readChallenge()
         }
     }
@@ -144,7 +144,7 @@ final class CommandPipeline {
                                                 keyID: configuration.keyID, secret: configuration.secret,
                                                 counter: counter, challenge: challenge)
             session.prepareSession(for: frame)
-            emit(.phoneCommandSent(op: "\(f.operation)", counter: "\(counter)"))
+            emit(.phoneCommandSent(op: .init(f.operation), counter: counter))
             wakeWork.commandWritten()
             link.write(frame.bytes)
         } catch {
@@ -155,20 +155,20 @@ final class CommandPipeline {
     /// The control point's Write Response (or error) for the command in flight.
     func writeAnswered(error: BluetoothError?) -> Answer {
         guard let f = commands.current, !f.awaitingChallenge else { return .none }
-        let ms = (loop.now - f.sentAt).milliseconds
+        let ms = loop.now - f.sentAt
         if case .att(let code)? = error { session.commandAnswered(CommandRejection(code) ?? .malformed) }
         if error == nil { session.commandAnswered(nil) }
         if case .att(let code)? = error, CommandRejection(code) == .staleChallenge, f.usedHeldChallenge, !f.retried {
             // The lock no longer holds the challenge read ahead (it restarted, or the link was
             // adopted anew): the same command once more, after a fresh read.
-            emit(.phoneHeldChallengeRefused(op: "\(f.operation)"))
+            emit(.phoneHeldChallengeRefused(op: .init(f.operation)))
             commands.sendAgain(retried: true)
             pump()
             return .sentAgain
         }
         switch error {
         case nil:
-            emit(.phoneCommandOk(op: "\(f.operation)", ms: "\(ms)"))
+            emit(.phoneCommandOk(op: .init(f.operation), ms: ms))
             wakeWork.commandAccepted(f.operation)
             // The next report at rest, not one that overtook this answer: the bolt may still
             // be on its way (ChallengeReadAhead).
@@ -177,7 +177,7 @@ final class CommandPipeline {
             return .answered(f.operation, nil)
         case .att(let code)?:
             let why = CommandRejection(code) ?? .malformed
-            emit(.phoneCommandRefused(op: "\(f.operation)", reason: "\(why)"))
+            emit(.phoneCommandRefused(op: .init(f.operation), reason: .init(why)))
             finish(.failure(.rejected(why)))
             return .answered(f.operation, why)
         case let e?:
@@ -209,7 +209,7 @@ final class CommandPipeline {
     /// never times out forms a fresh one.
     private func commandTimedOut() {
         guard let f = commands.current else { return }
-        emit(.phoneCommandTimeout(op: "\(f.operation)"))
+        emit(.phoneCommandTimeout(op: .init(f.operation)))
         finish(.failure(.notDelivered("no answer within \(configuration.commandTimeout)")))
         link.drop()
     }

@@ -45,7 +45,7 @@ final class ConnectionRequest {
     func askAgainIfTheOwnerAsks(_ operation: LockOperation) -> Bool {
         guard keyRevoked, operation != .present, operation != .arrivalUnlock else { return false }
         keyRevoked = false
-        emit(.phoneAskingAgain(op: "\(operation)"))
+        emit(.phoneAskingAgain(op: .init(operation)))
         return true
     }
 

@@ -75,11 +75,11 @@ final class LinkIntervalGovernor {
     private func askForInterval(_ interval: Duration, slowing: Bool) {
         if link.request(interval) {
             linkSlowed = slowing
-            emit(.phoneLinkInterval(ms: "\(interval.milliseconds)", why: slowing ? "idle" : "busy"))
+            emit(.phoneLinkInterval(ms: interval, why: slowing ? .idle : .busy))
         } else if !linkIntervalRefusalSaid {
             // Once per agent: the kernel transport cannot update a live link (no mgmt command).
             linkIntervalRefusalSaid = true
-            emit(.phoneLinkIntervalUnsupported(ms: "\(interval.milliseconds)"))
+            emit(.phoneLinkIntervalUnsupported(ms: interval))
         }
     }
 

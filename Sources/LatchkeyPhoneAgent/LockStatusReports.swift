@@ -19,7 +19,7 @@ final class LockStatusReports {
     func received(_ v: [UInt8]) -> LockStatusFrame? {
         lastStatus = v
         guard let frame = try? LockStatusFrame(decoding: v) else { return nil }
-        emit(.phoneLockStatus(lockState: "\(frame.lockState)", doorState: "\(frame.doorState)"))
+        emit(.phoneLockStatus(lockState: frame.lockState, doorState: frame.doorState))
         return frame
     }
 

@@ -74,7 +74,7 @@ final class LogTransfer {
     private func logFetchWentSilent() {
         guard let fetch = logFetch else { return }
         logFetch = nil
-        emit(.phoneLogFetchTimeout(received: "\(fetch.octets)"))
+        emit(.phoneLogFetchTimeout(received: fetch.octets))
         fetch.completion(.failure(.notDelivered("log transfer: nothing from the lock for \(Self.silence)")))
     }
 

@@ -48,7 +48,7 @@ extension PhoneAgent {
     /// new handles before anything else is written — never to the old ones.
     public func peripheral(_ peripheral: Peripheral, didModifyServices invalidatedServices: [RemoteService]) {
         guard invalidatedServices.contains(where: { $0.uuid == LockServiceUUID.service }) else { return }
-        emit(.phoneServicesChanged(invalidated: "\(invalidatedServices.count)"))
+        emit(.phoneServicesChanged(invalidated: invalidatedServices.count))
         restartSetup(peripheral, because: "the lock's services changed")
     }
 
@@ -61,9 +61,9 @@ extension PhoneAgent {
     public func centralManager(_ central: CentralManager, willRestoreState state: RestoredCentralState) {
         for p in state.peripherals { p.delegate = self }
         let cached = lockPeripheral.service(LockServiceUUID.service)
-        emit(.phoneRestored(lock: lockPeripheral.state.rawValue,
-                            cachedCharacteristics: "\(cached?.characteristics?.count ?? 0)",
-                            subscribed: "\(cached?.characteristic(LockServiceUUID.lockState)?.isNotifying ?? false)"))
+        emit(.phoneRestored(lock: .init(lockPeripheral.state),
+                            cachedCharacteristics: cached?.characteristics?.count ?? 0,
+                            subscribed: cached?.characteristic(LockServiceUUID.lockState)?.isNotifying ?? false))
     }
 
     public func centralManager(_ central: CentralManager, didFailToPreserveState error: any Error) {

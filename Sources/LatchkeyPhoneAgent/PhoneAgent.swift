@@ -131,7 +131,7 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
         }
         central.delegate = self
         lock.delegate = self
-        emit(.phoneStarted(presence: state.presence.presence.rawValue, cycle: "\(state.presence.cycle)"))
+        emit(.phoneStarted(presence: .init(state.presence.presence), cycle: state.presence.cycle))
     }
 
     // MARK: Commands
@@ -154,7 +154,7 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
         commands.append(operation, mode: mode, completion: completion)
         // A command asked for before the link is ready waits for it (the owner tapped
         // "unlock" walking up to the door): said, so that the wait can be seen and timed.
-        if !ready { emit(.phoneCommandWaitsForLink(op: "\(operation)")) }
+        if !ready { emit(.phoneCommandWaitsForLink(op: .init(operation))) }
         linkInterval.linkBecameBusy()
         commands.pump()
     }
@@ -175,7 +175,7 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
     // MARK: CentralManagerDelegate
 
     public func centralManagerDidUpdateState(_ central: CentralManager) {
-        emit(.phoneRadio(state: central.state.rawValue))
+        emit(.phoneRadio(state: .init(central.state)))
         guard central.state == .poweredOn else { return }
         requestConnection()
         if lock.state == .connected && !ready && control == nil {
@@ -276,7 +276,7 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
     /// The lock service is usable on this link: tie the link to our key and send what waits.
     func becomeReady(_ peripheral: Peripheral) {
         setup.becameReady()
-        emit(.phoneGattReady(mtu: "\(peripheral.mtu)"))
+        emit(.phoneGattReady(mtu: peripheral.mtu))
         defer { setup.setupDone() }
         // Tie this link to our key on the lock (its loss then starts the lock's departure
         // grace). An arrival request, when one is queued, does that already.

@@ -75,7 +75,7 @@ final class PhoneLinkSession {
             candidateSession = nil
             return Opened(plain: plain, provedTheLock: linkProvedTheLock())
         }
-        emit(.phoneReplyUnreadable(kind: "\(kind)", session: session == nil ? "none" : "open"))
+        emit(.phoneReplyUnreadable(kind: "\(kind)", session: session == nil ? .noSession : .open))
         return nil
     }
 

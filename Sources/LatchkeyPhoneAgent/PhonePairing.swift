@@ -93,7 +93,7 @@ public final class PhonePairing: CentralManagerDelegate, PeripheralDelegate {
             // window opened) must still be listed once the beacon arrives; `found` dedupes.
             try central.scanForPeripherals(withServices: [LockServiceUUID.service],
                                            options: ScanOptions(allowDuplicates: true, duration: duration, active: true))
-            emit(.pairScanning(seconds: "\(duration.components.seconds)"))
+            emit(.pairScanning(seconds: duration))
         } catch {
             finish(.failure(.notDelivered("scan: \(error)")))
         }
@@ -118,7 +118,7 @@ public final class PhonePairing: CentralManagerDelegate, PeripheralDelegate {
         if let lock { central.cancelPeripheralConnection(lock) }
         switch result {
         case .success(let key):
-            emit(.pairPaired(key: "\(key.keyID)", role: key.role.rawValue, code: key.comparisonCode,
+            emit(.pairPaired(key: key.keyID, role: .init(key.role), code: key.comparisonCode,
                              lockFingerprint: key.lockFingerprint))
         case .failure(let why):
             emit(.pairFailed(reason: "\(why)"))

@@ -66,7 +66,7 @@ final class PresenceKeeper {
                 graceTimer?.cancel()
                 graceTimer = nil
             case .departed(let cycle):
-                emit(.phoneAway(cycle: "\(cycle)"))
+                emit(.phoneAway(cycle: cycle))
             case .startNearbyClock(let cycle):
                 nearbyTimer?.cancel()
                 nearbyTimer = loop.schedule(after: configuration.nearbyLimit) { [weak self] in
@@ -74,10 +74,10 @@ final class PresenceKeeper {
                     self?.feed(.nearbyExpired(cycle: cycle))
                 }
             case .returnedWithoutAsking(let cycle):
-                emit(.phoneHomeWithoutArrival(cycle: "\(cycle)",
-                                              nearbySeconds: "\(configuration.nearbyLimit.components.seconds)"))
+                emit(.phoneHomeWithoutArrival(cycle: cycle,
+                                              nearbySeconds: configuration.nearbyLimit))
             case .requestArrivalUnlock(let cycle):
-                emit(.phoneArrivalRequest(cycle: "\(cycle)"))
+                emit(.phoneArrivalRequest(cycle: cycle))
                 askLock(cycle)
             case .retryArrivalUnlockAfterMovement(let cycle):
                 waitToRetryArrival(cycle)
@@ -87,11 +87,11 @@ final class PresenceKeeper {
                 intentTimer?.cancel()
                 intentTimer = nil
             case .arrived(let cycle, let unlocked):
-                emit(.phoneHome(cycle: "\(cycle)", unlocked: "\(unlocked)"))
+                emit(.phoneHome(cycle: cycle, unlocked: unlocked))
             }
         }
         if state.presence.presence != before {
-            emit(.phonePresence(from: before.rawValue, to: state.presence.presence.rawValue))
+            emit(.phonePresence(from: .init(before), to: .init(state.presence.presence)))
         }
     }
 
@@ -109,7 +109,7 @@ final class PresenceKeeper {
     /// happened, for the caller's answer.
     func arrivalIntent() -> String {
         let before = state.presence
-        emit(.phoneArrivalIntent(presence: before.presence.rawValue))
+        emit(.phoneArrivalIntent(presence: .init(before.presence)))
         feed(.arrivalIntent)
         if state.presence.presence == .arriving && before.presence != .arriving { return "asking the lock now" }
         if intentTimer != nil {
@@ -134,10 +134,10 @@ final class PresenceKeeper {
         case .success:
             feed(.arrivalAnswered(cycle: cycle, granted: true))
         case .failure(.rejected(.busy)):
-            emit(.phoneArrivalBusy(cycle: "\(cycle)"))
+            emit(.phoneArrivalBusy(cycle: cycle))
             feed(.arrivalBusy(cycle: cycle))
         case .failure(.rejected(let why)):
-            emit(.phoneArrivalRefused(cycle: "\(cycle)", reason: "\(why)"))
+            emit(.phoneArrivalRefused(cycle: cycle, reason: "\(why)"))
             feed(.arrivalAnswered(cycle: cycle, granted: false))
         case .failure(.notDelivered):
             feed(.arrivalNotDelivered)
@@ -167,7 +167,7 @@ final class PresenceKeeper {
         arrivalRetry = nil
         // Still arriving in that cycle (a lost link sends the owner back to away first).
         guard state.presence.presence == .arriving, state.presence.cycle == cycle else { return }
-        emit(.phoneArrivalRetry(cycle: "\(cycle)", reason: reason))
+        emit(.phoneArrivalRetry(cycle: cycle, reason: reason))
         askLock(cycle)
     }
 

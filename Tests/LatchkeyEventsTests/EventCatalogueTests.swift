@@ -27,17 +27,17 @@ struct EventCatalogueTests {
     }
 
     @Test func aConstructorPrintsItsFieldsInDeclaredOrderLeavingOutOptionalOnesWithoutAValue() {
-        let accepted = Event.lockCommandAccepted(key: "1", op: "unlock", counter: "7", decision: "3")
+        let accepted = Event.lockCommandAccepted(key: 1, op: .unlock, counter: 7, decision: .number(3))
         #expect(accepted.name == "lock.command_accepted")
         #expect(accepted.fields.map { "\($0.0)=\($0.1)" } == ["key=1", "op=unlock", "counter=7", "decision=3"])
-        let refused = Event.lockCommandRefused(key: "2", op: "lock", source: "bridge", reason: "wrongCode")
+        let refused = Event.lockCommandRefused(key: 2, op: .lock, source: "bridge", reason: "wrongCode")
         #expect(refused.fields.map(\.0) == ["key", "op", "source", "reason"])
         #expect(Event.lockStopping.fields.isEmpty)
         #expect(Event.lockAdvertising(error: nil).fields.isEmpty)
     }
 
     @Test func anEventOfBothAgentsIsNamedForTheAgent() {
-        #expect(Event.transportRefused(.lock, request: "connect", reason: "busy", attempt: "1", retryIn: "1 s").name
+        #expect(Event.transportRefused(.lock, request: "connect", reason: "busy", attempt: 1, retryIn: .seconds(1)).name
             == "lock.transport_refused")
         #expect(Event.appSuspended(.phone).name == "phone.app_suspended")
         #expect(Event.controlRefused(.phone, command: "unlock").fields.map(\.0) == ["command"])
