@@ -21,14 +21,7 @@ extension LockAgent {
         case .success(let e):
             engaged = e
         }
-        emit(.lockBridgeWrongCode(key: "\(keyID)"))
-        let record = LockOperationRecord(operation: .unlock, source: .proprietaryRemote, who: KeyID(keyID))
-        lockEvent(securityEvent(.lockOperationError(record, .invalidCredential)))
-        if let engaged {
-            emit(.lockLockout(principal: "\(engaged.principal)", level: "\(engaged.level)",
-                              seconds: "\(engaged.duration.components.seconds)", key: "\(keyID)"))
-            lockEvent(securityEvent(.doorLockAlarm(.wrongCodeEntryLimit)))
-        }
+        auditTrail.wrongCode(keyID: keyID, engaged: engaged)
         return .success(engaged)
     }
 }

@@ -38,19 +38,24 @@ extension LockAgent {
             case .notPermitted, .malformed: refusal = .keyNotAllowed(keyID, BridgeKeyRule.problem(verifier.keys.key(id: keyID)) ?? .admin)
             }
             emit(.lockCommandRefused(key: "\(keyID)", op: "\(operation)", source: "bridge", reason: "\(refusal)"))
-            audit(denial)
+            auditTrail.audit(denial)
             return .failure(refusal)
         case .success(let allowed):
             authorization = allowed
         }
-        let decidedBefore = controller.lastRecordedDecision
-        if let error = controller.submit(authorization) {
+        let decided: DecisionID?
+        switch pipeline.submit(authorization) {
+        case .refused(let error):
             emit(.lockCommandRefused(key: "\(keyID)", op: "\(operation)", source: "bridge", error: "\(error)"))
             return .failure(.refused(error))
+        case .counterNotStored:
+            // Only a command with a counter has one to store; were it to fail, the store did.
+            return .failure(.refused(.journalFailed))
+        case .accepted(let accepted):
+            verifier.authority.succeeded(authorization)
+            if accepted.moving { backgroundTasks.begin(Self.commandTask) }
+            decided = accepted.decision
         }
-        verifier.authority.succeeded(authorization)
-        if controller.machine.isMoving { backgroundTasks.begin(Self.commandTask) }
-        let decided = controller.lastRecordedDecision.flatMap { $0 != decidedBefore ? $0 : nil }
         emit(.lockCommandAccepted(key: "\(keyID)", op: "\(operation)", source: "bridge",
                                   decision: decided.map { "\($0.rawValue)" } ?? "none"))
         return .success(decided)
