@@ -40,78 +40,36 @@ extension LockAgent {
     /// lock has no pairing set up or a window is open already. `asked` hears of the phone
     /// whose key waits for the owner's confirmation (its code); `done` of the end. The new
     /// key, if any, is logged as a LockUserChange(add), and a key the owner did not confirm as
-    /// a LockOperationError(pairingNotConfirmed), before `done` hears of it.
+    /// a LockOperationError(pairingNotConfirmed), before `done` hears of it (`PairingDesk`).
     @discardableResult
     public func openPairingWindow(for duration: Duration, offer: PairingOffer,
                                   asked: @escaping (PendingPairing) -> Void = { _ in },
                                   done: @escaping (PairingOutcome) -> Void) -> Bool {
-        guard let pairing else { return false }
-        let opened = pairing.open(for: duration, offer: offer, asked: { [weak self] pending in
-            self?.emit(.lockPairingPending(key: "\(pending.key.id)", name: PairingName.escaped(pending.key.name),
-                                           code: pending.comparisonCode))
-            self?.advertise()
-            asked(pending)
-        }, done: { [weak self] outcome in
-            if let self {
-                pairingEnded(outcome)
-                advertise()
-            }
-            done(outcome)
-        })
-        if opened {
-            emit(.lockPairingOpen(seconds: "\(duration.components.seconds)", role: offer.role.rawValue,
-                                  fingerprint: pairing.identity.fingerprint))
-            advertise()
-        }
-        return opened
-    }
-
-    private func pairingEnded(_ outcome: PairingOutcome) {
-        switch outcome {
-        case .paired(let key, let code):
-            lockEvent(securityEvent(.lockUserChange(KeyChangeRecord(.add, source: .remote, key: KeyID(key.id)))))
-            emit(.lockKeyPaired(key: "\(key.id)", name: PairingName.escaped(key.name), role: key.role.rawValue,
-                                arrival: "\(key.mayRequestArrivalUnlock)", code: code))
-        case .notEnrolled(let pending, let reason):
-            // The link that asked holds no key after all: a stranger's again, timed like one.
-            links.pairingNotEnrolled(key: pending.key.id)
-            // The key never existed for the verifier; the attempt is in the audit log all the same.
-            let record = LockOperationRecord(operation: nil, source: .remote, who: KeyID(pending.key.id))
-            lockEvent(securityEvent(.lockOperationError(record, .pairingNotConfirmed)))
-            emit(.lockPairingNotEnrolled(key: "\(pending.key.id)", name: PairingName.escaped(pending.key.name),
-                                         reason: reason.rawValue))
-        case .closedUnused:
-            emit(.lockPairingClosed)
-        }
+        pairingDesk.open(for: duration, offer: offer, asked: asked, done: done)
     }
 
     /// The owner's answer to the pending pairing (`latchkey pair`): the code the phone shows.
     /// Nil when no key is pending.
     @discardableResult
-    public func confirmPairing(code: String) -> PairingOutcome? { pairing?.confirm(code: code) }
+    public func confirmPairing(code: String) -> PairingOutcome? { pairingDesk.confirm(code: code) }
 
     /// The owner said the codes differ; nil when no key is pending.
     @discardableResult
-    public func rejectPairing() -> PairingOutcome? { pairing?.reject() }
+    public func rejectPairing() -> PairingOutcome? { pairingDesk.reject() }
 
-    public func closePairingWindow() { pairing?.close() }
+    public func closePairingWindow() { pairingDesk.close() }
 
-    public var lockFingerprint: String? { pairing?.identity.fingerprint }
+    public var lockFingerprint: String? { pairingDesk.fingerprint }
 
     /// Pairing writes seen, refused and not enrolled since the agent started (`status`).
-    public var pairingCounts: PairingCounts { pairing?.counts ?? PairingCounts() }
+    public var pairingCounts: PairingCounts { pairingDesk.counts }
 
     /// The lock's advertising: its service UUID (what a phone filters on) and the name the
     /// owner chose, and while a pairing window takes a request, the pairing beacon in the
     /// scan response (`PairingBeacon`). Nothing else.
     var advertisement: Advertisement {
-        var beacon: AdvertisingData?
-        if let pairing, pairing.isOpen, pairing.pending == nil {
-            let octets = PairingKeyAgreement.fingerprintOctets(of: pairing.identity.publicKey)
-            beacon = AdvertisingData(flags: nil, manufacturerData: PairingBeacon(fingerprint: octets).manufacturerData)
-        }
-        return Advertisement(data: AdvertisingData(serviceUUIDs: [LockServiceUUID.service], localName: configuration.name),
-                             scanResponse: beacon, interval: configuration.advertisingInterval)
+        Advertisement(data: AdvertisingData(serviceUUIDs: [LockServiceUUID.service], localName: configuration.name),
+                      scanResponse: pairingDesk.beacon, interval: configuration.advertisingInterval)
     }
 
     /// (Re)starts advertising with the current `advertisement` (the beacon comes and goes
@@ -124,16 +82,13 @@ extension LockAgent {
     }
 
     func pairingRequest(_ bytes: [UInt8], from central: Central) -> CommandRejection? {
-        guard let pairing else { return .pairingClosed }
-        switch pairing.handleRequest(bytes, on: central.linkID) {
+        switch pairingDesk.request(bytes, on: central.linkID, from: central.identifier) {
         case .failure(let why):
-            emit(.lockPairingRefused(central: "\(central.identifier)", reason: "\(why)",
-                                     refusedTotal: "\(pairing.counts.refused)"))
             return why
-        case .success(let pending):
+        case .success(let key):
             // Its key waits for the owner's word: the link may stay that long, and the phone
             // opens a session once its key is enrolled; if it is not, it is timed as a stranger's.
-            links.pairingWaits(on: central, key: pending.key.id,
+            links.pairingWaits(on: central, key: key,
                                within: PairingResponder.confirmationTimeout + configuration.unauthenticatedLinkTimeout)
             return nil
         }

@@ -19,8 +19,6 @@ public final class LockAgent: PeripheralManagerDelegate {
     let verifier: CommandVerifier
     /// The link→key bindings, preserved on the manager's restoration storage (`PreservedBindings`).
     let bindings: PreservedBindings
-    /// Nil when this lock was started without pairing (every pairing write is refused).
-    let pairing: PairingResponder?
     let log: any LockEventLog
     /// Where the operating mode survives restarts; nil: it starts Normal every time.
     let operatingModes: (any OperatingModeStore)?
@@ -45,6 +43,8 @@ public final class LockAgent: PeripheralManagerDelegate {
 
     /// Ends what a key holds once it is no longer current (LockAgent+Revocation.swift).
     var keyWatch: KeyWatch!
+    /// The pairing window, requests and their ends (`PairingDesk`).
+    var pairingDesk: PairingDesk!
     /// Refusals and lockouts in the audit log (`AuditTrail`).
     var auditTrail: AuditTrail!
     /// Departures, arrival credits and the arrival's relock (`ArrivalTracker`).
@@ -74,7 +74,6 @@ public final class LockAgent: PeripheralManagerDelegate {
         self.operatingModes = operatingModes
         self.events = events
         self.outputClock = outputClock
-        self.pairing = pairing
         self.bindings = PreservedBindings(storage: restoration, emit: { event in
             events.emit(AgentEvent(event, time: transport.loop.now))
         })
@@ -101,6 +100,13 @@ public final class LockAgent: PeripheralManagerDelegate {
                                     guard let self else { return }
                                     lockEvent(securityEvent(kind))
                                 })
+        pairingDesk = PairingDesk(responder: pairing, emit: { [weak self] in self?.emit($0) },
+                                  logSecurity: { [weak self] kind in
+                                      guard let self else { return }
+                                      lockEvent(securityEvent(kind))
+                                  },
+                                  advertise: { [weak self] in self?.advertise() },
+                                  notEnrolled: { [weak self] in self?.links.pairingNotEnrolled(key: $0) })
         arrivals = ArrivalTracker(loop: transport.loop, policy: configuration.arrivalPolicy,
                                   departureGrace: configuration.departureGrace, lock: controller,
                                   emit: { [weak self] in self?.emit($0) },
@@ -211,7 +217,7 @@ public final class LockAgent: PeripheralManagerDelegate {
         let boundTo = links.linkEnded(central.linkID)
         verifier.forget(central.linkID)
         advertiseWhileLinksAreFree()
-        pairing?.forget(central.linkID)
+        pairingDesk.forget(central.linkID)
         logTransfer.end(central.linkID)
         arrivals.linkEnded(central.linkID, boundTo: boundTo)
     }
@@ -224,7 +230,7 @@ public final class LockAgent: PeripheralManagerDelegate {
             arrivals.challengeRead(on: request.central.linkID)
             return .success(verifier.challenges.issue(for: request.central.linkID).bytes)
         case LockServiceUUID.pairing:
-            return pairing?.response(for: request.central.linkID).map { .success($0) } ?? .failure(.readNotPermitted)
+            return pairingDesk.response(for: request.central.linkID).map { .success($0) } ?? .failure(.readNotPermitted)
         default:
             return .failure(.readNotPermitted)
         }
