@@ -52,6 +52,8 @@ public final class LockAgent: PeripheralManagerDelegate {
 
     /// Hands allowed commands to the controller and says what it decided (`CommandPipeline`).
     var pipeline: CommandPipeline!
+    /// The bridge's commands, wrong codes and reads (`BridgeEntry`).
+    var bridge: BridgeEntry!
     /// Software-path latencies (command received → actuator line changed), in ms.
     public var commandLatencies: [Double] { pipeline.commandLatencies }
     /// The wake-up work this agent marks: an accepted command until the controller is at
@@ -117,6 +119,9 @@ public final class LockAgent: PeripheralManagerDelegate {
         pipeline = CommandPipeline(controller: controller, outputClock: outputClock, validity: configuration.challengeLifetime,
                                    commitStagedCounter: { [verifier] in try verifier.commitCounter() },
                                    emit: { [weak self] in self?.emit($0) })
+        bridge = BridgeEntry(authority: verifier.authority, keys: keys, pipeline: pipeline, audit: auditTrail,
+                             emit: { [weak self] in self?.emit($0) },
+                             moving: { [weak self] in self?.backgroundTasks.begin(Self.commandTask) })
         logTransfer = LogTransfer(log: log, loop: transport.loop, emit: { [weak self] in self?.emit($0) },
                                   subscribers: { [weak self] in self?.transferCharacteristic?.subscribedCentrals ?? [] },
                                   send: { [weak self] central, chunk in

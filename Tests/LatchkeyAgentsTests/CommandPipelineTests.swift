@@ -1,5 +1,4 @@
 import LatchkeyEvents
-import LatchkeyGPIO
 import LatchkeyLock
 @testable import LatchkeyLockAgent
 import LatchkeyLockProtocol
@@ -21,20 +20,13 @@ import Testing
     let pipeline: CommandPipeline
 
     init() throws {
-        chip = SimulatedGPIOChip(label: "sim-lock", lineNames: ["latch", "door"], loop: loop)
-        chip.pull("door", high: false)
-        let clock = OutputChangeClock(loop: loop)
-        let hardware = try LockHardware.open(LockWiring(chipLabel: "sim-lock", actuator: .hold, unlockOutput: .init("latch"),
-                                                        door: .init("door")),
-                                             chips: TimingChipFinder(GPIOChipSet([chip]), clock: clock), loop: loop)
-        controller = try LockController(loop: loop, hardware: hardware, journal: InMemoryDecisionJournal())
-        controller.start(recovered: nil, lastLogged: nil)
-        loop.run()
+        let rig = try ControllerRig(loop: loop)
+        (chip, controller) = (rig.chip, rig.controller)
         authority = LockAuthority(keys: InMemoryKeyStore([
             PhoneKey(id: 2, name: "member", secret: CommandSealing.newSecret(), role: .user),
         ]), lockout: LockoutGuard(store: InMemoryLockoutStore(), loop: loop))
         let (counter, events) = (counter, events)
-        pipeline = CommandPipeline(controller: controller, outputClock: clock, validity: .seconds(30),
+        pipeline = CommandPipeline(controller: controller, outputClock: rig.clock, validity: .seconds(30),
                                    commitStagedCounter: { try counter.commit() }, emit: { events.names.append($0.name) })
     }
 
