@@ -7,6 +7,8 @@ import LatchkeyTransport
 protocol LinkHandle: AnyObject {
     var linkID: LinkID { get }
     var identifier: BluetoothAddress { get }
+    /// The link's connection interval, from the transport; nil while unknown.
+    var connectionInterval: Duration? { get }
     /// One notification's payload on this link.
     var maximumUpdateValueLength: Int { get }
     /// What was kept with the link where it outlives the process; nil when nothing was.

@@ -52,6 +52,8 @@ public final class LockAgent: PeripheralManagerDelegate {
 
     /// Hands allowed commands to the controller and says what it decided (`CommandPipeline`).
     var pipeline: CommandPipeline!
+    /// A phone's control writes, from the frame to the answer (`PhoneCommands`).
+    var phoneCommands: PhoneCommands<Central>!
     /// The bridge's commands, wrong codes and reads (`BridgeEntry`).
     var bridge: BridgeEntry!
     /// Software-path latencies (command received → actuator line changed), in ms.
@@ -122,6 +124,16 @@ public final class LockAgent: PeripheralManagerDelegate {
         bridge = BridgeEntry(authority: verifier.authority, keys: keys, pipeline: pipeline, audit: auditTrail,
                              emit: { [weak self] in self?.emit($0) },
                              moving: { [weak self] in self?.backgroundTasks.begin(Self.commandTask) })
+        phoneCommands = PhoneCommands(loop: transport.loop, verifier: verifier, links: links, audit: auditTrail,
+                                      arrivals: arrivals, pipeline: pipeline, emit: { [weak self] in self?.emit($0) },
+                                      opened: { [weak self] in self?.adopt($0, on: $1) },
+                                      bind: { [weak self] in self?.bind($0, to: $1) },
+                                      setOperatingMode: { [weak self] raw, authorized in
+                                          // Nil is the answer "done": an agent gone has done nothing.
+                                          guard let self else { return .refusedByPolicy }
+                                          return setOperatingMode(raw, authorized: authorized)
+                                      },
+                                      moving: { [weak self] in self?.backgroundTasks.begin(Self.commandTask) })
         logTransfer = LogTransfer(log: log, loop: transport.loop, emit: { [weak self] in self?.emit($0) },
                                   subscribers: { [weak self] in self?.transferCharacteristic?.subscribedCentrals ?? [] },
                                   send: { [weak self] central, chunk in
@@ -245,7 +257,7 @@ public final class LockAgent: PeripheralManagerDelegate {
         switch request.characteristic.uuid {
         case LockServiceUUID.lockControl:
             guard request.withResponse else { return .writeNotPermitted }  // a command always gets an answer
-            return command(request.value, from: request.central).map(\.attError)
+            return phoneCommands.handle(request.value, from: request.central).map(\.attError)
         case LockServiceUUID.dataTransfer:
             return startTransfer(request.value, to: request.central)
         case LockServiceUUID.pairing:
@@ -259,99 +271,6 @@ public final class LockAgent: PeripheralManagerDelegate {
     public func peripheralManagerIsReady(toUpdateSubscribers pm: PeripheralManager) {
         if statusDirty { publishStatus() }
         logTransfer.pump()
-    }
-
-    // MARK: Commands
-
-    /// Verifies, filters and submits one control write. Nil means accepted (decided and
-    /// journalled; the actuator is moving or already at the target).
-    private func command(_ bytes: [UInt8], from central: Central) -> CommandRejection? {
-        let received = loop.now
-        let result = verifier.verify(bytes, on: central.linkID)
-        adopt(result.session, on: central)
-        switch result {
-        case .failure(let failure):
-            emit(.lockCommandRejected(central: "\(central.identifier)", reason: "\(failure.rejection)"))
-            let dropNow = failure.dropLink && !links.isDropping(central.linkID)
-            if failure.counted || failure.revoked || dropNow { auditTrail.audit(failure) }
-            if dropNow { links.drop(central, because: "\(verifier.unauthenticatedFrameLimit) unauthenticated frames") }
-            return failure.rejection
-        case .success(let verified):
-            let answer = carryOut(verified, from: central, received: received)
-            // Whatever path it took, the counter is durable before the phone hears back.
-            return pipeline.commitCounter(key: verified.key.id) ?? answer
-        }
-    }
-
-    private func carryOut(_ verified: VerifiedCommand, from central: Central, received: Instant) -> CommandRejection? {
-        let key = verified.key.id
-        let op = verified.body.operation
-        arrivals.commandVerified(key: key, operation: op, at: received)
-        var credit: DepartureCredit?  // an arrival's, given back for a busy bolt below
-        if op == .arrivalUnlock {
-            switch arrivals.checkArrival(key: key, on: central.linkID, interval: central.connectionInterval,
-                                         received: received) {
-            case .failure(let refusal):
-                emit(.lockArrivalRefused(key: "\(key)", reason: refusal.reason.rawValue))
-                arrivals.auditUnexpected(refusal, key: key)
-                return .refusedByPolicy
-            case .success(let held):
-                credit = held
-            }
-        }
-        let relockAfter = Duration.seconds(Int(verified.body.timeoutSeconds ?? 1))
-        switch op {
-        case .lock, .unlock, .arrivalUnlock, .unlockWithTimeout: break
-        case .present:
-            // Authenticates the link for the departure rule; never moves the lock.
-            if let failed = pipeline.commitCounter(key: key) { return failed }
-            bind(central, to: key)
-            emit(.lockPhonePresent(key: "\(key)", central: "\(central.identifier)"))
-            return nil
-        case .setOperatingMode:
-            if let failed = pipeline.commitCounter(key: key) { return failed }
-            return setOperatingMode(verified.body.operatingMode, authorized: verified.authorization)
-        }
-        // The counter-with-decision rule: the store commits the key's counter with the decision (one fsync).
-        let accepted: AcceptedDecision
-        switch pipeline.submit(verified.authorization, counter: KeyCounter(keyID: key, counter: verified.counter),
-                               received: received, relockAfter: relockAfter) {
-        case .refused(let error):
-            emit(.lockCommandRefused(key: "\(key)", op: "\(op)", error: "\(error)"))
-            // A moving bolt decided nothing: the phone asks once more after it, on the same departure.
-            if error == .busy, let credit { arrivals.giveBack(credit) }
-            return rejection(for: error)
-        case .counterNotStored:
-            return .storageFailure
-        case .accepted(let decided):
-            accepted = decided
-        }
-        // Accepted. The movement's outcome arrives later as an event (`lockEvent`): wake work until then.
-        if accepted.moving { backgroundTasks.begin(Self.commandTask) }
-        bind(central, to: key)  // who is here, for the departure rule
-        if op == .arrivalUnlock { arrivals.arrivalAccepted(key: key, at: received) }
-        let actuatorMs: String? = accepted.actuatorLatency.map { "\($0.milliseconds)" }
-        var decision: String?, durableMs: String?
-        if let decided = accepted.decision {
-            decision = "\(decided.rawValue)"  // durable before this line
-            // The part of actuator_ms the disk took to make the decision durable.
-            durableMs = accepted.durable.map { "\($0.milliseconds)" }
-        }
-        emit(.lockCommandAccepted(key: "\(key)", op: "\(op)", counter: "\(verified.counter)", actuatorMs: actuatorMs,
-                                  decision: decision, durableMs: durableMs))
-        return nil
-    }
-
-    private func rejection(for error: OperationError) -> CommandRejection {
-        switch error {
-        case .jammed, .hardwareFault: .actuatorDisabled
-        case .journalFailed: .storageFailure
-        case .invalidCredential, .disabledUserDenied: .notAuthorized
-        case .busy: .busy  // the phone may ask again once the bolt stops (an arrival does, once)
-        case .unspecified, .restricted, .insufficientBattery, .doorOpen, .notReady, .interrupted, .pairingNotConfirmed,
-             .arrivalNotExpected:
-            .refusedByPolicy
-        }
     }
 
     // MARK: Event log transfer

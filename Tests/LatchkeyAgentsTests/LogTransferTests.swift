@@ -15,6 +15,7 @@ final class FakeLink: LinkHandle {
     let linkID: LinkID
     let identifier: BluetoothAddress
     var maximumUpdateValueLength = 20
+    var connectionInterval: Duration? = .milliseconds(30)
     var keptLinkState: [UInt8]?
     var keepFails = false
     init(_ id: UInt64) {
