@@ -7,31 +7,13 @@ import LatchkeyPeripheral
 import LatchkeySecurity
 import LatchkeyTransport
 
-// The lock agent's security duties besides verifying commands (docs/SECURITY.md): the
-// admin-only operations and pairing (the audit trail of refusals: `AuditTrail`).
+// The lock agent's security duties besides verifying commands (docs/SECURITY.md): pairing
+// (`PairingDesk`) and the advertising it changes; the audit trail of refusals: `AuditTrail`.
 extension LockAgent {
     /// An event about the lock's security that moves nothing: the states are as they are.
     func securityEvent(_ kind: LockEvent.Kind) -> LockEvent {
         LockEvent(kind: kind, time: loop.now, lockStateBefore: controller.lockState,
                   lockStateAfter: controller.lockState, doorState: controller.doorState)
-    }
-
-    // MARK: Admin operations
-
-    /// `setOperatingMode`, which the verifier let through only for an admin key. The new
-    /// mode is durable before it applies (`LockAgent+OperatingMode.swift`).
-    func setOperatingMode(_ raw: UInt8?, authorized: Authorization) -> CommandRejection? {
-        let key = authorized.keyID
-        guard let raw, let mode = OperatingMode(rawValue: raw) else { return .malformed }
-        guard controller.machine.acceptsOperatingMode(mode) else {
-            emit(.lockCommandRefused(key: "\(key)", op: "set-operating-mode", mode: "\(mode)"))
-            return .refusedByPolicy
-        }
-        if mode != controller.operatingMode, let failed = persistOperatingMode(mode) { return failed }
-        controller.setOperatingMode(mode, authorized: authorized)
-        emit(.lockOperatingMode(key: "\(key)", mode: "\(mode)"))
-        publishStatus()
-        return nil
     }
 
     // MARK: Pairing

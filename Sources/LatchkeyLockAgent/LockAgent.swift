@@ -20,8 +20,6 @@ public final class LockAgent: PeripheralManagerDelegate {
     /// The link→key bindings, preserved on the manager's restoration storage (`PreservedBindings`).
     let bindings: PreservedBindings
     let log: any LockEventLog
-    /// Where the operating mode survives restarts; nil: it starts Normal every time.
-    let operatingModes: (any OperatingModeStore)?
     let events: any AgentEventSink
     let outputClock: OutputChangeClock?
     var loop: any EventLoop { peripheral.transport.loop }
@@ -43,6 +41,8 @@ public final class LockAgent: PeripheralManagerDelegate {
 
     /// Ends what a key holds once it is no longer current (LockAgent+Revocation.swift).
     var keyWatch: KeyWatch!
+    /// The operating mode across restarts and an admin's change of it (`OperatingModeKeeper`).
+    var modeKeeper: OperatingModeKeeper!
     /// The pairing window, requests and their ends (`PairingDesk`).
     var pairingDesk: PairingDesk!
     /// Refusals and lockouts in the audit log (`AuditTrail`).
@@ -75,7 +75,6 @@ public final class LockAgent: PeripheralManagerDelegate {
         self.configuration = configuration
         self.controller = controller
         self.log = log
-        self.operatingModes = operatingModes
         self.events = events
         self.outputClock = outputClock
         self.bindings = PreservedBindings(storage: restoration, emit: { event in
@@ -104,6 +103,13 @@ public final class LockAgent: PeripheralManagerDelegate {
                                     guard let self else { return }
                                     lockEvent(securityEvent(kind))
                                 })
+        modeKeeper = OperatingModeKeeper(store: operatingModes, controller: controller,
+                                            emit: { [weak self] in self?.emit($0) },
+                                            logSecurity: { [weak self] kind in
+                                                guard let self else { return }
+                                                lockEvent(securityEvent(kind))
+                                            },
+                                            changed: { [weak self] in self?.publishStatus() })
         pairingDesk = PairingDesk(responder: pairing, emit: { [weak self] in self?.emit($0) },
                                   logSecurity: { [weak self] kind in
                                       guard let self else { return }
@@ -131,7 +137,7 @@ public final class LockAgent: PeripheralManagerDelegate {
                                       setOperatingMode: { [weak self] raw, authorized in
                                           // Nil is the answer "done": an agent gone has done nothing.
                                           guard let self else { return .refusedByPolicy }
-                                          return setOperatingMode(raw, authorized: authorized)
+                                          return modeKeeper.set(raw, authorized: authorized)
                                       },
                                       moving: { [weak self] in self?.backgroundTasks.begin(Self.commandTask) })
         logTransfer = LogTransfer(log: log, loop: transport.loop, emit: { [weak self] in self?.emit($0) },
@@ -150,9 +156,9 @@ public final class LockAgent: PeripheralManagerDelegate {
         if let recovered {
             emit(.lockRecovering(decision: "\(recovered.id)", operation: "\(recovered.operation)"))
         }
-        let demoted = restoreOperatingMode()
+        let demoted = modeKeeper.restoreAtStart()
         controller.start(recovered: recovered, lastLogged: lastLoggedLockState())
-        if let demoted { logOperatingModeDemotion(from: demoted) }
+        if let demoted { modeKeeper.logDemotion(from: demoted) }
         emit(.lockStarted(state: "\(controller.lockState)", door: "\(controller.doorState)"))
     }
 
