@@ -7,8 +7,8 @@ import LatchkeySecurity
 import LatchkeyTransport
 
 /// Nothing for strangers (docs/SECURITY.md, "Sessions" and "Strangers"): the lock's state
-/// and its log go only to a link whose phone proved its key on it, sealed to that link's
-/// session (`LinkRegistry`); a link that proves nothing within `unauthenticatedLinkTimeout`,
+/// (`StatusPublisher`) and its log (`LogTransfer`) go only to a link whose phone proved its
+/// key on it, sealed to that link's session (`LinkRegistry`); a link that proves nothing within `unauthenticatedLinkTimeout`,
 /// or sends `unauthenticatedFrameLimit` frames that fail before their tag, is dropped.
 extension LockAgent {
     /// What a verified (or tag-verified but refused) frame opened on its link.
@@ -18,7 +18,7 @@ extension LockAgent {
         keyWatch.linkBound()
         // A phone that subscribed before it proved its key hears where the lock stands now.
         if let c = stateCharacteristic, c.subscribedCentrals.contains(where: { $0 === central }) {
-            if !sendStatus(to: central, on: c) { statusDirty = true }
+            status.tell(central)
         }
     }
 
@@ -49,7 +49,7 @@ extension LockAgent {
     public func peripheralManager(_ pm: PeripheralManager, central: Central,
                                   didSubscribeTo characteristic: LocalCharacteristic) {
         guard characteristic === stateCharacteristic, links.hasSession(central.linkID) else { return }
-        if !sendStatus(to: central, on: characteristic) { statusDirty = true }
+        status.tell(central)
     }
 
     // MARK: Advertising while linked
@@ -67,37 +67,6 @@ extension LockAgent {
             emit(.lockAdvertisingResumed(links: "\(peripheral.centrals.count)"))
             peripheral.startAdvertising(advertisement)
         }
-    }
-
-    // MARK: Sealed replies
-
-    /// The lock state sealed to `central`'s session; nil without one.
-    func sealedStatus(for central: Central) -> [UInt8]? { links.seal(statusFrame.bytes, as: .status, for: central) }
-
-    /// A read of the lock state: sealed to the session, or refused with an application
-    /// error (never Insufficient Authentication, which would make a client try to pair).
-    func readStatus(by central: Central) -> Result<[UInt8], ATTErrorCode> {
-        guard let sealed = sealedStatus(for: central) else {
-            emit(.lockReadRefused(central: "\(central.identifier)", reason: "no session"))
-            return .failure(CommandRejection.noSession.attError)
-        }
-        return .success(sealed)
-    }
-
-    /// Notifies every subscribed central that has a session, each under its own. False when
-    /// a link's queue was full (`peripheralManagerIsReady` sends it again).
-    func notifyStatus() -> Bool {
-        guard let c = stateCharacteristic else { return true }
-        var allSent = true
-        for central in c.subscribedCentrals where links.hasSession(central.linkID) {
-            if !sendStatus(to: central, on: c) { allSent = false }
-        }
-        return allSent
-    }
-
-    private func sendStatus(to central: Central, on c: LocalCharacteristic) -> Bool {
-        guard let sealed = sealedStatus(for: central) else { return true }
-        return peripheral.updateValue(sealed, for: c, onSubscribedCentrals: [central])
     }
 
     /// A log transfer's payload sealed to the session; nil without one.

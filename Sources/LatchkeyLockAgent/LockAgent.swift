@@ -33,7 +33,8 @@ public final class LockAgent: PeripheralManagerDelegate {
     public internal(set) var transportRefusals = 0
     /// The store is open read-only (LockAgent+StoreFaults.swift).
     public internal(set) var storeOpenReadOnly = false
-    var statusDirty = false
+    /// The lock's state, read and notified to phones with a session (`StatusPublisher`).
+    var status: StatusPublisher<Central>!
     /// The audit log's transfers to phones (`LogTransfer`).
     var logTransfer: LogTransfer<Central>!
     /// Sessions, key bindings and the timers of links that prove nothing (`LinkRegistry`).
@@ -140,6 +141,12 @@ public final class LockAgent: PeripheralManagerDelegate {
                                           return modeKeeper.set(raw, authorized: authorized)
                                       },
                                       moving: { [weak self] in self?.backgroundTasks.begin(Self.commandTask) })
+        status = StatusPublisher(links: links, frame: { [unowned self] in statusFrame },
+                                 subscribers: { [weak self] in self?.stateCharacteristic?.subscribedCentrals ?? [] },
+                                 send: { [weak self] central, sealed in
+                                     guard let self, let c = stateCharacteristic else { return true }
+                                     return peripheral.updateValue(sealed, for: c, onSubscribedCentrals: [central])
+                                 }, emit: { [weak self] in self?.emit($0) })
         logTransfer = LogTransfer(log: log, loop: transport.loop, emit: { [weak self] in self?.emit($0) },
                                   subscribers: { [weak self] in self?.transferCharacteristic?.subscribedCentrals ?? [] },
                                   send: { [weak self] central, chunk in
@@ -200,7 +207,7 @@ public final class LockAgent: PeripheralManagerDelegate {
 
     /// Tells every subscribed phone with a session, sealed to it (LockAgent+Sessions.swift).
     func publishStatus() {
-        statusDirty = !notifyStatus()
+        status.publish()
     }
 
     // MARK: PeripheralManagerDelegate
@@ -248,7 +255,7 @@ public final class LockAgent: PeripheralManagerDelegate {
     public func peripheralManager(_ pm: PeripheralManager, didReceiveRead request: ReadRequest) -> Result<[UInt8], ATTErrorCode> {
         switch request.characteristic.uuid {
         case LockServiceUUID.lockState:
-            return readStatus(by: request.central)
+            return status.read(by: request.central)
         case LockServiceUUID.challenge:
             arrivals.challengeRead(on: request.central.linkID)
             return .success(verifier.challenges.issue(for: request.central.linkID).bytes)
@@ -275,7 +282,7 @@ public final class LockAgent: PeripheralManagerDelegate {
     }
 
     public func peripheralManagerIsReady(toUpdateSubscribers pm: PeripheralManager) {
-        if statusDirty { publishStatus() }
+        status.roomAgain()
         logTransfer.pump()
     }
 
