@@ -79,7 +79,7 @@ final class BridgeControlCommands {
                 reply("error this lock names no key for the bridge: add bridge_key_id to lock.yaml"); return true
             }
             if words[1] == "wrong-code" {
-                // A wrong unlock code the bridge checked: a failure of its key (LockAgent+BridgeCodes).
+                // A wrong unlock code the bridge checked: a failure of its key (`LockAgent.bridgeWrongCode`, `BridgeEntry`).
                 switch agent.bridgeWrongCode(keyID: key) {
                 case .success(let lockout?): reply("ok counted key=\(key) locked_out_seconds=\(lockout.duration.components.seconds)")
                 case .success(nil): reply("ok counted key=\(key)")

@@ -41,28 +41,3 @@ final class KeyWatch {
         if !keysInUse().isEmpty { linkBound() }
     }
 }
-
-/// Keeps refusals that nobody's key counts for (a revoked key re-linking, strangers' links)
-/// from filling the audit log: at most one entry per source per `spacing`; the rest are
-/// counted and said as an agent event (journald), never silently dropped.
-struct RefusalAuditPacer {
-    /// Ten minutes: at most 144 entries a day per revoked key, and as many for all strangers
-    /// together, in a log that keeps 10,000 events.
-    static let spacing: Duration = .seconds(600)
-
-    enum Source: Hashable { case revokedKey(UInt32), strangers }
-
-    private var last: [Source: Instant] = [:]
-    private var suppressed: [Source: Int] = [:]
-
-    /// Whether this refusal goes into the audit log now; when it does, how many of the same
-    /// source were left out since the last entry.
-    mutating func admit(_ source: Source, at now: Instant) -> (admitted: Bool, leftOut: Int) {
-        if let previous = last[source], now - previous < Self.spacing {
-            suppressed[source, default: 0] += 1
-            return (false, suppressed[source]!)
-        }
-        last[source] = now
-        return (true, suppressed.removeValue(forKey: source) ?? 0)
-    }
-}

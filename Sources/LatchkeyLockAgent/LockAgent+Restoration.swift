@@ -16,13 +16,16 @@ extension LockAgent {
             stateCharacteristic = service?.characteristic(LockServiceUUID.lockState)
             transferCharacteristic = service?.characteristic(LockServiceUUID.dataTransfer)
         }
-        restoreSessions(for: state.centrals)
+        links.restoreSessions(for: state.centrals, secret: { [verifier] keyID in
+            guard verifier.authority.isCurrent(keyID: keyID) == true else { return nil }
+            return verifier.keys.key(id: keyID)?.secret
+        })
         restoreBindings(for: state.centrals)
         // A restored link with no session kept is a stranger's until it proves a key.
-        for central in state.centrals where sessions[central.linkID] == nil {
-            armUnauthenticatedTimer(for: central)
+        for central in state.centrals where !links.hasSession(central.linkID) {
+            links.armUnauthenticatedTimer(for: central)
         }
-        if !keysInUse.isEmpty { keyWatch.linkBound() }
+        if !links.keysInUse.isEmpty { keyWatch.linkBound() }
         emit(.lockRestored(services: state.services.count, centrals: state.centrals.count,
                            subscribed: stateCharacteristic?.subscribedCentrals.count ?? 0,
                            advertising: state.advertisement != nil))
@@ -77,13 +80,33 @@ extension LockAgent {
     public func stop() {
         keyWatch.stop()
         peripheral.discardPreservedState()
-        do { try bindingStorage?.remove(.peripheral, identifier: LockBindings.identifier) } catch {
-            emit(.lockRestorationFailed(error: "bindings not removed: \(error)"))  // the next start re-reads them: harmless
-        }
+        bindings.remove()
         peripheral.stopAdvertising()
         peripheral.removeAllServices()
         service = nil
         stateCharacteristic = nil
         transferCharacteristic = nil
+    }
+
+    /// After a restart: a restored link whose phone's session was kept with it, under the key
+    /// its address was bound to, is that phone's again, so its loss starts the departure grace
+    /// as before. An address alone proves nothing (anyone can send with a bound phone's): a
+    /// link at a bound address without its kept session is dropped, and bound again when its
+    /// phone re-links and proves its key.
+    private func restoreBindings(for centrals: [Central]) {
+        guard let stored = bindings.stored() else { return }
+        for central in centrals {
+            guard let key = stored[central.identifier.description] else { continue }
+            guard links.sessionKey(on: central.linkID) == key else {
+                // Its phone's never-ending connect request re-links at once and proves its key
+                // with the `present` every link sends; anyone else using that address is gone.
+                emit(.lockBindingNotRestored(key: key, central: "\(central.identifier)",
+                                             reason: "no kept session of that key on the link"))
+                links.drop(central, because: "a phone's address without its kept session: it re-links and proves its key")
+                continue
+            }
+            rebind(central, to: key)
+            emit(.lockBindingRestored(key: key, central: "\(central.identifier)"))
+        }
     }
 }

@@ -11,7 +11,7 @@ extension LockAgent {
         var faults: [String] = storeOpenReadOnly ? ["read-only"] : []
         if controller.journalFault != nil || controller.unwrittenJournalEntries > 0 { faults.append("journal") }
         if verifier.lockout.storeFault != nil { faults.append("lockout") }
-        if bindingsFault != nil { faults.append("bindings") }
+        if bindings.fault != nil { faults.append("bindings") }
         return faults
     }
 
@@ -30,6 +30,6 @@ extension LockAgent {
         storeOpenReadOnly = false
         emit(.lockStoreWritable(store: path))
         controller.writeBacklogNow()
-        if bindingsFault != nil { preserveLiveBindings() }
+        if bindings.fault != nil { bindings.preserveAgain(links.boundAddresses) }
     }
 }
