@@ -4,52 +4,15 @@ import LatchkeyEvents
 import LatchkeyLockProtocol
 import LatchkeyManagers
 
-/// The GATT setup as a sequence that resumes where it stopped (restoration's step 4, docs/RESTORATION.md): each step looks
-/// at what the lock's proxy already holds — from this link, an earlier link, or the cache
-/// a relaunch restored — and only asks the lock for what is missing. A phone that comes
-/// back to a lock it knows is ready at once (its command opens the link's session, then it
-/// subscribes to the status); a relaunched phone whose link survived it discovers nothing.
+/// The lock's database changing under the link, and the central's restoration.
 extension PhoneAgent {
-    /// The next missing step: services, characteristics, or none.
-    func continueSetup(_ peripheral: Peripheral) {
-        guard peripheral.state == .connected else { return }
-        guard let service = peripheral.service(LockServiceUUID.service) else {
-            peripheral.discoverServices([LockServiceUUID.service])
-            return
-        }
-        guard service.characteristics != nil, bindCharacteristics(of: service), status != nil else {
-            peripheral.discoverCharacteristics(nil, for: service)
-            return
-        }
-        // The status subscription follows the first command, whose session it needs
-        // (`subscribeOnceInSession`): the lock refuses it to a link without one.
-        becomeReady(peripheral)
-    }
-
-    /// Takes the lock service's characteristics from `service`; false when one is missing.
-    @discardableResult
-    func bindCharacteristics(of service: RemoteService) -> Bool {
-        setup.bind { service.characteristic($0) }
-    }
-
-    /// A cached handle the lock does not have (its service changed since the cache was
-    /// made): forget the cache and discover again, once per link. True when it did.
-    func rediscoverIfStale(_ peripheral: Peripheral, _ error: BluetoothError) -> Bool {
-        guard case .att(let code) = error, code == .invalidHandle || code == .attributeNotFound,
-              setup.staleCacheFound() else { return false }
-        emit(.phoneCacheStale(error: "\(error)"))
-        peripheral.discardAttributeCache()
-        continueSetup(peripheral)
-        return true
-    }
-
     /// The lock's database changed (a Service Changed indication, or a Database Hash that
     /// no longer matches the cache): when the lock service went with it, bind again to the
     /// new handles before anything else is written — never to the old ones.
     public func peripheral(_ peripheral: Peripheral, didModifyServices invalidatedServices: [RemoteService]) {
         guard invalidatedServices.contains(where: { $0.uuid == LockServiceUUID.service }) else { return }
         emit(.phoneServicesChanged(invalidated: invalidatedServices.count))
-        restartSetup(peripheral, because: "the lock's services changed")
+        link.restartSetup(peripheral, because: "the lock's services changed")
     }
 
     public func peripheral(_ peripheral: Peripheral, didReceiveInvalidServiceChange value: [UInt8]) {

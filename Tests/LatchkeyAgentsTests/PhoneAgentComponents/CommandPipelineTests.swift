@@ -91,6 +91,27 @@ struct CommandPipelineTests {
         #expect(r.rig.names().filter { $0 == EventKind.phoneHeldChallengeRefused.name }.count == 1)
     }
 
+    /// The pipeline bounds the resend itself rather than trusting its coordinator never to
+    /// read ahead while a command is under way: a command sent again that meets a held
+    /// challenge once more and is refused as stale again fails, it is not sent a third time.
+    @Test func aCommandSentAgainIsNeverSentAThirdTimeEvenWithAnotherHeldChallenge() {
+        let r = Rig()
+        _ = r.readAhead.beginRead()
+        r.readAhead.answered(value: CommandPipelineTests.grant, error: nil)
+        r.submit(.unlock)
+        #expect(r.writes.count == 1)
+        #expect(r.readAhead.beginRead(), "a read ahead goes while the command is under way")
+        let stale = BluetoothError.att(CommandRejection.staleChallenge.attError)
+        #expect(r.pipeline.writeAnswered(error: stale) == .sentAgain)
+        #expect(r.reads == 0 && r.writes.count == 1, "the command sent again waits for the read ahead")
+        r.readAhead.answered(value: CommandPipelineTests.grant, error: nil)
+        r.pipeline.readAheadAnswered()
+        #expect(r.reads == 0 && r.writes.count == 2, "sealed with the new held challenge")
+        #expect(r.pipeline.writeAnswered(error: stale) == .answered(.unlock, .staleChallenge))
+        #expect(r.failures() == [.rejected(.staleChallenge)] && r.pipeline.isIdle)
+        #expect(r.rig.names().filter { $0 == EventKind.phoneHeldChallengeRefused.name }.count == 1)
+    }
+
     @Test func aCommandWhileTheReadAheadIsOnItsWayWaitsForIt() {
         let r = Rig()
         _ = r.readAhead.beginRead()
