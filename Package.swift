@@ -82,6 +82,7 @@ let package = Package(
         .executable(name: "latchkey", targets: ["latchkey"]),
         .executable(name: "latchkey-bench", targets: ["latchkey-bench"]),
         .executable(name: "latchkey-torture", targets: ["latchkey-torture"]),
+        .executable(name: "latchkey-sim", targets: ["latchkey-sim"]),
     ],
     dependencies: [
         // Each dependency replaces code we would otherwise write and maintain; build-time
@@ -238,6 +239,15 @@ let package = Package(
                            .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictness, linkerSettings: agentLinkage),
         // Kills the agents at random moments and checks what survives (issue 5).
+        // A household's year in one process on simulated time, faults and invariants from a seed.
+        .target(name: "LatchkeyHousehold", dependencies: ["LatchkeyAgents", "LatchkeyBridge", "LatchkeyControl", "LatchkeyDaemons",
+                                                          "LatchkeyGPIO", "LatchkeyLock", "LatchkeyMQTT", "LatchkeyPhoneAgent",
+                                                          "LatchkeyLockAgent", "LatchkeyPosix", "LatchkeySecurity", "LatchkeySettings", "LatchkeySim",
+                                                          "LatchkeySimDisk", "LatchkeySimGPIO", "LatchkeySimMQTT", "LatchkeyStore",
+                                                          "LatchkeyTorture", "LatchkeyTransport",
+                                                          .product(name: "Logging", package: "swift-log")],
+                swiftSettings: strictness),
+        .executableTarget(name: "latchkey-sim", dependencies: ["LatchkeyHousehold"], swiftSettings: strictness),
         .executableTarget(
             name: "latchkey-torture",
             dependencies: ["LatchkeyDaemons", "LatchkeyTorture", .product(name: "Logging", package: "swift-log")],
