@@ -102,7 +102,7 @@ public enum HouseholdCommand {
 
     /// A clean run, then one run per planted violation: each must be caught, and only by its rule.
     static func runSelfTest(scratch: String, seed: UInt64) -> Int32 {
-        let days = 24
+        let days = 5
         var failed = false
         do {
             let clean = try HouseholdRun(seed: seed, days: days, scratch: scratch).run()

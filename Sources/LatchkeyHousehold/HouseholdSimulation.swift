@@ -170,13 +170,9 @@ public struct HouseholdRun {
         return out.sorted { $0.0 < $1.0 }
     }
 
-    func plantDay(_ plant: PlantedViolation) -> Int {
-        switch plant {
-        case .revokedKeySuccess: 19
-        case .growth: 8
-        default: 3
-        }
-    }
+    /// Every violation is planted on day 3 (the month's guest arrived on day 1): a self-test
+    /// run of 5 days sees it and what follows.
+    func plantDay(_ plant: PlantedViolation) -> Int { 3 }
 
     /// Plays the household and returns what the judge found.
     public func run(progress: ((String) -> Void)? = nil) throws -> Report {
@@ -192,7 +188,8 @@ public struct HouseholdRun {
         world.startPhone(guest: false)
         world.startBridge()
         world.loop.advance(by: .seconds(5))
-        let samplingEvery = days >= 90 ? 30 : 7
+        // Monthly samples; weekly in runs shorter than three months, daily in those under four weeks.
+        let samplingEvery = days >= 90 ? 30 : days >= 28 ? 7 : 1
         var step = 0
         var leak: [[UInt8]] = []
         var samples: [(day: Int, store: Int64, heap: Int64)] = []
@@ -232,13 +229,7 @@ public struct HouseholdRun {
         case .door(let d): world.cycleDoor(openFor: d)
         case .mqtt(let op): world.mqttCommand(op)
         case .addGuest: world.addGuest(seed: seed)
-        case .revokeGuest:
-            if plant == .revokedKeySuccess, let id = world.guestKey {
-                // Planted: the judge hears of a revocation the lock never gets.
-                judge.revoke(id, at: world.loop.now)
-            } else {
-                world.revokeGuest()
-            }
+        case .revokeGuest: world.revokeGuest()
         case .guestComes: world.moveGuest(home: true)
         case .guestTap: if world.guestHome { world.tap(.unlock, guest: true) }
         case .guestLeaves: world.moveGuest(home: false)
@@ -265,7 +256,7 @@ public struct HouseholdRun {
         case .wallStep(let s): world.stepWallClock(by: s, correctedAfter: .seconds(60 * Int64(r.next(in: 5...120))))
         case .brokerOutage(let d): world.brokerOutage(for: d)
         case .sample:
-            if plant == .growth && samples.count >= 1 {
+            if plant == .growth && world.leaking {
                 // Planted: 48 MiB kept and never given back, every sample after the first.
                 leak.append([UInt8](repeating: 1, count: 48 << 20))
             }
@@ -277,14 +268,20 @@ public struct HouseholdRun {
             case .unexplainedPulse?:
                 judge.rise(at: world.loop.now)
             case .duplicatedDecision?:
-                world.plantDuplicateRise()
+                world.doubleNextRise = true
+            case .revokedKeySuccess?:
+                // The judge hears of a revocation that the lock never gets: the guest's next
+                // unlock succeeds.
+                if let id = world.guestKey { judge.revoke(id, at: world.loop.now) }
+            case .growth?:
+                world.leaking = true
             case .missingDecision?:
                 judge.plantMissingDecision()
                 world.killLock(powerCut: false)
                 world.startLock()
             case .brokerOrder?:
                 world.publishStaleEvent()
-            case .revokedKeySuccess?, .growth?, nil:
+            case nil:
                 break
             }
         }
@@ -298,18 +295,6 @@ public struct HouseholdRun {
 }
 
 extension HouseholdWorld {
-    /// Planted: the next unlock the owner taps drives the line a second time 100 ms after
-    /// its first rise, inside the decision's window, as a retried drive would.
-    func plantDuplicateRise() {
-        let seen = judge.risesSeen
-        tap(.unlock, guest: false)
-        loop.advance(until: { self.judge.risesSeen > seen }, limit: .seconds(5))
-        if judge.risesSeen > seen {
-            loop.advance(by: .milliseconds(100))
-            judge.rise(at: loop.now)
-        }
-    }
-
     /// Planted: someone republishes the first event on the lock's events topic.
     func publishStaleEvent() {
         let rogue = broker.connection(MQTTEndpoint(host: "sim", port: 1, clientID: "replayer"))

@@ -66,6 +66,11 @@ final class HouseholdWorld {
     /// The card's state set from outside the VFS: the read-only remount is also what
     /// `StoreFileSystem` answers when the lock opens its store.
     var counts: [String: Int] = [:]
+    /// Planted (the self-test): the next rise of the unlock line is reported twice, 100 ms
+    /// apart, inside its decision's window, as a drive retried by the lock would look.
+    var doubleNextRise = false
+    /// Planted (the self-test): memory kept at every sample from now on.
+    var leaking = false
 
     var lockState: String { directory + "/lock" }
     var ownerState: String { directory + "/owner" }
@@ -189,6 +194,13 @@ final class HouseholdWorld {
                 guard let self else { return }
                 self.judge.rise(at: self.loop.now)
                 self.trace.add("rise", self.loop.now)
+                if self.doubleNextRise {
+                    self.doubleNextRise = false
+                    self.loop.schedule(after: .milliseconds(100)) { [weak self] in
+                        guard let self else { return }
+                        self.judge.rise(at: self.loop.now)
+                    }
+                }
             }
             let disk = disk
             let stores = try StateStores.openLock(settings.stateDirectory, loop: process, wallClock: wallClock,
