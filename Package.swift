@@ -244,7 +244,7 @@ let package = Package(
                                                           "LatchkeyGPIO", "LatchkeyLock", "LatchkeyMQTT", "LatchkeyPhoneAgent",
                                                           "LatchkeyLockAgent", "LatchkeyPosix", "LatchkeySecurity", "LatchkeySettings", "LatchkeySim",
                                                           "LatchkeySimDisk", "LatchkeySimGPIO", "LatchkeySimMQTT", "LatchkeyStore",
-                                                          "LatchkeyTorture", "LatchkeyTransport",
+                                                          "LatchkeyTorture", "LatchkeyTransport", "LatchkeyEvents",
                                                           .product(name: "Logging", package: "swift-log")],
                 swiftSettings: strictness),
         .executableTarget(name: "latchkey-sim", dependencies: ["LatchkeyHousehold"], swiftSettings: strictness),
@@ -263,6 +263,7 @@ let package = Package(
             // Export the counting malloc so the dynamic linker binds the Swift runtime's calls to it.
             linkerSettings: [.unsafeFlags(["-Xlinker", "--export-dynamic-symbol=malloc"], .when(platforms: [.linux]))]),
         .testTarget(name: "LatchkeyATTTests", dependencies: ["LatchkeyATT", "LatchkeyTestKit"]),
+        .testTarget(name: "LatchkeyHouseholdTests", dependencies: ["LatchkeyHousehold", "LatchkeyLock", "LatchkeyTransport"]),
         .testTarget(name: "LatchkeyGATTTests", dependencies: ["LatchkeyATT", "LatchkeyGATT", "LatchkeyTestKit"]),
         .testTarget(name: "LatchkeySimTests", dependencies: ["LatchkeyATT", "LatchkeySim", "LatchkeyTransport"]),
         .testTarget(

@@ -64,8 +64,9 @@ public enum HouseholdCommand {
     }
 
     static func printReport(_ r: HouseholdRun.Report) {
-        print("seed \(r.seed), \(r.days) simulated days, \(r.steps) steps, wall time \(format(r.wallSeconds)) s "
-              + "(\(format(r.wallSeconds / Double(r.days) * 30)) s per simulated month)")
+        print("seed \(r.seed), \(r.days) simulated days, \(r.steps) steps, wall time \(format(r.wallSeconds)) s, "
+              + "CPU \(format(r.cpuSeconds)) s (per simulated month: \(format(r.wallSeconds / Double(r.days) * 30)) s wall, "
+              + "\(format(r.cpuSeconds / Double(r.days) * 30)) s CPU)")
         print("played:")
         for (kind, n) in r.counts.sorted(by: { $0.key < $1.key }) {
             print("  \(kind): \(n) (\(format(Double(n) / Double(r.days))) a day)")

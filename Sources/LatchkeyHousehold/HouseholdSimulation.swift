@@ -81,6 +81,8 @@ public struct HouseholdRun {
         public var rises: Int
         public var lastTrace: [String]
         public var wallSeconds: Double
+        /// The process's CPU time (user and system) over the run.
+        public var cpuSeconds: Double
     }
 
     enum Action {
@@ -176,7 +178,7 @@ public struct HouseholdRun {
 
     /// Plays the household and returns what the judge found.
     public func run(progress: ((String) -> Void)? = nil) throws -> Report {
-        let started = Self.monotonicSeconds()
+        let started = Self.monotonicSeconds(), startedCPU = Self.cpuSeconds()
         var template = Array((scratch + "/latchkey-sim-XXXXXX").utf8CString)
         guard mkdtemp(&template) != nil else { throw RuntimeError("cannot make a directory in \(scratch) (mkdtemp)") }
         let directory = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
@@ -214,7 +216,7 @@ public struct HouseholdRun {
                       relinkMax: judge.relinkTimes.max(), relinkCount: judge.relinkTimes.count, samples: samples,
                       brokerEvents: judge.brokerEvents, brokerDuplicates: judge.brokerDuplicates,
                       brokerGaps: judge.brokerGaps, rises: judge.risesSeen, lastTrace: trace.lastLines,
-                      wallSeconds: Self.monotonicSeconds() - started)
+                      wallSeconds: Self.monotonicSeconds() - started, cpuSeconds: Self.cpuSeconds() - startedCPU)
     }
 
     private func perform(_ action: Action, _ world: HouseholdWorld, _ judge: HouseholdJudge, _ leak: inout [[UInt8]],
@@ -285,6 +287,13 @@ public struct HouseholdRun {
                 break
             }
         }
+    }
+
+    static func cpuSeconds() -> Double {
+        var usage = rusage()
+        getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
+        return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)
+            + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
     }
 
     static func monotonicSeconds() -> Double {

@@ -5,6 +5,7 @@ import LatchkeyAgents
 import LatchkeyBridge
 import LatchkeyControl
 import LatchkeyDaemons
+import LatchkeyEvents
 import LatchkeyGPIO
 import LatchkeyLock
 import LatchkeyMQTT
@@ -88,6 +89,7 @@ final class HouseholdWorld {
         _ = air.addDevice(address: Self.guestAddress, position: Self.away)
         disk = SimulatedDisk(seed: seed)
         broker = SimulatedBroker(loop: loop)
+        broker.keepsPublished = false  // the judge reads what Home Assistant receives instead
         homeAssistant = broker.connection(MQTTEndpoint(host: "sim", port: 1, clientID: "home-assistant"))
         for dir in [lockState, ownerState] { mkdir(dir, 0o700) }
         // The owner's key (admin, arrival unlock allowed) and the bridge's (a user key, as the
@@ -240,7 +242,7 @@ final class HouseholdWorld {
 
     private func lockEvent(_ event: AgentEvent) {
         trace.add(event.name, event.time)
-        if event.name == "lock.command_accepted", let decision = event.field("decision").flatMap({ UInt64($0) }) {
+        if event.name == EventKind.lockCommandAccepted.name, let decision = event.field("decision").flatMap({ UInt64($0) }) {
             judge.announced(decision: decision, key: event.field("key").flatMap { Self.number(after: "", in: $0) }.map(UInt32.init),
                             at: event.time)
         }
@@ -292,7 +294,7 @@ final class HouseholdWorld {
 
     private func phoneEvent(_ event: AgentEvent, guest isGuest: Bool) {
         trace.add((isGuest ? "guest " : "owner ") + event.name, event.time)
-        if !isGuest && event.name == "phone.gatt_ready" { judge.phoneReady(at: event.time) }
+        if !isGuest && event.name == EventKind.phoneGattReady.name { judge.phoneReady(at: event.time) }
     }
 
     /// Whether the owner's phone could link now: both agents up, the phone in range.
