@@ -64,8 +64,7 @@ final class HouseholdWorld {
     private var homeAssistant: SimulatedMQTTConnection
     private var homeAssistantDelegate: HomeAssistant?
     private var commandNumber = 0
-    /// The card's state set from outside the VFS: the read-only remount is also what
-    /// `StoreFileSystem` answers when the lock opens its store.
+    /// How many of each kind of step and outcome were played (the report's counts).
     var counts: [String: Int] = [:]
     /// Planted (the self-test): the next rise of the unlock line is reported twice, 100 ms
     /// apart, inside its decision's window, as a drive retried by the lock would look.
@@ -218,7 +217,6 @@ final class HouseholdWorld {
             if let journal = started.journal { judge.checkSurvivors(journal: journal, now: loop.now) }
             judge.relinkClockRestarts(at: loop.now)
             trace.add("lock started", loop.now)
-            bridge?.link.lockCameUp()
         } catch {
             count("lock start failed")
             trace.add("lock start failed: \(error)", loop.now)
@@ -594,7 +592,6 @@ final class HomeAssistant: MQTTConnectionDelegate {
 final class InProcessLockLink: AgentLink {
     unowned let world: HouseholdWorld
     let loop: ProcessLoop
-    private var streams: [(command: String, line: (String) -> Void, closed: (String) -> Void)] = []
     private var open: [(command: String, line: (String) -> Void, closed: (String) -> Void)] = []
 
     init(world: HouseholdWorld, loop: ProcessLoop) { self.world = world; self.loop = loop }
@@ -629,6 +626,4 @@ final class InProcessLockLink: AgentLink {
         open = []
         for s in ending { loop.execute { s.closed("the agent closed the connection") } }
     }
-
-    func lockCameUp() {}
 }
