@@ -83,6 +83,7 @@ let package = Package(
         .executable(name: "latchkey", targets: ["latchkey"]),
         .executable(name: "latchkey-bench", targets: ["latchkey-bench"]),
         .executable(name: "latchkey-torture", targets: ["latchkey-torture"]),
+        .executable(name: "latchkey-sim", targets: ["latchkey-sim"]),
     ],
     dependencies: [
         // Each dependency replaces code we would otherwise write and maintain; build-time
@@ -246,6 +247,15 @@ let package = Package(
                            .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictness, linkerSettings: agentLinkage),
         // Kills the agents at random moments and checks what survives (issue 5).
+        // A household's year in one process on simulated time, faults and invariants from a seed.
+        .target(name: "LatchkeyHousehold", dependencies: ["LatchkeyAgents", "LatchkeyBridge", "LatchkeyControl", "LatchkeyDaemons",
+                                                          "LatchkeyGPIO", "LatchkeyLock", "LatchkeyMQTT", "LatchkeyPhoneAgent",
+                                                          "LatchkeyLockAgent", "LatchkeyPosix", "LatchkeySecurity", "LatchkeySettings", "LatchkeySim",
+                                                          "LatchkeySimDisk", "LatchkeySimGPIO", "LatchkeySimMQTT", "LatchkeyStore",
+                                                          "LatchkeyTorture", "LatchkeyTransport", "LatchkeyEvents",
+                                                          .product(name: "Logging", package: "swift-log")],
+                swiftSettings: strictness),
+        .executableTarget(name: "latchkey-sim", dependencies: ["LatchkeyHousehold"], swiftSettings: strictness),
         .executableTarget(
             name: "latchkey-torture",
             dependencies: ["LatchkeyDaemons", "LatchkeyTorture", .product(name: "Logging", package: "swift-log")],
@@ -261,6 +271,7 @@ let package = Package(
             // Export the counting malloc so the dynamic linker binds the Swift runtime's calls to it.
             linkerSettings: [.unsafeFlags(["-Xlinker", "--export-dynamic-symbol=malloc"], .when(platforms: [.linux]))]),
         .testTarget(name: "LatchkeyATTTests", dependencies: ["LatchkeyATT", "LatchkeyTestKit"]),
+        .testTarget(name: "LatchkeyHouseholdTests", dependencies: ["LatchkeyHousehold", "LatchkeyLock", "LatchkeyTransport"]),
         .testTarget(name: "LatchkeyGATTTests", dependencies: ["LatchkeyATT", "LatchkeyGATT", "LatchkeyTestKit"]),
         .testTarget(name: "LatchkeySimTests", dependencies: ["LatchkeyATT", "LatchkeySim", "LatchkeyTransport"]),
         .testTarget(

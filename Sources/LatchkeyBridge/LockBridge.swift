@@ -6,7 +6,7 @@ import LatchkeyTransport
 /// its state retained, its availability, Home Assistant discovery, and commands from
 /// `<prefix>/set` through the `CommandGate` to the lock's control socket, answered on
 /// `<prefix>/result`.
-final class LockBridge: BridgedAgent {
+package final class LockBridge: BridgedAgent {
     let lock: BridgedLock
     let topics: HomeAssistantDiscovery.LockTopics
     private let link: any AgentLink
@@ -34,7 +34,7 @@ final class LockBridge: BridgedAgent {
     /// 10,000-event backlog should not all sit there.
     static let window = 100
 
-    init(lock: BridgedLock, link: any AgentLink, bridge: Bridge, discovery: HomeAssistantDiscovery,
+    package init(lock: BridgedLock, link: any AgentLink, bridge: Bridge, discovery: HomeAssistantDiscovery,
          maximumCommandAge: Duration, resultExpiry: UInt32, cursorFile: CursorFile, wallNow: @escaping () -> Double) throws {
         self.lock = lock
         self.link = link

@@ -12,6 +12,8 @@ public final class SimulatedBroker {
     public private(set) var isRunning = true
     /// Everything published to the broker, in order (tests read it like a sniffer).
     public private(set) var published: [MQTTMessage] = []
+    /// False: `published` stays empty (a simulation of months would keep every message).
+    public var keepsPublished = true
     public private(set) var retained: [String: MQTTMessage] = [:]
     /// CONNECTs received, refused or not.
     public private(set) var connectAttempts = 0
@@ -55,7 +57,7 @@ public final class SimulatedBroker {
     func close(_ c: SimulatedMQTTConnection) { sessions.removeAll { $0 === c } }
 
     func route(_ message: MQTTMessage, from sender: SimulatedMQTTConnection? = nil) {
-        published.append(message)
+        if keepsPublished { published.append(message) }
         if message.retain {
             if message.payload.isEmpty { retained[message.topic] = nil } else { retained[message.topic] = message }
         }

@@ -6,20 +6,24 @@ import LatchkeyTransport
 /// recorded before it, still valid and still open at the rise, carried by the process that
 /// drove the line, and not yet spent by that process. Times are CLOCK_MONOTONIC on both sides.
 /// docs/TESTING.md, "What the torture audit checks".
-struct UnlockRiseAudit {
+package struct UnlockRiseAudit {
     /// A start of the lock process, and the decision it found open in the journal (which it
     /// takes up: a lock resumes it, an unlock inside its window too).
-    struct Start: Hashable { var at: Instant; var foundOpen: UInt64? }
+    package struct Start: Hashable {
+        package var at: Instant
+        package var foundOpen: UInt64?
+        package init(at: Instant, foundOpen: UInt64?) { self.at = at; self.foundOpen = foundOpen }
+    }
 
     /// Why a rise has no decision.
-    enum Reason: Hashable, Sendable, CustomStringConvertible {
+    package enum Reason: Hashable, Sendable, CustomStringConvertible {
         case noDecision
         case pastWindow(decision: UInt64, late: Duration)
         case ended(decision: UInt64, outcome: DecisionOutcome)
         case spent(decision: UInt64, onRiseAt: Instant)
         case notCarried(decision: UInt64)
 
-        var description: String {
+        package var description: String {
             switch self {
             case .noDecision: "no unlock decision was recorded before it"
             case .pastWindow(let id, let late): "decision #\(id) was past its window (by \(late.milliseconds) ms)"
@@ -30,17 +34,17 @@ struct UnlockRiseAudit {
         }
     }
 
-    struct Unexplained: Hashable, CustomStringConvertible {
-        var at: Instant
-        var reason: Reason
-        var description: String { "unlock line rose at \(at): \(reason)" }
+    package struct Unexplained: Hashable, CustomStringConvertible {
+        package var at: Instant
+        package var reason: Reason
+        package var description: String { "unlock line rose at \(at): \(reason)" }
     }
 
     /// What the audit found: the rises nothing explains, and how many a resumed decision did.
-    struct Verdict {
-        var unexplained: [Unexplained]
+    package struct Verdict {
+        package var unexplained: [Unexplained]
         /// Rises explained by a decision a later start found open (a kill mid-unlock).
-        var explainedByResume: Int
+        package var explainedByResume: Int
     }
 
     /// One process's right to drive the line once for one decision, between `from` and `until`.
@@ -53,7 +57,7 @@ struct UnlockRiseAudit {
     }
 
     /// Judges the rises (any order) against the decisions in `entries`.
-    static func judge(_ rises: [Instant], entries: [JournalEntry], starts: [Start]) -> Verdict {
+    package static func judge(_ rises: [Instant], entries: [JournalEntry], starts: [Start]) -> Verdict {
         let unlocks = entries.filter { $0.decision.operation == .unlock }
         // Before the first start noted (or with none), one process: the one that recorded.
         let lifetimes = [Start(at: Instant(nanoseconds: .min), foundOpen: nil)] + starts.sorted { $0.at < $1.at }
@@ -97,12 +101,12 @@ struct UnlockRiseAudit {
 
     /// When the decision was recorded, on the recording process's monotonic clock: the
     /// journal keeps its instants there and the wall times of the same moments beside them.
-    static func recorded(_ entry: JournalEntry) -> Instant {
+    package static func recorded(_ entry: JournalEntry) -> Instant {
         entry.decision.decidedAt + .nanoseconds(entry.wall.recorded &- entry.wall.decided)
     }
 
     /// When the decision ended (still open: never), on the same clock.
-    static func end(of entry: JournalEntry) -> Instant {
+    package static func end(of entry: JournalEntry) -> Instant {
         guard let completed = entry.completedWallNanos else { return Instant(nanoseconds: .max) }
         return recorded(entry) + .nanoseconds(completed &- entry.wall.recorded)
     }

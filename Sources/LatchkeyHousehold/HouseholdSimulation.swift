@@ -1,0 +1,315 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import LatchkeyControl
+import LatchkeyLock
+import LatchkeyMQTT
+import LatchkeyPosix
+import LatchkeySim
+import LatchkeySimDisk
+import LatchkeyTransport
+
+/// What the trace hash is made of: every step, every agent event's name and time, every
+/// rise of the unlock line; and the last lines of it, for a failure's context.
+final class Trace {
+    private(set) var hash: UInt64 = 0xCBF2_9CE4_8422_2325
+    private(set) var recent: [String] = []
+    private var next = 0
+    static let kept = 40
+
+    func add(_ line: String, _ at: Instant) {
+        for byte in line.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01B3 }
+        withUnsafeBytes(of: at.nanoseconds) { for b in $0 { hash = (hash ^ UInt64(b)) &* 0x100_0000_01B3 } }
+        let text = HouseholdClock.format(at) + " " + line
+        if recent.count < Self.kept { recent.append(text) } else { recent[next] = text; next = (next + 1) % Self.kept }
+    }
+
+    var lastLines: [String] { Array(recent[next...] + recent[..<next]) }
+}
+
+/// A violation planted on purpose, to show that the judge catches it (`--self-test`).
+public enum PlantedViolation: String, CaseIterable, Sendable {
+    /// The unlock line rises with no decision behind it.
+    case unexplainedPulse = "pulse"
+    /// One decision drives the line twice.
+    case duplicatedDecision = "twice"
+    /// A decision the bridge was told about is gone after a restart.
+    case missingDecision = "missing"
+    /// The household revokes a guest's key, but the lock never hears of it.
+    case revokedKeySuccess = "revoked"
+    /// Memory kept and never given back.
+    case growth = "growth"
+    /// An event on the broker with a sequence number already delivered.
+    case brokerOrder = "order"
+
+    public var expected: Violation.Rule {
+        switch self {
+        case .unexplainedPulse: .unexplainedRise
+        case .duplicatedDecision: .decisionTwice
+        case .missingDecision: .decisionLost
+        case .revokedKeySuccess: .revokedKeySucceeded
+        case .growth: .growth
+        case .brokerOrder: .brokerOrder
+        }
+    }
+}
+
+/// One household's life and faults over `days`, drawn from `seed`, judged after every step.
+public struct HouseholdRun {
+    public var seed: UInt64
+    public var days: Int
+    public var plant: PlantedViolation?
+    /// Where the state directories go (tmpfs is what the timings assume).
+    public var scratch: String
+
+    public init(seed: UInt64, days: Int, plant: PlantedViolation? = nil, scratch: String = "/dev/shm") {
+        self.seed = seed; self.days = days; self.plant = plant; self.scratch = scratch
+    }
+
+    public struct Report: Sendable {
+        public var seed: UInt64
+        public var days: Int
+        public var steps: Int
+        public var counts: [String: Int]
+        public var violations: [Violation]
+        public var traceHash: UInt64
+        public var diskTraceHash: UInt64
+        public var relinkMax: Duration?
+        public var relinkCount: Int
+        public var samples: [(day: Int, store: Int64, heap: Int64)]
+        public var brokerEvents: Int, brokerDuplicates: Int, brokerGaps: Int
+        public var rises: Int
+        public var lastTrace: [String]
+        public var wallSeconds: Double
+        /// The process's CPU time (user and system) over the run.
+        public var cpuSeconds: Double
+    }
+
+    enum Action {
+        case depart, comeHome, arrivalIntent, tap(LockOperationType), button, door(Duration), mqtt(LockOperationType)
+        case addGuest, revokeGuest, guestComes, guestTap, guestLeaves, pairingWindow
+        case killLock, killOwner, killGuest, killBridge, powerCut(Duration), diskSpell(DiskFault, Duration), dropLink
+        case wallStep(Int64), brokerOutage(Duration), sample
+        case plant
+    }
+
+    /// Each day's life and faults, drawn from the seed and the day (a day's draws do not
+    /// depend on what happened before: the same seed, the same script).
+    func script(day: Int, samplingEvery: Int) -> [(Instant, Action)] {
+        var r = SplitMix64(seed: seed ^ (UInt64(day) &* 0xD1B5_4A32_D192_ED03))
+        let dayStart = Instant(nanoseconds: Int64(day) * 86_400_000_000_000)
+        func at(_ hours: Double, jitterMinutes: Int = 0) -> Instant {
+            let j = jitterMinutes > 0 ? Int64(r.next(in: 0...(2 * jitterMinutes))) - Int64(jitterMinutes) : 0
+            return dayStart + .nanoseconds(Int64(hours * 3_600_000_000_000) + j * 60_000_000_000)
+        }
+        func anytime(from: Double = 0, to: Double = 24) -> Instant {
+            dayStart + .nanoseconds(Int64(from * 3_600_000_000_000)
+                                    + Int64(r.next(in: 0...Int((to - from) * 3_600_000))) * 1_000_000)
+        }
+        func minutes(_ range: ClosedRange<Int>) -> Duration { .seconds(60 * Int64(r.next(in: range))) }
+        var out: [(Instant, Action)] = []
+        // The fortnight away: once a year, from a day drawn from the seed.
+        var trip = SplitMix64(seed: seed ^ 0x7219)
+        let tripStart = days >= 60 ? trip.next(in: 30...(days - 20)) : -100
+        let awayAllDay = day > tripStart && day < tripStart + 14
+        if day == tripStart { out.append((at(9, jitterMinutes: 60), .depart)) }
+        if day == tripStart + 14 {
+            let back = at(17, jitterMinutes: 60)
+            out.append((back - minutes(2...6), .arrivalIntent))
+            out.append((back, .comeHome))
+        }
+        if !awayAllDay && day != tripStart {
+            // Out to work and back, and an evening errand on some days.
+            let leave = at(8, jitterMinutes: 45), back = at(17.5, jitterMinutes: 60)
+            out.append((leave - minutes(1...3), .tap(.unlock)))
+            out.append((leave - .seconds(40), .door(.seconds(8))))
+            out.append((leave, .depart))
+            out.append((back - minutes(2...6), .arrivalIntent))
+            out.append((back, .comeHome))
+            out.append((back + .seconds(20), .door(.seconds(10))))
+            out.append((back + minutes(1...2), .tap(.lock)))
+            if r.next(through: 1) == 0 {
+                let errand = at(19.5, jitterMinutes: 60)
+                out.append((errand, .depart))
+                out.append((errand + minutes(30...90) - minutes(2...4), .arrivalIntent))
+                out.append((errand + minutes(30...90), .comeHome))
+            }
+            for _ in 0..<2 { out.append((anytime(from: 6.5, to: 7.9), .tap(r.next(through: 1) == 0 ? .unlock : .lock))) }
+            for _ in 0..<2 { out.append((anytime(from: 20.5, to: 23), .tap(r.next(through: 1) == 0 ? .unlock : .lock))) }
+        }
+        for _ in 0..<2 { out.append((anytime(from: 6, to: 23), .button)) }
+        for _ in 0..<4 { out.append((anytime(from: 6, to: 23), .door(.seconds(Int64(r.next(in: 3...60)))))) }
+        for _ in 0..<3 { out.append((anytime(), .mqtt(r.next(through: 2) == 0 ? .unlock : .lock))) }
+        // The month: a guest from its second day, revoked on its twentieth, whose phone keeps
+        // trying afterwards; a pairing window on its fifteenth.
+        let dayOfMonth = day % 30
+        if dayOfMonth == 1 { out.append((at(10), .addGuest)) }
+        if (2...28).contains(dayOfMonth) {
+            let comes = anytime(from: 11, to: 15)
+            out.append((comes, .guestComes))
+            out.append((comes + .seconds(30), .guestTap))
+            out.append((comes + minutes(20...90), .guestLeaves))
+        }
+        if dayOfMonth == 20 { out.append((at(16), .revokeGuest)) }
+        if dayOfMonth == 15 { out.append((at(12, jitterMinutes: 30), .pairingWindow)) }
+        // Faults.
+        out.append((anytime(), .killLock))
+        if let near = out.randomElement(using: &r) { out.append((near.0 + .milliseconds(Int64(r.next(in: 0...600))), .killLock)) }
+        out.append((anytime(), .killOwner))
+        if r.next(through: 2) == 0 { out.append((anytime(), .killGuest)) }
+        if r.next(through: 2) == 0 { out.append((anytime(), .killBridge)) }
+        for _ in 0..<2 { out.append((anytime(), .dropLink)) }
+        for _ in 0..<2 {
+            let s = Int64(r.next(in: 60...7200))
+            out.append((anytime(), .wallStep(r.next(through: 1) == 0 ? s : -s)))
+        }
+        if day % 7 == 3 { out.append((anytime(), .powerCut(.seconds(Int64(r.next(in: 30...600)))))) }
+        if day % 7 == 5 { out.append((anytime(), .brokerOutage(minutes(60...480)))) }
+        if day % 10 == 6 { out.append((anytime(), .diskSpell(.diskFull, minutes(60...360)))) }
+        if day % 15 == 9 { out.append((anytime(), .diskSpell(.readOnly, minutes(60...360)))) }
+        if (day + 1) % samplingEvery == 0 { out.append((dayStart + .seconds(86_399), .sample)) }
+        if let plant, day == plantDay(plant) { out.append((at(13, jitterMinutes: 30), .plant)) }
+        return out.sorted { $0.0 < $1.0 }
+    }
+
+    /// Every violation is planted on day 3 (the month's guest arrived on day 1): a self-test
+    /// run of 5 days sees it and what follows.
+    func plantDay(_ plant: PlantedViolation) -> Int { 3 }
+
+    /// Plays the household and returns what the judge found.
+    public func run(progress: ((String) -> Void)? = nil) throws -> Report {
+        let started = Self.monotonicSeconds(), startedCPU = Self.cpuSeconds()
+        var template = Array((scratch + "/latchkey-sim-XXXXXX").utf8CString)
+        guard mkdtemp(&template) != nil else { throw RuntimeError("cannot make a directory in \(scratch) (mkdtemp)") }
+        let directory = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        defer { RuntimeDirectory.remove(directory) }
+        let judge = HouseholdJudge()
+        let trace = Trace()
+        let world = try HouseholdWorld(seed: seed, directory: directory, judge: judge, trace: trace)
+        world.startLock()
+        world.startPhone(guest: false)
+        world.startBridge()
+        world.loop.advance(by: .seconds(5))
+        // Monthly samples; weekly in runs shorter than three months, daily in those under four weeks.
+        let samplingEvery = days >= 90 ? 30 : days >= 28 ? 7 : 1
+        var step = 0
+        var leak: [[UInt8]] = []
+        var samples: [(day: Int, store: Int64, heap: Int64)] = []
+        for day in 0..<days {
+            for (time, action) in script(day: day, samplingEvery: samplingEvery) {
+                step += 1
+                judge.step = step
+                if time > world.loop.now { world.loop.advance(to: time) }
+                trace.add("step \(step) \(action)", world.loop.now)
+                perform(action, world, judge, &leak, &samples, day: day)
+                world.loop.run()
+                judge.check(now: world.loop.now, journal: world.lock?.journal, relinkPossible: world.relinkPossible)
+            }
+            if day % 30 == 29 { progress?("day \(day + 1): \(step) steps, \(judge.violations.count) violations") }
+        }
+        world.loop.advance(by: .seconds(60))
+        judge.check(now: world.loop.now, journal: world.lock?.journal, relinkPossible: world.relinkPossible)
+        judge.checkGrowth(now: world.loop.now)
+        withExtendedLifetime(leak) {}
+        return Report(seed: seed, days: days, steps: step, counts: world.counts, violations: judge.violations,
+                      traceHash: trace.hash, diskTraceHash: world.disk.traceHash,
+                      relinkMax: judge.relinkTimes.max(), relinkCount: judge.relinkTimes.count, samples: samples,
+                      brokerEvents: judge.brokerEvents, brokerDuplicates: judge.brokerDuplicates,
+                      brokerGaps: judge.brokerGaps, rises: judge.risesSeen, lastTrace: trace.lastLines,
+                      wallSeconds: Self.monotonicSeconds() - started, cpuSeconds: Self.cpuSeconds() - startedCPU)
+    }
+
+    private func perform(_ action: Action, _ world: HouseholdWorld, _ judge: HouseholdJudge, _ leak: inout [[UInt8]],
+                         _ samples: inout [(day: Int, store: Int64, heap: Int64)], day: Int) {
+        var r = SplitMix64(seed: seed ^ UInt64(judge.step) &* 0x2545_F491_4F6C_DD1D)
+        switch action {
+        case .depart: if world.ownerHome { world.move(owner: false) }
+        case .comeHome: if !world.ownerHome { world.move(owner: true) }
+        case .arrivalIntent: world.arrivalIntent()
+        case .tap(let op): if world.ownerHome { world.tap(op, guest: false) }
+        case .button: world.pressButton()
+        case .door(let d): world.cycleDoor(openFor: d)
+        case .mqtt(let op): world.mqttCommand(op)
+        case .addGuest: world.addGuest(seed: seed)
+        case .revokeGuest: world.revokeGuest()
+        case .guestComes: world.moveGuest(home: true)
+        case .guestTap: if world.guestHome { world.tap(.unlock, guest: true) }
+        case .guestLeaves: world.moveGuest(home: false)
+        case .pairingWindow: world.openPairingWindow()
+        case .killLock:
+            world.killLock(powerCut: false)
+            world.count("lock killed")
+            world.loop.schedule(after: .milliseconds(Int64(r.next(in: 100...5000)))) { [weak world] in world?.startLock() }
+        case .killOwner:
+            world.killPhone(guest: false)
+            world.count("owner phone killed")
+            world.loop.schedule(after: .seconds(Int64(r.next(in: 1...30)))) { [weak world] in world?.startPhone(guest: false) }
+        case .killGuest:
+            world.killPhone(guest: true)
+            world.count("guest phone killed")
+            world.loop.schedule(after: .seconds(Int64(r.next(in: 1...30)))) { [weak world] in world?.startPhone(guest: true) }
+        case .killBridge:
+            world.killBridge()
+            world.count("bridge killed")
+            world.loop.schedule(after: .seconds(5)) { [weak world] in world?.startBridge() }
+        case .powerCut(let down): world.powerCut(downFor: down)
+        case .diskSpell(let fault, let spell): world.diskSpell(fault, spell: spell)
+        case .dropLink: world.dropLink()
+        case .wallStep(let s): world.stepWallClock(by: s, correctedAfter: .seconds(60 * Int64(r.next(in: 5...120))))
+        case .brokerOutage(let d): world.brokerOutage(for: d)
+        case .sample:
+            if plant == .growth && world.leaking {
+                // Planted: 48 MiB kept and never given back, every sample after the first.
+                leak.append([UInt8](repeating: 1, count: 48 << 20))
+            }
+            let store = world.storeBytes, heap = HouseholdWorld.liveHeap
+            samples.append((day + 1, store, heap))
+            judge.sample(at: world.loop.now, store: store, heap: heap)
+        case .plant:
+            switch plant {
+            case .unexplainedPulse?:
+                judge.rise(at: world.loop.now)
+            case .duplicatedDecision?:
+                world.doubleNextRise = true
+            case .revokedKeySuccess?:
+                // The judge hears of a revocation that the lock never gets: the guest's next
+                // unlock succeeds.
+                if let id = world.guestKey { judge.revoke(id, at: world.loop.now) }
+            case .growth?:
+                world.leaking = true
+            case .missingDecision?:
+                judge.plantMissingDecision()
+                world.killLock(powerCut: false)
+                world.startLock()
+            case .brokerOrder?:
+                world.publishStaleEvent()
+            case nil:
+                break
+            }
+        }
+    }
+
+    static func cpuSeconds() -> Double {
+        var usage = rusage()
+        getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
+        return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)
+            + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+    }
+
+    static func monotonicSeconds() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+    }
+}
+
+extension HouseholdWorld {
+    /// Planted: someone republishes the first event on the lock's events topic.
+    func publishStaleEvent() {
+        let rogue = broker.connection(MQTTEndpoint(host: "sim", port: 1, clientID: "replayer"))
+        rogue.connect()
+        loop.run()
+        _ = try? rogue.publish(MQTTMessage(topic: Self.prefix + "/events", text: "{\"seq\":1,\"summary\":\"replayed\"}"))
+        loop.run()
+    }
+}

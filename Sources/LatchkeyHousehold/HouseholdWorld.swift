@@ -1,0 +1,629 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import LatchkeyAgents
+import LatchkeyBridge
+import LatchkeyControl
+import LatchkeyDaemons
+import LatchkeyEvents
+import LatchkeyGPIO
+import LatchkeyLock
+import LatchkeyMQTT
+import LatchkeyPhoneAgent
+import LatchkeySecurity
+import LatchkeySettings
+import LatchkeySim
+import LatchkeySimDisk
+import LatchkeySimGPIO
+import LatchkeySimMQTT
+import LatchkeyStore
+import LatchkeyTransport
+import Logging
+
+/// Where everything of one household lives: one manual loop, one air, the lock's card (a
+/// `SimulatedDisk` under its SQLite store), the broker; the lock, the owner's phone, this
+/// month's guest's phone and the MQTT bridge as processes on that loop, each killed and
+/// started again from its files. Everything a step does goes through the agents' public
+/// faces: the daemons' wiring, their control commands, the radio, the chip's lines, the
+/// broker's topics.
+final class HouseholdWorld {
+    static let lockAddress = BluetoothAddress(0xC0FFEE000001)
+    static let ownerAddress = BluetoothAddress(0xC0FFEE000002)
+    static let guestAddress = BluetoothAddress(0xC0FFEE000003)
+    static let ownerKey: UInt32 = 1
+    static let bridgeKey: UInt32 = 2
+    static let prefix = "latchkey/front-door"
+    static let home = 1.0, away = 1000.0
+    /// Unix time of simulated instant zero (the lock's wall clock adds its steps to it).
+    static let epoch: Int64 = 1_767_225_600_000_000_000
+
+    let loop = ManualEventLoop()
+    let air: SimulatedAir
+    let disk: SimulatedDisk
+    let broker: SimulatedBroker
+    let judge: HouseholdJudge
+    let directory: String
+    let trace: Trace
+    /// The lock's wall clock minus the true time (steps forwards and backwards).
+    var wallOffset: Int64 = 0
+    private let logger = Logger(label: "latchkey-sim") { _ in SwiftLogNoOpLogHandler() }
+
+    // The processes, nil while down.
+    private(set) var lock: LockProcess?
+    private(set) var owner: PhoneProcess?
+    private(set) var guest: PhoneProcess?
+    private(set) var bridge: BridgeProcess?
+    /// The door's and the button's physical state: kept across the lock process's lives.
+    private(set) var doorOpen = false
+    private(set) var buttonPressed = false
+    private(set) var ownerHome = true
+    private(set) var guestKey: UInt32?
+    private(set) var guestHome = false
+    private var nextGuestKey: UInt32 = 100
+    private var guestSecret: [UInt8] = []
+    private var homeAssistant: SimulatedMQTTConnection
+    private var homeAssistantDelegate: HomeAssistant?
+    private var commandNumber = 0
+    /// How many of each kind of step and outcome were played (the report's counts).
+    var counts: [String: Int] = [:]
+    /// Planted (the self-test): the next rise of the unlock line is reported twice, 100 ms
+    /// apart, inside its decision's window, as a drive retried by the lock would look.
+    var doubleNextRise = false
+    /// Planted (the self-test): memory kept at every sample from now on.
+    var leaking = false
+
+    var lockState: String { directory + "/lock" }
+    var ownerState: String { directory + "/owner" }
+    var guestState: String { directory + "/guest" }
+    /// This month's guest's phone's state directory.
+    private var guestDirectory: String?
+
+    init(seed: UInt64, directory: String, judge: HouseholdJudge, trace: Trace) throws {
+        self.directory = directory
+        self.judge = judge
+        self.trace = trace
+        air = SimulatedAir(loop: loop, seed: seed)
+        _ = air.addDevice(address: Self.lockAddress, position: 0)
+        _ = air.addDevice(address: Self.ownerAddress, position: Self.home)
+        _ = air.addDevice(address: Self.guestAddress, position: Self.away)
+        disk = SimulatedDisk(seed: seed)
+        broker = SimulatedBroker(loop: loop)
+        broker.keepsPublished = false  // the judge reads what Home Assistant receives instead
+        homeAssistant = broker.connection(MQTTEndpoint(host: "sim", port: 1, clientID: "home-assistant"))
+        for dir in [lockState, ownerState] { mkdir(dir, 0o700) }
+        // The owner's key (admin, arrival unlock allowed) and the bridge's (a user key, as the
+        // bridge's key rule asks), made as `latchkey keys add` would.
+        let ownerSecret = Self.secret(seed, 1)
+        do {
+            let keys = try StateStores.openKeys(lockState)
+            try keys.add(PhoneKey(id: Self.ownerKey, name: "owner", secret: ownerSecret, role: .admin,
+                                  mayRequestArrivalUnlock: true))
+            try keys.add(PhoneKey(id: Self.bridgeKey, name: "home-assistant", secret: Self.secret(seed, 2), role: .user))
+        }
+        try writeSecretFile(ownerState + "/key.hex", ownerSecret)
+        try Self.writeFile(directory + "/lock.yaml", """
+            name: Front Door
+            transport: sim
+            sim:
+              air_socket: \(directory)/unused.sock
+              address: "\(Self.lockAddress)"
+            state_directory: \(lockState)
+            bridge_key_id: \(Self.bridgeKey)
+            gpio:
+              chip: door
+              actuator: motor
+              motor_run_ms: 300
+              unlock_line: motor_unlock
+              lock_line: motor_lock
+              door_line: door
+              button_line: button
+            lock:
+              auto_relock_seconds: 30
+            """)
+        try writePhoneConfig(ownerState, key: Self.ownerKey, address: Self.ownerAddress)
+        let ha = HomeAssistant(world: self)
+        homeAssistantDelegate = ha
+        homeAssistant.delegate = ha
+        homeAssistant.connect()
+    }
+
+    /// Secrets drawn from the seed, so that a replay holds the same keys.
+    static func secret(_ seed: UInt64, _ n: UInt64) -> [UInt8] {
+        var random = SplitMix64(seed: seed &+ n &* 0x9E37_79B9_7F4A_7C15)
+        return (0..<4).flatMap { _ in withUnsafeBytes(of: random.next()) { Array($0) } }
+    }
+
+    private func writePhoneConfig(_ state: String, key: UInt32, address: BluetoothAddress) throws {
+        try Self.writeFile(state + "/phone.yaml", """
+            transport: sim
+            sim:
+              air_socket: \(directory)/unused.sock
+              address: "\(address)"
+            state_directory: \(state)
+            lock_address: "\(Self.lockAddress)"
+            key_id: \(key)
+            key_secret_file: \(state)/key.hex
+            """)
+    }
+
+    static func writeFile(_ path: String, _ text: String) throws {
+        guard let f = fopen(path, "w") else { throw RuntimeError("cannot write \(path)") }
+        fputs(text, f)
+        fclose(f)
+    }
+
+    var wallClock: WallClock {
+        WallClock { [unowned self] in Self.epoch + self.loop.now.nanoseconds + self.wallOffset }
+    }
+
+    /// Home Assistant's clock: the true time (the lock's may be stepped).
+    var trueWallSeconds: Double { Double(Self.epoch + loop.now.nanoseconds) / 1e9 }
+
+    func count(_ kind: String, _ n: Int = 1) { counts[kind, default: 0] += n }
+
+    // MARK: The lock process
+
+    final class LockProcess {
+        let loop: ProcessLoop
+        let wired: WiredLock
+        let stores: LockStores
+        let chip: SimulatedGPIOChip
+        var journal: StoredDecisionJournal? { (stores.journal as? StoredLockRecords)?.journal }
+        var keys: StoredKeyStore? { stores.store?.keyStore() }
+        init(loop: ProcessLoop, wired: WiredLock, stores: LockStores, chip: SimulatedGPIOChip) {
+            self.loop = loop; self.wired = wired; self.stores = stores; self.chip = chip
+        }
+    }
+
+    private var lockSettings: LockSettings?
+
+    /// Starts the lock as its unit would: the card back (after a crash), the store opened
+    /// through the simulated disk, the daemon's wiring on a fresh process loop and chip.
+    /// A start that fails is tried again 10 s later (the unit's Restart=).
+    func startLock() {
+        guard lock == nil else { return }
+        do {
+            if disk.state == .crashed { try disk.restart() }
+            let settings = try lockSettings ?? LockSettings.load(try AgentProcesses.loadConfig(directory + "/lock.yaml"))
+            lockSettings = settings
+            let process = ProcessLoop(loop)
+            let chip = SimulatedGPIOChip(label: "door", lineNames: ["motor_unlock", "motor_lock", "door", "button"],
+                                         loop: process)
+            chip.pull("door", high: doorOpen)
+            chip.pull("button", high: buttonPressed)
+            let watched = WatchedChip(chip, line: "motor_unlock") { [weak self] in
+                guard let self else { return }
+                self.judge.rise(at: self.loop.now)
+                self.trace.add("rise", self.loop.now)
+                if self.doubleNextRise {
+                    self.doubleNextRise = false
+                    self.loop.schedule(after: .milliseconds(100)) { [weak self] in
+                        guard let self else { return }
+                        self.judge.rise(at: self.loop.now)
+                    }
+                }
+            }
+            let disk = disk
+            let stores = try StateStores.openLock(settings.stateDirectory, loop: process, wallClock: wallClock,
+                                                  fileSystem: StoreFileSystem.readOnly(while: { disk.isReadOnly })
+                                                      .through(sqliteVFS: disk.vfsName))
+            let sink = Sink { [weak self] in self?.lockEvent($0) }
+            let wired = try WiredLock(settings, stores: stores, transport: air.device(Self.lockAddress)!,
+                                      chips: GPIOChipSet([watched]), loop: process, events: sink, logger: logger)
+            judge.lockStarted(at: loop.now, foundOpen: stores.interrupted?.id.rawValue)
+            wired.start()
+            let started = LockProcess(loop: process, wired: wired, stores: stores, chip: chip)
+            lock = started
+            if let journal = started.journal { judge.checkSurvivors(journal: journal, now: loop.now) }
+            judge.relinkClockRestarts(at: loop.now)
+            trace.add("lock started", loop.now)
+        } catch {
+            count("lock start failed")
+            trace.add("lock start failed: \(error)", loop.now)
+            loop.schedule(after: .seconds(10)) { [weak self] in self?.startLock() }
+        }
+    }
+
+    /// SIGKILL, or the power: no cleanup; its lines revert with it, its links stay (a kill)
+    /// until the controller's unclaimed-link rule drops them.
+    func killLock(powerCut: Bool) {
+        guard let process = lock else { return }
+        air.device(Self.lockAddress)!.detachApplication()
+        process.loop.kill()
+        if powerCut { disk.cutPower() } else { disk.killProcess() }
+        // The dead process's connections: the kernel closes its descriptors.
+        try? process.stores.store?.close()
+        lock = nil
+        bridge?.link.lockWentDown()
+        trace.add(powerCut ? "lock lost power" : "lock killed", loop.now)
+    }
+
+    private func lockEvent(_ event: AgentEvent) {
+        trace.add(event.name, event.time)
+        if event.name == EventKind.lockCommandAccepted.name, let decision = event.field("decision").flatMap({ UInt64($0) }) {
+            judge.announced(decision: decision, key: event.field("key").flatMap { Self.number(after: "", in: $0) }.map(UInt32.init),
+                            at: event.time)
+        }
+    }
+
+    // MARK: Phones
+
+    final class PhoneProcess {
+        let loop: ProcessLoop
+        let wired: WiredPhone
+        let key: UInt32
+        let address: BluetoothAddress
+        init(loop: ProcessLoop, wired: WiredPhone, key: UInt32, address: BluetoothAddress) {
+            self.loop = loop; self.wired = wired; self.key = key; self.address = address
+        }
+    }
+
+    func startPhone(guest isGuest: Bool) {
+        if isGuest ? guest != nil : owner != nil { return }
+        if isGuest && guestKey == nil { return }
+        guard let state = isGuest ? guestDirectory : ownerState else { return }
+        let address = isGuest ? Self.guestAddress : Self.ownerAddress
+        do {
+            let settings = try PhoneSettings.load(try AgentProcesses.loadConfig(state + "/phone.yaml"))
+            let (store, restoration) = try StateStores.openPhone(settings.stateDirectory, wallClock: wallClock)
+            let process = ProcessLoop(loop)
+            let sink = Sink { [weak self] in self?.phoneEvent($0, guest: isGuest) }
+            let wired = try WiredPhone(settings, key: try PhoneDaemon.key(settings), store: store,
+                                       restoration: restoration, transport: air.device(address)!, loop: process,
+                                       events: sink, logger: logger)
+            let started = PhoneProcess(loop: process, wired: wired, key: isGuest ? guestKey! : Self.ownerKey,
+                                       address: address)
+            if isGuest { guest = started } else { owner = started; judge.relinkClockRestarts(at: loop.now) }
+            trace.add(isGuest ? "guest phone started" : "owner phone started", loop.now)
+        } catch {
+            count("phone start failed")
+            trace.add("phone start failed: \(error)", loop.now)
+            loop.schedule(after: .seconds(10)) { [weak self] in self?.startPhone(guest: isGuest) }
+        }
+    }
+
+    func killPhone(guest isGuest: Bool) {
+        guard let process = isGuest ? guest : owner else { return }
+        air.device(process.address)!.detachApplication()
+        process.loop.kill()
+        if isGuest { guest = nil } else { owner = nil }
+        trace.add(isGuest ? "guest phone killed" : "owner phone killed", loop.now)
+    }
+
+    private func phoneEvent(_ event: AgentEvent, guest isGuest: Bool) {
+        trace.add((isGuest ? "guest " : "owner ") + event.name, event.time)
+        if !isGuest && event.name == EventKind.phoneGattReady.name { judge.phoneReady(at: event.time) }
+    }
+
+    /// Whether the owner's phone could link now: both agents up, the phone in range.
+    var relinkPossible: Bool { lock != nil && owner != nil && ownerHome }
+
+    // MARK: What people do
+
+    func move(owner home: Bool) {
+        ownerHome = home
+        air.setPosition(home ? Self.home : Self.away, of: Self.ownerAddress)
+        if home { judge.phoneReturned(at: loop.now) } else { judge.phoneLeft() }
+        count(home ? "return" : "departure")
+    }
+
+    func moveGuest(home: Bool) {
+        guestHome = home
+        air.setPosition(home ? Self.home : Self.away, of: Self.guestAddress)
+    }
+
+    /// `phone-ctl arriving` (the geofence's hook): the phone says it is coming home.
+    func arrivalIntent() {
+        guard let phone = owner else { return }
+        phone.wired.dispatcher.handle(["arriving"]) { _ in }
+        count("arrival intent")
+    }
+
+    /// `phone-ctl unlock|lock` on a phone: its answer goes to the judge.
+    func tap(_ operation: LockOperationType, guest isGuest: Bool) {
+        guard let phone = isGuest ? guest : owner else { return }
+        let sent = loop.now, key = phone.key
+        let word = operation == .unlock ? "unlock" : "lock"
+        count(isGuest ? "guest tap" : "tap")
+        phone.wired.dispatcher.handle([word]) { [weak self] line in
+            guard let self, line.hasPrefix("ok") || line.hasPrefix("error") else { return }
+            let ok = line.hasPrefix("ok")
+            self.count(ok ? "tap answered ok" : "tap refused")
+            self.judge.phoneAnswered(key: key, operation: operation, ok: ok, sent: sent, at: self.loop.now)
+        }
+    }
+
+    func pressButton() {
+        buttonPressed = true
+        lock?.chip.pull("button", high: true)
+        loop.schedule(after: .milliseconds(250)) { [weak self] in
+            guard let self else { return }
+            self.buttonPressed = false
+            self.lock?.chip.pull("button", high: false)
+        }
+        count("button press")
+    }
+
+    func cycleDoor(openFor: Duration) {
+        doorOpen = true
+        lock?.chip.pull("door", high: true)
+        loop.schedule(after: openFor) { [weak self] in
+            guard let self else { return }
+            self.doorOpen = false
+            self.lock?.chip.pull("door", high: false)
+        }
+        count("door cycle")
+    }
+
+    /// Home Assistant publishes a command on the lock's `set` topic, stamped with the true time.
+    func mqttCommand(_ operation: LockOperationType) {
+        commandNumber += 1
+        let action = operation == .unlock ? "unlock" : "lock"
+        let body = "{\"action\":\"\(action)\",\"ts\":\(trueWallSeconds),\"id\":\"c\(commandNumber)\"}"
+        count("mqtt command")
+        guard homeAssistant.isConnected else { count("mqtt command not sent (broker down)"); return }
+        _ = try? homeAssistant.publish(MQTTMessage(topic: Self.prefix + "/set", text: body, qos: 1))
+    }
+
+    func homeAssistantReceived(_ message: MQTTMessage) {
+        let text = message.text
+        if message.topic == Self.prefix + "/events" {
+            if let seq = Self.number(after: "\"seq\":", in: text) { judge.brokerEvent(sequence: seq, at: loop.now) }
+        } else if message.topic == Self.prefix + "/result" {
+            count(text.contains("\"ok\":true") ? "mqtt command accepted" : "mqtt command refused")
+            if let decision = Self.number(after: "decision=", in: text) {
+                judge.announced(decision: decision, key: Self.bridgeKey, at: loop.now)
+            }
+        }
+    }
+
+    static func number(after marker: String, in text: String) -> UInt64? {
+        let t = Array(text.utf8), m = Array(marker.utf8)
+        guard t.count >= m.count else { return nil }
+        for start in 0...(t.count - m.count) where Array(t[start..<(start + m.count)]) == m {
+            let digits = t[(start + m.count)...].prefix { $0 >= 48 && $0 <= 57 }
+            return UInt64(String(decoding: digits, as: UTF8.self))
+        }
+        return nil
+    }
+
+    func homeAssistantConnected() {
+        try? homeAssistant.subscribe(Self.prefix + "/events")
+        try? homeAssistant.subscribe(Self.prefix + "/result")
+    }
+
+    // MARK: Guests and pairing
+
+    /// `latchkey keys add` for a guest (a user key), and the guest's phone set up with it.
+    func addGuest(seed: UInt64) {
+        guard let keys = lock?.keys else { count("guest add deferred (lock down)"); return }
+        killPhone(guest: true)
+        let id = nextGuestKey
+        nextGuestKey += 1
+        let secret = Self.secret(seed, UInt64(id))
+        do {
+            try keys.add(PhoneKey(id: id, name: "guest-\(id)", secret: secret, role: .user))
+            // A fresh phone for each guest: its own state directory.
+            let fresh = guestState + "-\(id)"
+            mkdir(fresh, 0o700)
+            try writeSecretFile(fresh + "/key.hex", secret)
+            try writePhoneConfig(fresh, key: id, address: Self.guestAddress)
+            guestDirectory = fresh
+            guestKey = id
+            count("guest added")
+            trace.add("guest \(id) added", loop.now)
+            startPhone(guest: true)
+        } catch {
+            count("guest add failed")
+            trace.add("guest add failed: \(error)", loop.now)
+        }
+    }
+
+    /// `latchkey keys revoke`: from now on no success for that key, wherever its phone is.
+    func revokeGuest() {
+        guard let id = guestKey else { return }
+        guard let keys = lock?.keys else { count("guest revoke deferred (lock down)"); return }
+        do {
+            try keys.revoke(id: id)
+            judge.revoke(id, at: loop.now)
+            count("guest revoked")
+            trace.add("guest \(id) revoked", loop.now)
+        } catch {
+            count("guest revoke failed")
+            trace.add("guest revoke failed: \(error)", loop.now)
+        }
+    }
+
+    /// `latchkey pair --window 60`: a pairing window on the lock, which closes unused.
+    func openPairingWindow() {
+        guard let lock else { return }
+        lock.wired.dispatcher.handle(["pair", "60", "user", "no", "visitor"]) { [weak self] line in
+            guard let self else { return }
+            if line.hasPrefix("note pairing window open") { self.count("pairing window opened") }
+            if line.hasPrefix("error") { self.count(line.contains("closed with no phone") ? "pairing window closed unused" : "pairing window refused") }
+        }
+    }
+
+    // MARK: Faults
+
+    func powerCut(downFor: Duration) {
+        killLock(powerCut: true)
+        killBridge()
+        air.device(Self.lockAddress)!.powerOff()
+        count("power cut")
+        loop.schedule(after: downFor) { [weak self] in
+            guard let self else { return }
+            self.air.device(Self.lockAddress)!.powerOn()
+            self.startLock()
+            self.startBridge()
+        }
+    }
+
+    /// The card fills, or goes read-only, at the lock's next write; it comes back after `spell`.
+    func diskSpell(_ fault: DiskFault, spell: Duration) {
+        disk.schedule(fault, at: .write(disk.writes + 1))
+        count(fault == .diskFull ? "disk full spell" : "read-only spell")
+        loop.schedule(after: spell) { [weak self] in
+            guard let self else { return }
+            self.disk.cancelScheduledFaults()
+            if fault == .diskFull { self.disk.makeRoom() } else { self.disk.remountReadWrite() }
+        }
+    }
+
+    /// The lock's end of a link ends (interference, the phone's stack): the phone re-links.
+    func dropLink() {
+        let links = air.device(Self.lockAddress)!.connectedLinks.compactMap { $0 as? SimulatedLink }
+        guard let link = links.first else { return }
+        link.disconnect()
+        judge.relinkClockRestarts(at: loop.now)
+        if ownerHome { judge.phoneReturned(at: loop.now) }
+        count("link drop")
+    }
+
+    /// The wall clock jumps (a wrong RTC at boot, a bad time source); time synchronisation
+    /// steps it back `correctedAfter` later.
+    func stepWallClock(by seconds: Int64, correctedAfter: Duration) {
+        wallOffset += seconds * 1_000_000_000
+        count(seconds > 0 ? "wall clock stepped forwards" : "wall clock stepped backwards")
+        loop.schedule(after: correctedAfter) { [weak self] in self?.wallOffset -= seconds * 1_000_000_000 }
+    }
+
+    func brokerOutage(for duration: Duration) {
+        broker.stop()
+        count("broker outage")
+        loop.schedule(after: duration) { [weak self] in
+            guard let self else { return }
+            self.broker.start()
+            self.homeAssistant.connect()
+        }
+    }
+
+    // MARK: The bridge
+
+    final class BridgeProcess {
+        let loop: ProcessLoop
+        let bridge: Bridge
+        let connection: SimulatedMQTTConnection
+        let link: InProcessLockLink
+        init(loop: ProcessLoop, bridge: Bridge, connection: SimulatedMQTTConnection, link: InProcessLockLink) {
+            self.loop = loop; self.bridge = bridge; self.connection = connection; self.link = link
+        }
+    }
+
+    func startBridge() {
+        guard bridge == nil else { return }
+        let process = ProcessLoop(loop)
+        let availability = "latchkey/bridge/sim/availability"
+        let connection = broker.connection(MQTTEndpoint(host: "sim", port: 1, clientID: "bridge",
+                                                        will: Bridge.will(availability)))
+        let bridge = Bridge(connection: connection, loop: process, availabilityTopic: availability) { _, _ in }
+        let discovery = HomeAssistantDiscovery(discoveryPrefix: "homeassistant", bridgeAvailability: availability,
+                                               softwareVersion: "sim")
+        let link = InProcessLockLink(world: self, loop: process)
+        do {
+            _ = try LockBridge(lock: BridgedLock(name: "Front Door", controlSocket: "-", topicPrefix: Self.prefix,
+                                                 commands: [.lock, .unlock], unlockCode: nil, commandsPerMinute: 30),
+                               link: link, bridge: bridge, discovery: discovery, maximumCommandAge: .seconds(30),
+                               resultExpiry: 60, cursorFile: CursorFile(path: directory + "/bridge.cursor"),
+                               wallNow: { [unowned self] in Double(self.wallClock.nanosecondsSinceEpoch()) / 1e9 })
+        } catch {
+            count("bridge start failed")
+            return
+        }
+        bridge.start()
+        self.bridge = BridgeProcess(loop: process, bridge: bridge, connection: connection, link: link)
+        judge.bridgeRestarted()
+    }
+
+    func killBridge() {
+        guard let process = bridge else { return }
+        process.loop.kill()
+        broker.drop(process.connection)
+        process.link.lockWentDown()
+        bridge = nil
+    }
+
+    // MARK: Looking
+
+    /// The lock's store files now (the database and its WAL).
+    var storeBytes: Int64 {
+        var total: Int64 = 0
+        for suffix in ["", "-wal"] {
+            var st = stat()
+            if stat(lockState + "/" + StateStores.lockFile + suffix, &st) == 0 { total += Int64(st.st_size) }
+        }
+        return total
+    }
+
+    /// The process's data size (heap and anonymous mappings: /proc/self/statm's sixth
+    /// field, in pages): what a leak of any size makes grow.
+    static var liveHeap: Int64 {
+        guard let f = fopen("/proc/self/statm", "r") else { return -1 }
+        defer { fclose(f) }
+        var buffer = [CChar](repeating: 0, count: 256)
+        guard fgets(&buffer, 256, f) != nil else { return -1 }
+        let fields = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self).split(separator: " ")
+        guard fields.count >= 6, let pages = Int64(fields[5]) else { return -1 }
+        return pages * Int64(sysconf(Int32(_SC_PAGESIZE)))
+    }
+}
+
+/// An event sink that hands each event on.
+final class Sink: AgentEventSink {
+    let handler: (AgentEvent) -> Void
+    init(_ handler: @escaping (AgentEvent) -> Void) { self.handler = handler }
+    func emit(_ event: AgentEvent) { handler(event) }
+}
+
+/// Home Assistant's side of the broker: what it receives goes to the world.
+final class HomeAssistant: MQTTConnectionDelegate {
+    unowned let world: HouseholdWorld
+    init(world: HouseholdWorld) { self.world = world }
+    func mqttDidConnect(_ connection: any MQTTConnection) { world.homeAssistantConnected() }
+    func mqtt(_ connection: any MQTTConnection, didFailToConnect failure: MQTTConnectFailure) {}
+    func mqtt(_ connection: any MQTTConnection, didDisconnect reason: String) {}
+    func mqtt(_ connection: any MQTTConnection, didAcknowledge messageID: Int) {}
+    func mqtt(_ connection: any MQTTConnection, didReceive message: MQTTMessage) { world.homeAssistantReceived(message) }
+}
+
+/// The bridge's control-socket link to the lock, in process: each request goes to the
+/// running lock's control commands (as the bridge's restricted peer would send them); with
+/// no lock running, the agent cannot be reached and follow streams close.
+final class InProcessLockLink: AgentLink {
+    unowned let world: HouseholdWorld
+    let loop: ProcessLoop
+    private var open: [(command: String, line: (String) -> Void, closed: (String) -> Void)] = []
+
+    init(world: HouseholdWorld, loop: ProcessLoop) { self.world = world; self.loop = loop }
+
+    func request(_ command: String, line: @escaping (String) -> Void, done: @escaping (Bool, String) -> Void) {
+        loop.execute { [self] in
+            guard let lock = world.lock else { return done(false, "error cannot reach the agent") }
+            lock.wired.dispatcher.handle(command.split(separator: " ").map(String.init)) { [loop] reply in
+                loop.execute {
+                    if reply.hasPrefix("ok") { done(true, reply) } else if reply.hasPrefix("error") { done(false, reply) }
+                    else { line(reply) }
+                }
+            }
+        }
+    }
+
+    func stream(_ command: String, line: @escaping (String) -> Void, closed: @escaping (String) -> Void) {
+        loop.execute { [self] in
+            guard let lock = world.lock else { return closed("cannot reach the agent") }
+            open.append((command, line, closed))
+            let generation = ObjectIdentifier(lock)
+            lock.wired.dispatcher.handle(command.split(separator: " ").map(String.init)) { [weak self, loop] reply in
+                // A follower of a dead lock process hears nothing more.
+                guard let self, let now = self.world.lock, ObjectIdentifier(now) == generation else { return }
+                loop.execute { line(reply) }
+            }
+        }
+    }
+
+    func lockWentDown() {
+        let ending = open
+        open = []
+        for s in ending { loop.execute { s.closed("the agent closed the connection") } }
+    }
+}
