@@ -120,6 +120,7 @@ public enum LockDaemon {
         // A signal's disposition is process-wide: a test process running several daemons at
         // once lets only the one that sends SIGTSTP/SIGCONT install them (`ownsSignals`).
         if ownsSignals { try lock.gates.installSignals(on: loop) }
+        let keyChanges = watchKeyStore(settings.stateDirectory, agent: agent, loop: loop, logger: logger)
         lock.start()
         let (control, path) = try lock.dispatcher.serve(in: settings.stateDirectory, loop: loop, logger: logger,
                                                         peers: peers, access: settings.controlSocketAccess)
@@ -129,7 +130,7 @@ public enum LockDaemon {
             service.stopping()
             printer.emit(AgentEvent(.lockStopping, time: loop.now))
             agent.stop()
-        }, retained: [watcher, transport, lock], closing: {
+        }, retained: [watcher, transport, lock, keyChanges], closing: {
             // Withdraws the advertising now, not whenever the last reference goes: a stopped
             // lock must not stay connectable (docs/TESTING.md, scenario 32).
             (transport as? KernelTransport)?.close()
@@ -161,6 +162,23 @@ public enum LockDaemon {
 }
 
 extension LockDaemon {
+    /// inotify on the state directory: a key revoked by another process (`latchkey keys
+    /// revoke` writes the store's WAL) ends its links at once, and the lock reads no key while
+    /// nothing changes. Without it (no inotify), the key watch reads the keys every second.
+    static func watchKeyStore(_ directory: String, agent: LockAgent, loop: PosixEventLoop,
+                              logger: Logger) -> DirectoryWatch? {
+        do throws(SystemError) {
+            let watch = try DirectoryWatch(directories: [directory], events: [.modify, .create, .movedTo], loop: loop) {
+                [weak agent] in agent?.keyStoreMayHaveChanged()
+            }
+            agent.reportKeyStoreChanges()
+            return watch
+        } catch {
+            logger.info("no inotify on \(directory) (\(error)): the lock reads its keys every second while a phone is linked")
+            return nil
+        }
+    }
+
     /// Where the lock remembers unlocks whose commit the card refused (`RefusedCommitLedger`):
     /// `/run/latchkey/<state directory's name>`, the packaged unit's runtime directory, kept
     /// until a reboot (`RuntimeDirectoryPreserve=yes`), as the kernel's page cache is. Nil,

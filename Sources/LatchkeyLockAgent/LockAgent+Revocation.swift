@@ -18,3 +18,12 @@ extension LockAgent {
         if !ended.isEmpty { emit(.lockKeyEnded(key: key, links: ended.count)) }
     }
 }
+
+extension LockAgent {
+    /// The daemon watches the key store's files and calls `keyStoreMayHaveChanged` at every
+    /// change: the key watch stops looking every second.
+    public func reportKeyStoreChanges() { keyWatch.changesAreReported() }
+
+    /// The key store's files changed: a revoked key's links end now.
+    public func keyStoreMayHaveChanged() { keyWatch.keysMayHaveChanged() }
+}
