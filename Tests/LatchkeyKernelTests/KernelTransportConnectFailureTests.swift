@@ -3,6 +3,7 @@ import LatchkeyPosix
 import LatchkeyTransport
 import Testing
 
+import LatchkeyKernelSockets
 @testable import LatchkeyKernel
 
 /// The re-send of the pending connections after a failed connection attempt, driven by the
