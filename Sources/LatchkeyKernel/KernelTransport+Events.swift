@@ -49,8 +49,7 @@ extension KernelTransport {
         let newState = computedState()
         guard newState != state else { return }
         state = newState
-        readvertiseTimer?.cancel()  // power-on re-asserts advertising; power-off must not
-        readvertiseTimer = nil
+        linkedAdvertising.cancel()  // power-on re-asserts advertising; power-off must not
         if newState == .poweredOn {
             reassert()
         } else {

@@ -70,19 +70,19 @@ public final class KernelTransport: BluetoothTransport {
     /// Set until `sweepStaleLinks` has run; `connectionsKnown` once Get Connections answered.
     var sweepsStaleLinks = true
     var connectionsKnown = false
-    /// The re-adding of the advertising instance after a central left (see `linkDidEnd`).
-    var readvertiseTimer: Scheduled?
+    /// Advertising beside peripheral links: whether the controller can, and the re-add of the
+    /// instance after a central left (`LinkedAdvertising`; see `linkDidEnd`).
+    let linkedAdvertising: LinkedAdvertising
     /// Whether the controller advertises while a central is linked to us: nil until a link
     /// tried it, false once the kernel refused the instance then (it checks the
     /// controller's LE states, `is_advertising_allowed`). While false, one linked central
     /// hides the lock until it leaves; `onFailure` said so once (KernelTransport+Links).
-    public internal(set) var advertisesWhileLinked: Bool?
-    /// How long after a central left the instance is re-added if the controller is still
-    /// powered. Our choice: it outlasts the rest of a power-off after its disconnections
-    /// (hci_dev_close_sync's HCI Reset, bounded by HCI_CMD_TIMEOUT, 2 s), which ends with a
-    /// New Settings that cancels the re-add; the kernel itself re-enables advertising after
-    /// a disconnection, so this is only the fallback.
-    var readvertiseDelay: Duration = .seconds(2)
+    public var advertisesWhileLinked: Bool? { linkedAdvertising.advertisesWhileLinked }
+    /// How long after a central left the instance is re-added (`LinkedAdvertising.delay`).
+    var readvertiseDelay: Duration {
+        get { linkedAdvertising.delay }
+        set { linkedAdvertising.delay = newValue }
+    }
     /// Re-sends Add Device for entries with no link (`PendingRefresh`), where the HCI event
     /// watch cannot be opened.
     let pendingRefresh: PendingRefresh
@@ -125,6 +125,7 @@ public final class KernelTransport: BluetoothTransport {
         connectFailureWatch = ConnectFailureWatch(events: hciEvents, loop: loop)
         retrySchedule = RetrySchedule(loop: loop)
         pendingRefresh = PendingRefresh(loop: loop)
+        linkedAdvertising = LinkedAdvertising(loop: loop)
         listener = ATTListener(sockets: sockets, loop: loop)
         claims = LinkClaims(sockets: sockets, loop: loop)
         mgmt.onEvent = { [weak self] index, event in self?.handle(event, on: index) }
@@ -137,6 +138,7 @@ public final class KernelTransport: BluetoothTransport {
             self.restartPendingRefresh()
         }
         retrySchedule.onDue = { [weak self] in self?.retry($0) }
+        linkedAdvertising.onDue = { [weak self] in self?.readvertise() }
         linkKeeper.onFailure = { [weak self] in self?.onFailure?($0) }
         listener.onAccept = { [weak self] fd, peer in self?.linkUp(fd, peer: peer, role: .peripheral) }
         listener.onFailure = { [weak self] in self?.onFailure?($0) }
@@ -181,8 +183,7 @@ public final class KernelTransport: BluetoothTransport {
         if !waits.isEmpty { _ = try? posixLoop.run(until: { waits.allSatisfy { $0() } }, timeout: Self.closeTimeout) }
         closeListener()
         cancelClaims()
-        readvertiseTimer?.cancel()
-        readvertiseTimer = nil
+        linkedAdvertising.cancel()
         cancelPendingRefresh()
         _ = retrySchedule.forgetAll()  // nothing waits on a closed transport
         mgmt.onClose = nil
