@@ -70,12 +70,13 @@ extension KernelTransport {
         for peer in pendingConnections.sorted() { reassertPending(peer) }
         send(.getConnections) { [weak self] result in
             guard let self else { return }
-            self.connectionsKnown = true
             guard case .success(let parameters) = result,
-                  let devices = try? MgmtReply.connections(parameters) else { return }  // Not Powered: nothing linked
-            self.connectedDevices = Set(devices.compactMap(\.address))
+                  let devices = try? MgmtReply.connections(parameters) else {  // Not Powered: nothing linked
+                return self.connectedDevices.learned(nil)
+            }
+            self.connectedDevices.learned(Set(devices.compactMap(\.address)))
             if self.advertising != nil { self.sweepStaleLinks() }
-            for peer in self.connectedDevices.sorted() { self.claimIfWanted(peer) }
+            for peer in self.connectedDevices.sorted { self.claimIfWanted(peer) }
             self.restartPendingRefresh()
         }
         // Everything is being asked for again now: earlier refusals' timers are moot.
@@ -94,14 +95,12 @@ extension KernelTransport {
             apply(newSettings)
         case .deviceConnected(let connected):
             guard let peer = connected.address.address else { return }
-            connectedDevices.insert(peer)
-            disconnectReasons[peer] = nil
+            connectedDevices.connected(peer)
             claimIfWanted(peer)
             restartPendingRefresh()
         case .deviceDisconnected(let device, let reason):
             guard let peer = device.address else { return }
-            connectedDevices.remove(peer)
-            disconnectReasons[peer] = reason.hciReason
+            connectedDevices.disconnected(peer, reason: reason.hciReason)
             restartPendingRefresh()
         case .deviceFound(let found):
             // A neighbour's malformed advertisement is not ours to report: it is skipped, like radio noise.
@@ -133,7 +132,7 @@ extension KernelTransport {
         cancelClaims()
         connectFailureWatch.close()
         connectionTimingWatch.close()
-        connectedDevices = []
+        connectedDevices.removeAll()
         updateState()
     }
 

@@ -95,7 +95,7 @@ extension KernelTransport {
         connectionTimingWatch.forget(link.peer)
         mgmt.readAvailable()
         if link.role == .peripheral { scheduleReadvertise() }
-        return disconnectReasons.removeValue(forKey: link.peer) ?? KernelLink.reason(for: errno)
+        return connectedDevices.takeReason(for: link.peer) ?? KernelLink.reason(for: errno)
     }
 
     private func scheduleReadvertise() {
@@ -115,10 +115,8 @@ extension KernelTransport {
     /// SIGKILLed: the kernel kept its instance). Its peer would talk to nobody until a
     /// timeout ended it, and could not link to us meanwhile: it is disconnected.
     func sweepStaleLinks() {
-        guard sweepsStaleLinks, connectionsKnown else { return }
-        sweepsStaleLinks = false
-        for peer in connectedDevices.sorted() where !holdsSocket(for: peer) && !pendingConnections.contains(peer) {
-            connectedDevices.remove(peer)
+        let stale = connectedDevices.sweepStale { holdsSocket(for: $0) || pendingConnections.contains($0) }
+        for peer in stale {
             send(.disconnect(peer)) { _ in }  // Not Connected: it went by itself
         }
     }

@@ -62,14 +62,10 @@ public final class KernelTransport: BluetoothTransport {
     public var adoptionFailures: [KernelError] { linkKeeper.adoptionFailures }
     /// ATT sockets connecting to links the kernel made (`LinkClaims`).
     let claims: LinkClaims
-    /// LE devices with a baseband link up (Device Connected / Get Connections).
-    var connectedDevices: Set<BluetoothAddress> = []
-    /// The reason of the last Device Disconnected per device, for its link's socket.
-    var disconnectReasons: [BluetoothAddress: DisconnectReason] = [:]
+    /// LE devices with a baseband link up, their disconnect reasons, the stale-link sweep
+    /// (`ConnectedDevices`).
+    let connectedDevices = ConnectedDevices()
     var linkCount: UInt64 = 0
-    /// Set until `sweepStaleLinks` has run; `connectionsKnown` once Get Connections answered.
-    var sweepsStaleLinks = true
-    var connectionsKnown = false
     /// Advertising beside peripheral links: whether the controller can, and the re-add of the
     /// instance after a central left (`LinkedAdvertising`; see `linkDidEnd`).
     let linkedAdvertising: LinkedAdvertising
