@@ -21,9 +21,9 @@ extension KernelTransport {
                     // An answer without Current_Settings changes nothing; the next New Settings event brings them.
                     if let settings = try? MgmtReply.currentSettings(parameters, of: command.opcode) { self.apply(settings) }
                 case .failure(let error):
-                    if error.status == .permissionDenied { self.refusal = .unauthorized }
-                    if error.status == .notSupported && command.opcode == .setLowEnergy { self.refusal = .unsupported }
-                    if self.refusal == nil { round.error = round.error ?? error } else { self.onFailure?(KernelError(error)) }
+                    if error.status == .permissionDenied { self.controller.refuse(.unauthorized) }
+                    if error.status == .notSupported && command.opcode == .setLowEnergy { self.controller.refuse(.unsupported) }
+                    if !self.controller.isRefused { round.error = round.error ?? error } else { self.onFailure?(KernelError(error)) }
                     self.updateState()
                 }
                 guard command.opcode == commands.last?.opcode else { return }
@@ -33,22 +33,14 @@ extension KernelTransport {
     }
 
     func apply(_ newSettings: MgmtSettings) {
-        settings = newSettings
+        controller.apply(newSettings)
         updateState()
-    }
-
-    func computedState() -> RadioState {
-        if let refusal { return refusal }
-        guard isAttached else { return .poweredOff }
-        return settings.isSuperset(of: [.powered, .lowEnergy]) ? .poweredOn : .poweredOff
     }
 
     /// Moves to the computed state; on power-on the mirror is re-asserted before the
     /// delegate hears of it, so a manager that checks `isAdvertising` sees the truth.
     func updateState() {
-        let newState = computedState()
-        guard newState != state else { return }
-        state = newState
+        guard let newState = controller.update() else { return }
         linkedAdvertising.cancel()  // power-on re-asserts advertising; power-off must not
         if newState == .poweredOn {
             reassert()
@@ -126,7 +118,7 @@ extension KernelTransport {
 
     /// Our controller went away (unplugged, driver reset): links end through their sockets.
     func detach() {
-        isAttached = false
+        controller.detach()
         forgetRetries()  // re-asserted when the index returns
         closeListener()
         cancelClaims()
@@ -144,8 +136,7 @@ extension KernelTransport {
             guard let self, !self.isAttached, case .success(let parameters) = result,
                   let info = try? ControllerInfo(decoding: parameters), info.address == self.address else { return }
             self.index = newIndex
-            self.isAttached = true
-            self.settings = info.currentSettings
+            self.controller.attach(info.currentSettings)
             self.connectFailureWatch.forgetRefusal()
             self.connectionTimingWatch.forgetRefusal()
             self.configureController()
@@ -154,7 +145,7 @@ extension KernelTransport {
     }
 
     func mgmtClosed(_ error: KernelError?) {
-        isAttached = false
+        controller.detach()
         forgetRetries()  // nothing can be sent any more; the failure below says so
         onFailure?(error ?? KernelError(.system, "the mgmt socket closed"))
         updateState()

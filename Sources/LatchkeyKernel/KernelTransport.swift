@@ -26,12 +26,12 @@ public final class KernelTransport: BluetoothTransport {
     /// that caused it returned.
     public var onFailure: ((KernelError) -> Void)?
 
-    // The controller as the kernel last reported it.
-    var settings: MgmtSettings
-    var isAttached = true
-    /// Set when the kernel refused to make the controller usable (no LE, no permission).
-    var refusal: RadioState?
-    public internal(set) var state: RadioState = .unknown
+    /// The controller as the kernel last reported it, and the state the managers see
+    /// (`ControllerMirror`).
+    let controller: ControllerMirror
+    /// Whether our controller's index is present: commands go to it only then.
+    var isAttached: Bool { controller.isAttached }
+    public var state: RadioState { controller.state }
 
     // What the application asked for.
     var advertising: AdvertisingSet?
@@ -114,7 +114,7 @@ public final class KernelTransport: BluetoothTransport {
         linkKeeper = LinkKeeper(store: descriptorStore)
         self.index = index
         self.address = info.address
-        self.settings = info.currentSettings
+        controller = ControllerMirror(settings: info.currentSettings)
         posixLoop = loop
         self.sockets = sockets
         connectionTimingWatch = ConnectionTimingWatch(events: hciEvents, loop: loop)
@@ -140,7 +140,6 @@ public final class KernelTransport: BluetoothTransport {
         listener.onFailure = { [weak self] in self?.onFailure?($0) }
         claims.onConnected = { [weak self] fd, peer in self?.linkUp(fd, peer: peer, role: .central) }
         claims.onFailure = { [weak self] in self?.onFailure?($0) }
-        state = computedState()
         // Before anything is asked of the kernel: the links a predecessor kept are ours, so
         // neither the sweep below nor a claim touches them.
         adoptHandedLinks()
