@@ -5,8 +5,7 @@ import LatchkeyTransport
 /// delayed re-add of the instance after a central left. It owns the timer, the delay and what
 /// was learned; the transport says what a re-add sends and whether it is still wanted (`onDue`).
 final class LinkedAdvertising {
-    private let loop: any EventLoop
-    private var timer: Scheduled?
+    private let timer: OneShotTimer
     private var learned: Bool?
 
     /// How long after a central left the instance is re-added if the controller is still
@@ -18,7 +17,7 @@ final class LinkedAdvertising {
     /// The delay ran out: the instance is to be added again if it is still wanted.
     var onDue: (() -> Void)?
 
-    init(loop: any EventLoop) { self.loop = loop }
+    init(loop: any EventLoop) { timer = OneShotTimer(loop: loop) }
 
     /// Whether the controller advertises while a central is linked to us: nil until a link
     /// tried it, false once the kernel refused the instance then.
@@ -40,24 +39,17 @@ final class LinkedAdvertising {
     }
 
     /// Whether a re-add is scheduled.
-    var isScheduled: Bool { timer != nil }
+    var isScheduled: Bool { timer.isPending }
 
     /// A central left: the re-add comes `delay` from now, unless one is scheduled already
     /// (then that one stands). Returns whether this call scheduled it.
     @discardableResult
     func schedule() -> Bool {
-        guard timer == nil else { return false }
-        timer = loop.schedule(after: delay) { [weak self] in
-            guard let self else { return }
-            self.timer = nil
-            self.onDue?()
-        }
+        guard !timer.isPending else { return false }
+        timer.start(after: delay) { [weak self] in self?.onDue?() }
         return true
     }
 
     /// A change of power state (power-on re-asserts advertising; power-off must not) or close.
-    func cancel() {
-        timer?.cancel()
-        timer = nil
-    }
+    func cancel() { timer.cancel() }
 }
