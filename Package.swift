@@ -20,7 +20,8 @@
 //   LatchkeySim        the deterministic twin: manual clock, simulated radio, in-process
 //   LatchkeyMgmt       pure codecs of the kernel's Bluetooth management (mgmt) protocol and of the HCI events it watches
 //   LatchkeyLock       lock domain: lock state machine, actuator, journal and audit-log seams
-//   LatchkeyKernel     the real Linux radio: mgmt, raw HCI and L2CAP ATT sockets (the only user of CBluetooth)
+//   LatchkeyKernelSockets the kernel's Bluetooth sockets: mgmt client, L2CAP ATT, raw HCI events (the only user of CBluetooth)
+//   LatchkeyKernel     the real Linux radio: KernelTransport on those sockets, its links and watches
 //   LatchkeyLibgpiod   the real GPIO lines: libgpiod 1.6 or 2.x loaded at run time (the only user of CGPIOD)
 //   LatchkeySimAir     the simulated radio shared by processes: an "air" server on a Unix socket
 //   LatchkeySimGPIO    the simulated GPIO world: in-process and file-backed chips
@@ -117,9 +118,13 @@ let package = Package(
         .target(name: "LatchkeyGPIO", dependencies: ["LatchkeyTransport"], swiftSettings: strictness),
         // The simulated GPIO world (in-process and file-backed chips): the demo, `gpio.simulated_chip_root` and tests.
         .target(name: "LatchkeySimGPIO", dependencies: ["LatchkeyGPIO", "LatchkeyTransport"], swiftSettings: strictness),
+        // The kernel's Bluetooth sockets (mgmt, L2CAP ATT, raw HCI) and every C call of the kernel transport.
+        .target(name: "LatchkeyKernelSockets",
+                dependencies: ["CBluetooth", "CLinuxShims", "LatchkeyMgmt", "LatchkeyPosix", "LatchkeyTransport"],
+                swiftSettings: strictness),
         .target(
             name: "LatchkeyKernel",
-            dependencies: ["CBluetooth", "CLinuxShims", "LatchkeyATT", "LatchkeyMgmt",
+            dependencies: ["LatchkeyATT", "LatchkeyKernelSockets", "LatchkeyMgmt",
                            "LatchkeyPosix", "LatchkeyTransport", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: strictness),
         // The GPIO seam's real chips: libgpiod 1.6 or 2.x, dlopen()ed at run time.
@@ -282,7 +287,7 @@ let package = Package(
         .testTarget(name: "LatchkeyMgmtTests", dependencies: ["LatchkeyATT", "LatchkeyMgmt", "LatchkeyTransport"]),
         .testTarget(
             name: "LatchkeyKernelTests",
-            dependencies: ["LatchkeyATT", "LatchkeyGATT", "LatchkeyKernel",
+            dependencies: ["LatchkeyATT", "LatchkeyGATT", "LatchkeyKernel", "LatchkeyKernelSockets",
                            "LatchkeyManagers", "LatchkeyMgmt", "LatchkeyPeripheral", "LatchkeyPosix", "LatchkeySim", "LatchkeyTestKit",
                            "LatchkeyTransport"]),
         .testTarget(

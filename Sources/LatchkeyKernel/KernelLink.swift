@@ -1,4 +1,5 @@
 import LatchkeyATT
+import LatchkeyKernelSockets
 import LatchkeyPosix
 import LatchkeyTransport
 

@@ -1,3 +1,4 @@
+import LatchkeyKernelSockets
 import LatchkeyMgmt
 import LatchkeyPosix
 import LatchkeyTransport
@@ -20,9 +21,9 @@ extension KernelTransport {
                     // An answer without Current_Settings changes nothing; the next New Settings event brings them.
                     if let settings = try? MgmtReply.currentSettings(parameters, of: command.opcode) { self.apply(settings) }
                 case .failure(let error):
-                    if error.status == .permissionDenied { self.refusal = .unauthorized }
-                    if error.status == .notSupported && command.opcode == .setLowEnergy { self.refusal = .unsupported }
-                    if self.refusal == nil { round.error = round.error ?? error } else { self.onFailure?(KernelError(error)) }
+                    if error.status == .permissionDenied { self.controller.refuse(.unauthorized) }
+                    if error.status == .notSupported && command.opcode == .setLowEnergy { self.controller.refuse(.unsupported) }
+                    if !self.controller.isRefused { round.error = round.error ?? error } else { self.onFailure?(KernelError(error)) }
                     self.updateState()
                 }
                 guard command.opcode == commands.last?.opcode else { return }
@@ -32,24 +33,15 @@ extension KernelTransport {
     }
 
     func apply(_ newSettings: MgmtSettings) {
-        settings = newSettings
+        controller.apply(newSettings)
         updateState()
-    }
-
-    func computedState() -> RadioState {
-        if let refusal { return refusal }
-        guard isAttached else { return .poweredOff }
-        return settings.isSuperset(of: [.powered, .lowEnergy]) ? .poweredOn : .poweredOff
     }
 
     /// Moves to the computed state; on power-on the mirror is re-asserted before the
     /// delegate hears of it, so a manager that checks `isAdvertising` sees the truth.
     func updateState() {
-        let newState = computedState()
-        guard newState != state else { return }
-        state = newState
-        readvertiseTimer?.cancel()  // power-on re-asserts advertising; power-off must not
-        readvertiseTimer = nil
+        guard let newState = controller.update() else { return }
+        linkedAdvertising.cancel()  // power-on re-asserts advertising; power-off must not
         if newState == .poweredOn {
             reassert()
         } else {
@@ -70,12 +62,13 @@ extension KernelTransport {
         for peer in pendingConnections.sorted() { reassertPending(peer) }
         send(.getConnections) { [weak self] result in
             guard let self else { return }
-            self.connectionsKnown = true
             guard case .success(let parameters) = result,
-                  let devices = try? MgmtReply.connections(parameters) else { return }  // Not Powered: nothing linked
-            self.connectedDevices = Set(devices.compactMap(\.address))
+                  let devices = try? MgmtReply.connections(parameters) else {  // Not Powered: nothing linked
+                return self.connectedDevices.learned(nil)
+            }
+            self.connectedDevices.learned(Set(devices.compactMap(\.address)))
             if self.advertising != nil { self.sweepStaleLinks() }
-            for peer in self.connectedDevices.sorted() { self.claimIfWanted(peer) }
+            for peer in self.connectedDevices.sorted { self.claimIfWanted(peer) }
             self.restartPendingRefresh()
         }
         // Everything is being asked for again now: earlier refusals' timers are moot.
@@ -94,14 +87,12 @@ extension KernelTransport {
             apply(newSettings)
         case .deviceConnected(let connected):
             guard let peer = connected.address.address else { return }
-            connectedDevices.insert(peer)
-            disconnectReasons[peer] = nil
+            connectedDevices.connected(peer)
             claimIfWanted(peer)
             restartPendingRefresh()
         case .deviceDisconnected(let device, let reason):
             guard let peer = device.address else { return }
-            connectedDevices.remove(peer)
-            disconnectReasons[peer] = reason.hciReason
+            connectedDevices.disconnected(peer, reason: reason.hciReason)
             restartPendingRefresh()
         case .deviceFound(let found):
             // A neighbour's malformed advertisement is not ours to report: it is skipped, like radio noise.
@@ -127,13 +118,13 @@ extension KernelTransport {
 
     /// Our controller went away (unplugged, driver reset): links end through their sockets.
     func detach() {
-        isAttached = false
+        controller.detach()
         forgetRetries()  // re-asserted when the index returns
         closeListener()
         cancelClaims()
         connectFailureWatch.close()
         connectionTimingWatch.close()
-        connectedDevices = []
+        connectedDevices.removeAll()
         updateState()
     }
 
@@ -145,8 +136,7 @@ extension KernelTransport {
             guard let self, !self.isAttached, case .success(let parameters) = result,
                   let info = try? ControllerInfo(decoding: parameters), info.address == self.address else { return }
             self.index = newIndex
-            self.isAttached = true
-            self.settings = info.currentSettings
+            self.controller.attach(info.currentSettings)
             self.connectFailureWatch.forgetRefusal()
             self.connectionTimingWatch.forgetRefusal()
             self.configureController()
@@ -155,7 +145,7 @@ extension KernelTransport {
     }
 
     func mgmtClosed(_ error: KernelError?) {
-        isAttached = false
+        controller.detach()
         forgetRetries()  // nothing can be sent any more; the failure below says so
         onFailure?(error ?? KernelError(.system, "the mgmt socket closed"))
         updateState()

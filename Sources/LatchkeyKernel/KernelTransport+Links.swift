@@ -1,3 +1,4 @@
+import LatchkeyKernelSockets
 import LatchkeyMgmt
 import LatchkeyPosix
 import LatchkeyTransport
@@ -64,16 +65,15 @@ extension KernelTransport {
     /// the central leaves (`linkDidEnd`), and the refusal is reported once. The advertising
     /// the application asked for stays asked for either way.
     func advertiseWhileLinked() {
-        guard let advertising, state == .poweredOn, advertisesWhileLinked != false else { return }
+        guard let advertising, state == .poweredOn, linkedAdvertising.triesWhileLinked else { return }
         command(.setDefaultSystemConfiguration(advertising.timing))
         send(.addAdvertising(advertising.instance)) { [weak self] result in
             guard let self else { return }
             switch result {
             case .success:
-                self.advertisesWhileLinked = true
+                _ = self.linkedAdvertising.noteAnswer(took: true)
             case .failure(let error):
-                guard self.advertisesWhileLinked != false else { return }
-                self.advertisesWhileLinked = false
+                guard self.linkedAdvertising.noteAnswer(took: false) else { return }
                 self.onFailure?(KernelError(.management, "this controller cannot advertise while a central is linked "
                                             + "(its LE states, as the kernel checks them; \(error)): a linked central "
                                             + "hides the lock until it leaves"))
@@ -95,19 +95,19 @@ extension KernelTransport {
         connectionTimingWatch.forget(link.peer)
         mgmt.readAvailable()
         if link.role == .peripheral { scheduleReadvertise() }
-        return disconnectReasons.removeValue(forKey: link.peer) ?? KernelLink.reason(for: errno)
+        return connectedDevices.takeReason(for: link.peer) ?? KernelLink.reason(for: errno)
     }
 
     private func scheduleReadvertise() {
-        guard advertising != nil, state == .poweredOn, readvertiseTimer == nil else { return }
-        readvertiseTimer = posixLoop.schedule(after: readvertiseDelay) { [weak self] in
-            guard let self else { return }
-            self.readvertiseTimer = nil
-            // Another central linked meanwhile: the kernel stopped advertising for it.
-            guard let advertising = self.advertising, self.state == .poweredOn,
-                  !self.links.contains(where: { $0.role == .peripheral }) else { return }
-            self.sendAdvertising(advertising)
-        }
+        guard advertising != nil, state == .poweredOn else { return }
+        linkedAdvertising.schedule()
+    }
+
+    /// `linkedAdvertising`'s delay ran out.
+    func readvertise() {
+        // Another central linked meanwhile: the kernel stopped advertising for it.
+        guard let advertising, state == .poweredOn, !links.contains(where: { $0.role == .peripheral }) else { return }
+        sendAdvertising(advertising)
     }
 
     /// Once, when we first advertise and know the links that are up: a link we hold no
@@ -115,10 +115,8 @@ extension KernelTransport {
     /// SIGKILLed: the kernel kept its instance). Its peer would talk to nobody until a
     /// timeout ended it, and could not link to us meanwhile: it is disconnected.
     func sweepStaleLinks() {
-        guard sweepsStaleLinks, connectionsKnown else { return }
-        sweepsStaleLinks = false
-        for peer in connectedDevices.sorted() where !holdsSocket(for: peer) && !pendingConnections.contains(peer) {
-            connectedDevices.remove(peer)
+        let stale = connectedDevices.sweepStale { holdsSocket(for: $0) || pendingConnections.contains($0) }
+        for peer in stale {
             send(.disconnect(peer)) { _ in }  // Not Connected: it went by itself
         }
     }

@@ -1,3 +1,4 @@
+import LatchkeyKernelSockets
 import LatchkeyMgmt
 import LatchkeyPosix
 import LatchkeyTransport
@@ -12,7 +13,7 @@ import LatchkeyTransport
 extension KernelTransport {
     /// Wanted peers with no baseband link: the ones the kernel should be scanning for.
     var unlinkedPendingConnections: [BluetoothAddress] {
-        pendingConnections.subtracting(connectedDevices).sorted()
+        connectedDevices.unlinked(among: pendingConnections)
     }
 
     /// Called on every change (a link came or went, the list changed, the power state

@@ -1,3 +1,4 @@
+import LatchkeyKernelSockets
 import LatchkeyMgmt
 import LatchkeyPosix
 import LatchkeyTransport
@@ -25,12 +26,12 @@ public final class KernelTransport: BluetoothTransport {
     /// that caused it returned.
     public var onFailure: ((KernelError) -> Void)?
 
-    // The controller as the kernel last reported it.
-    var settings: MgmtSettings
-    var isAttached = true
-    /// Set when the kernel refused to make the controller usable (no LE, no permission).
-    var refusal: RadioState?
-    public internal(set) var state: RadioState = .unknown
+    /// The controller as the kernel last reported it, and the state the managers see
+    /// (`ControllerMirror`).
+    let controller: ControllerMirror
+    /// Whether our controller's index is present: commands go to it only then.
+    var isAttached: Bool { controller.isAttached }
+    public var state: RadioState { controller.state }
 
     // What the application asked for.
     var advertising: AdvertisingSet?
@@ -61,27 +62,23 @@ public final class KernelTransport: BluetoothTransport {
     public var adoptionFailures: [KernelError] { linkKeeper.adoptionFailures }
     /// ATT sockets connecting to links the kernel made (`LinkClaims`).
     let claims: LinkClaims
-    /// LE devices with a baseband link up (Device Connected / Get Connections).
-    var connectedDevices: Set<BluetoothAddress> = []
-    /// The reason of the last Device Disconnected per device, for its link's socket.
-    var disconnectReasons: [BluetoothAddress: DisconnectReason] = [:]
+    /// LE devices with a baseband link up, their disconnect reasons, the stale-link sweep
+    /// (`ConnectedDevices`).
+    let connectedDevices = ConnectedDevices()
     var linkCount: UInt64 = 0
-    /// Set until `sweepStaleLinks` has run; `connectionsKnown` once Get Connections answered.
-    var sweepsStaleLinks = true
-    var connectionsKnown = false
-    /// The re-adding of the advertising instance after a central left (see `linkDidEnd`).
-    var readvertiseTimer: Scheduled?
+    /// Advertising beside peripheral links: whether the controller can, and the re-add of the
+    /// instance after a central left (`LinkedAdvertising`; see `linkDidEnd`).
+    let linkedAdvertising: LinkedAdvertising
     /// Whether the controller advertises while a central is linked to us: nil until a link
     /// tried it, false once the kernel refused the instance then (it checks the
     /// controller's LE states, `is_advertising_allowed`). While false, one linked central
     /// hides the lock until it leaves; `onFailure` said so once (KernelTransport+Links).
-    public internal(set) var advertisesWhileLinked: Bool?
-    /// How long after a central left the instance is re-added if the controller is still
-    /// powered. Our choice: it outlasts the rest of a power-off after its disconnections
-    /// (hci_dev_close_sync's HCI Reset, bounded by HCI_CMD_TIMEOUT, 2 s), which ends with a
-    /// New Settings that cancels the re-add; the kernel itself re-enables advertising after
-    /// a disconnection, so this is only the fallback.
-    var readvertiseDelay: Duration = .seconds(2)
+    public var advertisesWhileLinked: Bool? { linkedAdvertising.advertisesWhileLinked }
+    /// How long after a central left the instance is re-added (`LinkedAdvertising.delay`).
+    var readvertiseDelay: Duration {
+        get { linkedAdvertising.delay }
+        set { linkedAdvertising.delay = newValue }
+    }
     /// Re-sends Add Device for entries with no link (`PendingRefresh`), where the HCI event
     /// watch cannot be opened.
     let pendingRefresh: PendingRefresh
@@ -117,13 +114,14 @@ public final class KernelTransport: BluetoothTransport {
         linkKeeper = LinkKeeper(store: descriptorStore)
         self.index = index
         self.address = info.address
-        self.settings = info.currentSettings
+        controller = ControllerMirror(settings: info.currentSettings)
         posixLoop = loop
         self.sockets = sockets
         connectionTimingWatch = ConnectionTimingWatch(events: hciEvents, loop: loop)
         connectFailureWatch = ConnectFailureWatch(events: hciEvents, loop: loop)
         retrySchedule = RetrySchedule(loop: loop)
         pendingRefresh = PendingRefresh(loop: loop)
+        linkedAdvertising = LinkedAdvertising(loop: loop)
         listener = ATTListener(sockets: sockets, loop: loop)
         claims = LinkClaims(sockets: sockets, loop: loop)
         mgmt.onEvent = { [weak self] index, event in self?.handle(event, on: index) }
@@ -136,12 +134,12 @@ public final class KernelTransport: BluetoothTransport {
             self.restartPendingRefresh()
         }
         retrySchedule.onDue = { [weak self] in self?.retry($0) }
+        linkedAdvertising.onDue = { [weak self] in self?.readvertise() }
         linkKeeper.onFailure = { [weak self] in self?.onFailure?($0) }
         listener.onAccept = { [weak self] fd, peer in self?.linkUp(fd, peer: peer, role: .peripheral) }
         listener.onFailure = { [weak self] in self?.onFailure?($0) }
         claims.onConnected = { [weak self] fd, peer in self?.linkUp(fd, peer: peer, role: .central) }
         claims.onFailure = { [weak self] in self?.onFailure?($0) }
-        state = computedState()
         // Before anything is asked of the kernel: the links a predecessor kept are ours, so
         // neither the sweep below nor a claim touches them.
         adoptHandedLinks()
@@ -180,8 +178,7 @@ public final class KernelTransport: BluetoothTransport {
         if !waits.isEmpty { _ = try? posixLoop.run(until: { waits.allSatisfy { $0() } }, timeout: Self.closeTimeout) }
         closeListener()
         cancelClaims()
-        readvertiseTimer?.cancel()
-        readvertiseTimer = nil
+        linkedAdvertising.cancel()
         cancelPendingRefresh()
         _ = retrySchedule.forgetAll()  // nothing waits on a closed transport
         mgmt.onClose = nil

@@ -1,3 +1,4 @@
+import LatchkeyKernelSockets
 import LatchkeyPosix
 import LatchkeyTransport
 

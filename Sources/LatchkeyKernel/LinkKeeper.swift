@@ -1,3 +1,4 @@
+import LatchkeyKernelSockets
 import LatchkeyMgmt
 import LatchkeyPosix
 import LatchkeyTransport

@@ -7,8 +7,7 @@ import LatchkeyTransport
 /// (no periodic wake-ups while idle). It owns the timer and the interval; the transport says what
 /// waits and what a re-send sends (`onDue`).
 final class PendingRefresh {
-    private let loop: any EventLoop
-    private var timer: Scheduled?
+    private let timer: OneShotTimer
 
     /// How long an entry may go without a link before it is sent again (see
     /// `KernelTransport.pendingRefreshInterval`).
@@ -16,10 +15,10 @@ final class PendingRefresh {
     /// The interval ran out: the entries with no link are to be sent again now.
     var onDue: (() -> Void)?
 
-    init(loop: any EventLoop) { self.loop = loop }
+    init(loop: any EventLoop) { timer = OneShotTimer(loop: loop) }
 
     /// Whether a re-send is scheduled.
-    var isRunning: Bool { timer != nil }
+    var isRunning: Bool { timer.isPending }
 
     /// Something changed. `waiting`: entries wait with no link on a powered, attached
     /// controller; `watched` (asked only then): the HCI watch covers them. Returns whether the
@@ -28,16 +27,9 @@ final class PendingRefresh {
     func restart(waiting: Bool, watched: () -> Bool) -> Bool {
         cancel()
         guard waiting, !watched() else { return false }
-        timer = loop.schedule(after: interval) { [weak self] in
-            guard let self else { return }
-            self.timer = nil
-            self.onDue?()
-        }
+        timer.start(after: interval) { [weak self] in self?.onDue?() }
         return true
     }
 
-    func cancel() {
-        timer?.cancel()
-        timer = nil
-    }
+    func cancel() { timer.cancel() }
 }

@@ -5,6 +5,7 @@ import LatchkeyPosix
 import LatchkeyTransport
 import Testing
 
+import LatchkeyKernelSockets
 @testable import LatchkeyKernel
 
 /// `ATTListener` on its own, without a transport: a fake listening socket whose far ends

@@ -4,6 +4,7 @@ import Glibc
 import LatchkeyMgmt
 import Testing
 
+import LatchkeyKernelSockets
 @testable import LatchkeyKernel
 
 /// `ConnectAttemptEvent.socketFilter` run by the kernel itself: attached (SO_ATTACH_FILTER) to

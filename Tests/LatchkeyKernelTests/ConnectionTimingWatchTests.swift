@@ -3,6 +3,7 @@ import LatchkeyPosix
 import LatchkeyTransport
 import Testing
 
+import LatchkeyKernelSockets
 @testable import LatchkeyKernel
 
 /// `ConnectionTimingWatch` on its own, without a transport: a fake controller's events in,

@@ -4,6 +4,7 @@ import Glibc
 import LatchkeyMgmt
 import LatchkeyPosix
 
+import LatchkeyKernelSockets
 @testable import LatchkeyKernel
 
 /// HCI event sources as socketpairs: the test's end stands for the controller's events,

@@ -4,6 +4,7 @@ import Glibc
 import LatchkeyPosix
 import LatchkeyTransport
 
+import LatchkeyKernelSockets
 @testable import LatchkeyKernel
 
 /// Link sockets as socketpairs: a claimed link's far end, and incoming links pushed by the

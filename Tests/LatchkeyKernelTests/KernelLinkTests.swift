@@ -6,6 +6,7 @@ import LatchkeyPosix
 import LatchkeyTransport
 import Testing
 
+import LatchkeyKernelSockets
 @testable import LatchkeyKernel
 
 /// Links on socketpairs: the phone claims a link the kernel made, the lock accepts one;

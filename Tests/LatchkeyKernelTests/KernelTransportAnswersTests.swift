@@ -3,6 +3,7 @@ import LatchkeyPosix
 import LatchkeyTransport
 import Testing
 
+import LatchkeyKernelSockets
 @testable import LatchkeyKernel
 
 /// `afterRequestsAnswered`: what a service manager is told is ready must be what the kernel

@@ -3,6 +3,7 @@ import LatchkeyPosix
 import LatchkeyTransport
 import Testing
 
+import LatchkeyKernelSockets
 @testable import LatchkeyKernel
 
 /// The re-send of the pending connections after a failed connection attempt, driven by the
@@ -71,7 +72,7 @@ import Testing
     @Test func linkedOrUnwantedEntriesAreNotResent() throws {
         let world = try waitingPhone()
         world.kernel.emit(FakeKernel.deviceConnected(TransportWorld.hci0, TransportWorld.lock))
-        try world.until { world.transport.connectedDevices == [TransportWorld.lock] }
+        try world.until { world.transport.connectedDevices.sorted == [TransportWorld.lock] }
         let before = world.kernel.received.count
         world.hciEvents.emit(FakeHCIEvents.connectionComplete(status: 0x3E))
         world.hciEvents.emit(FakeHCIEvents.cancelComplete(status: 0x0C))
@@ -98,7 +99,7 @@ import Testing
         world.transport.pendingRefreshInterval = .milliseconds(40)
         world.kernel.emit(FakeKernel.deviceConnected(TransportWorld.hci0, TransportWorld.lock))
         world.kernel.emit(FakeKernel.deviceDisconnected(TransportWorld.hci0, TransportWorld.lock, reason: 8))
-        try world.until { world.kernel.received.count > 0 && world.transport.connectedDevices.isEmpty }
+        try world.until { world.kernel.received.count > 0 && world.transport.connectedDevices.sorted.isEmpty }
         try world.settle()
         #expect(!world.transport.pendingRefresh.isRunning)
         let before = world.kernel.received.count

@@ -29,14 +29,14 @@ import Testing
 
         // Linked: the kernel is not scanning for it, nothing is sent.
         world.kernel.emit(FakeKernel.deviceConnected(TransportWorld.hci0, TransportWorld.lock))
-        try world.until { world.transport.connectedDevices == [TransportWorld.lock] }
+        try world.until { world.transport.connectedDevices.sorted == [TransportWorld.lock] }
         let linked = world.kernel.commands(.addDevice).count
         try idle(world, .milliseconds(150))
         #expect(world.kernel.commands(.addDevice).count == linked)
 
         // Link lost: the first re-send comes a whole interval later, then one per interval.
         world.kernel.emit(FakeKernel.deviceDisconnected(TransportWorld.hci0, TransportWorld.lock, reason: 3))
-        try world.until { world.transport.connectedDevices.isEmpty }
+        try world.until { world.transport.connectedDevices.sorted.isEmpty }
         #expect(world.kernel.commands(.addDevice).count == linked, "not in the middle of the kernel's own reaction")
         try world.until { world.kernel.commands(.addDevice).count == linked + 2 }
 
@@ -95,7 +95,7 @@ import Testing
                 "1.28 s / 11.25 ms in 0.625 ms units")
 
         world.kernel.emit(FakeKernel.deviceConnected(TransportWorld.hci0, TransportWorld.lock))
-        try world.until { world.transport.connectedDevices == [TransportWorld.lock] }
+        try world.until { world.transport.connectedDevices.sorted == [TransportWorld.lock] }
         start = world.kernel.received.count
         try world.transport.setConnectionParameters(.kernelDefault)
         try world.settle()

@@ -6,6 +6,7 @@ import LatchkeyPosix
 import LatchkeyTransport
 import Testing
 
+import LatchkeyKernelSockets
 @testable import LatchkeyKernel
 
 /// The controller side of the kernel transport on a scripted kernel.

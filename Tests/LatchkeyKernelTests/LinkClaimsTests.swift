@@ -5,6 +5,7 @@ import LatchkeyPosix
 import LatchkeyTransport
 import Testing
 
+import LatchkeyKernelSockets
 @testable import LatchkeyKernel
 
 /// `LinkClaims` on its own, without a transport: sockets that connect at once, later, or fail.

@@ -6,6 +6,7 @@ import LatchkeyTestKit
 import LatchkeyTransport
 import Testing
 
+import LatchkeyKernelSockets
 @testable import LatchkeyKernel
 
 /// `LinkKeeper` on its own, without a transport: links kept in a simulated descriptor store

@@ -6,6 +6,7 @@ import LatchkeyPosix
 import LatchkeyTransport
 import Testing
 
+import LatchkeyKernelSockets
 @testable import LatchkeyKernel
 
 /// The mgmt client over a socketpair whose far end plays the kernel (BlueZ

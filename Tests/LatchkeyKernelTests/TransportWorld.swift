@@ -3,6 +3,7 @@ import LatchkeyPosix
 import LatchkeyTransport
 import Testing
 
+import LatchkeyKernelSockets
 @testable import LatchkeyKernel
 
 /// A kernel's answers to the commands the transport sends, keeping the controller's

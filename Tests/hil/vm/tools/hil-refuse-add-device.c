@@ -6,7 +6,7 @@
  *   HIL_REFUSE_FLAG=/run/hil/refuse-add-device HIL_REFUSE_LOG=/tmp/refusals latchkey phone ...
  *
  * It wraps send(2), the one call latchkey writes its mgmt commands with
- * (LatchkeyKernel/Internal/Syscalls.swift; the binary links glibc dynamically, so the
+ * (LatchkeyKernelSockets/Internal/Syscalls.swift; the binary links glibc dynamically, so the
  * preloaded definition wins). A message on an HCI control-channel socket that is an Add
  * Device (opcode 0x0033, 8 octets of parameters: address, address type, action) goes out
  * with its address type set to 0xFF while HIL_REFUSE_FLAG exists. No such type exists

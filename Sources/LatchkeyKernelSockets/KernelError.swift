@@ -35,7 +35,7 @@ public struct KernelError: Error, Hashable, Sendable, CustomStringConvertible {
 
     /// The kernel's half of the errno policy: EAFNOSUPPORT from an AF_BLUETOOTH socket is
     /// "no Bluetooth in this kernel", EPERM/EACCES a missing capability.
-    init(_ error: SystemError) {
+    package init(_ error: SystemError) {
         switch error.errno {
         case .addressFamilyNotSupported:
             self.init(.noBluetooth, "\(error.call): \(error.errno)", errno: error.errno)
@@ -47,7 +47,7 @@ public struct KernelError: Error, Hashable, Sendable, CustomStringConvertible {
         }
     }
 
-    init(_ error: MgmtError) {
+    package init(_ error: MgmtError) {
         let denied = error.status == .permissionDenied
         self.init(denied ? .permissionDenied : .management,
                   denied ? "\(error) (the mgmt socket needs CAP_NET_ADMIN)" : "\(error)")

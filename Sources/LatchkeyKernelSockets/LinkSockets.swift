@@ -3,7 +3,7 @@ import LatchkeyTransport
 
 /// Where the transport's ATT sockets come from: the kernel's L2CAP (`L2CAPSockets`), or
 /// socketpairs in tests. Every fd handed out is non-blocking and owned by the caller.
-protocol LinkSocketProvider: AnyObject {
+package protocol LinkSocketProvider: AnyObject {
     /// Listens for incoming LE links on the ATT channel of `local` (the lock's side).
     func listen(on local: BluetoothAddress) throws(KernelError) -> any LinkListener
     /// Opens the ATT channel of a link to `peer` that the kernel has already made (the
@@ -19,7 +19,7 @@ protocol LinkSocketProvider: AnyObject {
     func peer(of fd: CInt) throws(KernelError) -> BluetoothAddress
 }
 
-protocol LinkListener: AnyObject {
+package protocol LinkListener: AnyObject {
     var fileDescriptor: CInt { get }
     /// The next incoming link, or nil when none is waiting.
     func accept() throws(KernelError) -> (CInt, BluetoothAddress)?
@@ -27,19 +27,21 @@ protocol LinkListener: AnyObject {
 }
 
 /// L2CAP LE sockets on the ATT fixed channel (CID 4), SOCK_SEQPACKET: one PDU per message.
-final class L2CAPSockets: LinkSocketProvider {
+package final class L2CAPSockets: LinkSocketProvider {
     /// Pending incoming links the kernel may hold for us: a handful of phones at once.
-    static let backlog: CInt = 8
+    package static let backlog: CInt = 8
     /// The largest ATT_MTU (Core Vol 3 Part F 3.2.9: 517).
-    static let attMaximumMTU = 517
+    package static let attMaximumMTU = 517
     /// The LE default ATT_MTU (Core Vol 3 Part F 3.2.8: 23), the floor.
-    static let attDefaultMTU = 23
+    package static let attDefaultMTU = 23
     /// Used if L2CAP_OPTIONS cannot be read: the ATT_MTU that fits one LE Data Length
     /// Extension PDU (251 − 4 L2CAP header octets), well inside the kernel's default
     /// 672-octet channel MTU.
-    static let fallbackMTU = 247
+    package static let fallbackMTU = 247
 
-    func listen(on local: BluetoothAddress) throws(KernelError) -> any LinkListener {
+    package init() {}
+
+    package func listen(on local: BluetoothAddress) throws(KernelError) -> any LinkListener {
         do throws(SystemError) {
             let fd = try Syscalls.l2capSocket()
             do throws(SystemError) {
@@ -61,7 +63,7 @@ final class L2CAPSockets: LinkSocketProvider {
     /// connect() here never creates a connection attempt: the kernel already made the link
     /// (Add Device auto-connect), and an L2CAP connect to a connected address attaches the
     /// channel to it. It is never the never-timing-out connect, which is Add Device's job.
-    func claim(from local: BluetoothAddress, to peer: BluetoothAddress) throws(KernelError) -> (CInt, connected: Bool) {
+    package func claim(from local: BluetoothAddress, to peer: BluetoothAddress) throws(KernelError) -> (CInt, connected: Bool) {
         do throws(SystemError) {
             let fd = try Syscalls.l2capSocket()
             do throws(SystemError) {
@@ -76,38 +78,38 @@ final class L2CAPSockets: LinkSocketProvider {
         }
     }
 
-    func connectError(_ fd: CInt) -> Errno? {
+    package func connectError(_ fd: CInt) -> Errno? {
         do { return try Syscalls.socketError(fd) } catch { return error.errno }
     }
 
-    func peer(of fd: CInt) throws(KernelError) -> BluetoothAddress {
+    package func peer(of fd: CInt) throws(KernelError) -> BluetoothAddress {
         do { return try Syscalls.l2capPeer(fd) } catch { throw KernelError(error) }
     }
 
     /// The kernel gives an ATT socket an incoming and an outgoing MTU of 672
     /// (L2CAP_DEFAULT_MTU, net/bluetooth/l2cap_core.c `l2cap_add_scid`); ATT itself never
     /// goes beyond 517, and GATT negotiates the ATT MTU within this.
-    func maximumTransmissionUnit(_ fd: CInt) -> Int {
+    package func maximumTransmissionUnit(_ fd: CInt) -> Int {
         // Unreadable options: the ATT default MTU, which every LE link carries (attMTU's fallback).
         Self.attMTU(channel: try? Syscalls.l2capMTUs(fd))
     }
 
     /// The smaller of the channel's two MTUs (a zero is "unset"), capped to 517 and at
     /// least 23; the fallback when the options could not be read.
-    static func attMTU(channel mtus: (incoming: Int, outgoing: Int)?) -> Int {
+    package static func attMTU(channel mtus: (incoming: Int, outgoing: Int)?) -> Int {
         guard let mtus, let channel = [mtus.incoming, mtus.outgoing].filter({ $0 > 0 }).min() else { return fallbackMTU }
         return max(attDefaultMTU, min(attMaximumMTU, channel))
     }
 }
 
-final class L2CAPListener: LinkListener {
-    private(set) var fileDescriptor: CInt
+package final class L2CAPListener: LinkListener {
+    package private(set) var fileDescriptor: CInt
 
-    init(_ fd: CInt) { fileDescriptor = fd }
+    package init(_ fd: CInt) { fileDescriptor = fd }
 
     deinit { close() }
 
-    func accept() throws(KernelError) -> (CInt, BluetoothAddress)? {
+    package func accept() throws(KernelError) -> (CInt, BluetoothAddress)? {
         do {
             guard case .done(let accepted) = try Syscalls.acceptATT(fileDescriptor) else { return nil }
             return accepted
@@ -116,7 +118,7 @@ final class L2CAPListener: LinkListener {
         }
     }
 
-    func close() {
+    package func close() {
         guard fileDescriptor >= 0 else { return }
         Syscalls.close(fileDescriptor)
         fileDescriptor = -1

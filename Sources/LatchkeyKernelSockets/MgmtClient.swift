@@ -40,9 +40,9 @@ public final class MgmtClient {
     public var trace: ((String, MgmtPacket) -> Void)?
 
     /// The largest mgmt message: a 6-byte header and up to 65535 parameter bytes.
-    static let maximumMessageLength = MgmtPacket.headerLength + 0xFFFF
+    package static let maximumMessageLength = MgmtPacket.headerLength + 0xFFFF
     /// Messages read per readiness callback before yielding to other fds (fairness).
-    static let receiveBatch = 64
+    package static let receiveBatch = 64
 
     /// Takes ownership of `fileDescriptor`, which must be non-blocking.
     public init(fileDescriptor: CInt, loop: PosixEventLoop) {

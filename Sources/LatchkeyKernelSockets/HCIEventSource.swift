@@ -4,7 +4,7 @@ import LatchkeyPosix
 /// Copies of one controller's HCI events, read-only: the kernel's raw HCI socket
 /// (`RawHCIEvents`), or a socketpair in tests. The transport reads them to learn of a failed
 /// connection attempt, which no mgmt event reports (`KernelTransport.pendingRefreshInterval`).
-protocol HCIEventSource: AnyObject {
+package protocol HCIEventSource: AnyObject {
     /// Readable when an event is waiting.
     var fileDescriptor: CInt { get }
     /// The next event packet (packet type octet first, as `ConnectAttemptEvent` reads it), or
@@ -14,7 +14,7 @@ protocol HCIEventSource: AnyObject {
 }
 
 /// Opens an `HCIEventSource` on a controller.
-protocol HCIEventSourceProvider: AnyObject {
+package protocol HCIEventSourceProvider: AnyObject {
     /// Events of controller `index` that `ConnectAttemptEvent` reads, and as few others as
     /// the kernel's filter allows. Throws when it cannot (no CAP_NET_RAW, no such index).
     func open(index: MgmtIndex) throws(KernelError) -> any HCIEventSource
@@ -29,15 +29,17 @@ protocol HCIEventSourceProvider: AnyObject {
 /// (classic BPF, `ConnectAttemptEvent.socketFilter`) drops all but the connection completes:
 /// advertising reports of any device around never wake the loop, whether or not the
 /// controller keeps to the accept list the kernel's auto-connect scan asks for.
-final class RawHCIEvents: HCIEventSourceProvider {
-    func open(index: MgmtIndex) throws(KernelError) -> any HCIEventSource {
+package final class RawHCIEvents: HCIEventSourceProvider {
+    package init() {}
+
+    package func open(index: MgmtIndex) throws(KernelError) -> any HCIEventSource {
         try open(index: index, events: ConnectAttemptEvent.watchedEvents, opcode: ConnectAttemptEvent.createConnectionCancel,
                  filter: ConnectAttemptEvent.socketFilter)
     }
 
     /// LE Meta only (opcode 0: no Command Complete/Status passes), narrowed by the socket
     /// filter to the connection completes and the connection update complete.
-    func openConnectionTiming(index: MgmtIndex) throws(KernelError) -> any HCIEventSource {
+    package func openConnectionTiming(index: MgmtIndex) throws(KernelError) -> any HCIEventSource {
         try open(index: index, events: [ConnectAttemptEvent.leMeta], opcode: 0,
                  filter: ConnectAttemptEvent.leMetaFilter(passing: ConnectionTimingEvent.subevents))
     }
@@ -74,16 +76,16 @@ final class RawHCIEvents: HCIEventSourceProvider {
     }
 }
 
-final class RawHCIEventSocket: HCIEventSource {
-    private(set) var fileDescriptor: CInt
+package final class RawHCIEventSocket: HCIEventSource {
+    package private(set) var fileDescriptor: CInt
     /// An HCI event: type octet, code, length octet, up to 255 parameter octets.
-    static let maximumPacketLength = 3 + 255
+    package static let maximumPacketLength = 3 + 255
 
-    init(_ fd: CInt) { fileDescriptor = fd }
+    package init(_ fd: CInt) { fileDescriptor = fd }
 
     deinit { close() }
 
-    func next() throws(KernelError) -> [UInt8]? {
+    package func next() throws(KernelError) -> [UInt8]? {
         do throws(SystemError) {
             guard case .done(let packet) = try Syscalls.receive(fileDescriptor, capacity: Self.maximumPacketLength) else {
                 return nil
@@ -96,7 +98,7 @@ final class RawHCIEventSocket: HCIEventSource {
         }
     }
 
-    func close() {
+    package func close() {
         guard fileDescriptor >= 0 else { return }
         Syscalls.close(fileDescriptor)
         fileDescriptor = -1
@@ -104,21 +106,21 @@ final class RawHCIEventSocket: HCIEventSource {
 }
 
 /// An open `HCIEventSource` and its loop registration (one per watch).
-final class HCIEventWatch {
-    let index: MgmtIndex
-    let source: any HCIEventSource
-    var ioWatch: Watch?
+package final class HCIEventWatch {
+    package let index: MgmtIndex
+    package let source: any HCIEventSource
+    package var ioWatch: Watch?
     /// Events the filter let through (each one a wake-up of the loop at most).
-    var eventsReceived = 0
+    package var eventsReceived = 0
 
-    init(index: MgmtIndex, source: any HCIEventSource) {
+    package init(index: MgmtIndex, source: any HCIEventSource) {
         self.index = index
         self.source = source
     }
 
     /// Reads up to a batch of the events waiting, counting each and handing it to `handle`;
     /// throws the source's error (the controller went away, or the socket failed).
-    func readBatch(_ handle: ([UInt8]) -> Void) throws(KernelError) {
+    package func readBatch(_ handle: ([UInt8]) -> Void) throws(KernelError) {
         for _ in 0..<MgmtClient.receiveBatch {
             guard let packet = try source.next() else { return }
             eventsReceived += 1
@@ -126,7 +128,7 @@ final class HCIEventWatch {
         }
     }
 
-    func close() {
+    package func close() {
         ioWatch?.cancel()
         ioWatch = nil
         source.close()
