@@ -46,23 +46,6 @@ extension LockAgent {
     /// Pairing writes seen, refused and not enrolled since the agent started (`status`).
     public var pairingCounts: PairingCounts { pairingDesk.counts }
 
-    /// The lock's advertising: its service UUID (what a phone filters on) and the name the
-    /// owner chose, and while a pairing window takes a request, the pairing beacon in the
-    /// scan response (`PairingBeacon`). Nothing else.
-    var advertisement: Advertisement {
-        Advertisement(data: AdvertisingData(serviceUUIDs: [LockServiceUUID.service], localName: configuration.name),
-                      scanResponse: pairingDesk.beacon, interval: configuration.advertisingInterval)
-    }
-
-    /// (Re)starts advertising with the current `advertisement` (the beacon comes and goes
-    /// with the pairing window), but never while every link is taken: that limit belongs to
-    /// `advertiseWhileLinksAreFree`.
-    func advertise() {
-        guard peripheral.state == .poweredOn, service != nil else { return }
-        guard peripheral.centrals.count < configuration.maximumLinks else { return }
-        peripheral.startAdvertising(advertisement)
-    }
-
     func pairingRequest(_ bytes: [UInt8], from central: Central) -> CommandRejection? {
         switch pairingDesk.request(bytes, on: central.linkID, from: central.identifier) {
         case .failure(let why):

@@ -17,7 +17,7 @@ extension LockAgent {
         _ = links.adopt(session, on: central)
         keyWatch.linkBound()
         // A phone that subscribed before it proved its key hears where the lock stands now.
-        if let c = stateCharacteristic, c.subscribedCentrals.contains(where: { $0 === central }) {
+        if published.stateSubscribers.contains(where: { $0 === central }) {
             status.tell(central)
         }
     }
@@ -38,7 +38,7 @@ extension LockAgent {
     /// subscription is refused with an application error, like its reads.
     public func peripheralManager(_ pm: PeripheralManager, central: Central,
                                   shouldSubscribeTo characteristic: LocalCharacteristic) -> ATTErrorCode? {
-        guard characteristic === stateCharacteristic || characteristic === transferCharacteristic,
+        guard published.isForSessions(characteristic),
               !links.hasSession(central.linkID) else { return nil }
         emit(.lockSubscriptionRefused(central: "\(central.identifier)", reason: "no session"))
         return CommandRejection.noSession.attError
@@ -48,25 +48,8 @@ extension LockAgent {
     /// without one it hears nothing until its phone proves its key (`adopt`).
     public func peripheralManager(_ pm: PeripheralManager, central: Central,
                                   didSubscribeTo characteristic: LocalCharacteristic) {
-        guard characteristic === stateCharacteristic, links.hasSession(central.linkID) else { return }
+        guard published.isState(characteristic), links.hasSession(central.linkID) else { return }
         status.tell(central)
-    }
-
-    // MARK: Advertising while linked
-
-    /// Advertises while fewer than `maximumLinks` centrals are linked, and not at the limit:
-    /// a phone must always be able to link beside an idle stranger, and a crowd of them must
-    /// not take every link the controller has.
-    func advertiseWhileLinksAreFree() {
-        guard peripheral.state == .poweredOn, service != nil else { return }
-        let full = peripheral.centrals.count >= configuration.maximumLinks
-        if full, peripheral.advertisement != nil {
-            emit(.lockAdvertisingPaused(links: peripheral.centrals.count))
-            peripheral.stopAdvertising()
-        } else if !full, peripheral.advertisement == nil {
-            emit(.lockAdvertisingResumed(links: peripheral.centrals.count))
-            peripheral.startAdvertising(advertisement)
-        }
     }
 
     /// A log transfer's payload sealed to the session; nil without one.

@@ -24,15 +24,16 @@ public final class LockAgent: PeripheralManagerDelegate {
     let outputClock: OutputChangeClock?
     var loop: any EventLoop { peripheral.transport.loop }
 
-    var service: LocalService?
-    var stateCharacteristic: LocalCharacteristic?
-    var transferCharacteristic: LocalCharacteristic?
-    /// The radio was on and went off: the next power-on is a power cycle (an alarm).
-    var radioWentDown = false
+    /// The links that survived a relaunch, with their sessions and bindings (`LinkRestoration`).
+    var relaunch: LinkRestoration<Central>!
+    /// Each lock event into the audit log, journald and the phones (`LockEventRecorder`).
+    var recorder: LockEventRecorder!
+    /// The lock service, its advertising and the radio's power cycles (`PublishedService`).
+    var published: PublishedService!
     /// Requests the system refused since start (each asked again by the transport).
     public internal(set) var transportRefusals = 0
-    /// The store is open read-only (LockAgent+StoreFaults.swift).
-    public internal(set) var storeOpenReadOnly = false
+    /// What is at fault in the store, for `status` (`StoreHealth`).
+    var storeHealth: StoreHealth!
     /// The lock's state, read and notified to phones with a session (`StatusPublisher`).
     var status: StatusPublisher<Central>!
     /// The audit log's transfers to phones (`AuditLogTransfer`).
@@ -55,6 +56,8 @@ public final class LockAgent: PeripheralManagerDelegate {
     var pipeline: LockCommandPipeline!
     /// A phone's control writes, from the frame to the answer (`PhoneCommands`).
     var phoneCommands: PhoneCommands<Central>!
+    /// A link's reads and writes on the lock service (`LockServiceRequests`).
+    var requests: LockServiceRequests<Central>!
     /// The bridge's commands, wrong codes and reads (`BridgeEntry`).
     var bridge: BridgeEntry!
     /// Software-path latencies (command received → actuator line changed), in ms.
@@ -92,47 +95,49 @@ public final class LockAgent: PeripheralManagerDelegate {
                                                               loop: transport.loop),
                                         unauthenticatedFrameLimit: configuration.unauthenticatedFrameLimit)
         peripheral.delegate = self
+        let emit: (Event) -> Void = { [weak self] in self?.emit($0) }
+        let logSecurity: (LockEvent.Kind) -> Void = { [weak self] kind in
+            guard let self else { return }
+            lockEvent(securityEvent(kind))
+        }
+        recorder = LockEventRecorder(log: log, seen: { [weak self] in self?.arrivals.lockEvent($0) },
+                                     recorded: { [weak self] in
+                                         guard let self else { return }
+                                         publishStatus()
+                                         if !controller.machine.isMoving { backgroundTasks.end(Self.commandTask) }
+                                     }, emit: emit)
+        published = PublishedService(peripheral: peripheral, definition: configuration.serviceDefinition,
+                                     name: configuration.name, interval: configuration.advertisingInterval,
+                                     maximumLinks: configuration.maximumLinks, beacon: { [weak self] in self?.pairingDesk.beacon },
+                                     powerCycled: { [weak self] in self?.logAlarm(.lockRadioPowerCycled) }, emit: emit)
         links = LinkRegistry(loop: transport.loop, unauthenticatedLinkTimeout: configuration.unauthenticatedLinkTimeout,
-                             emit: { [weak self] in self?.emit($0) },
-                             liveLinks: { [weak self] in self?.peripheral.centrals ?? [] },
+                             emit: emit, liveLinks: { [weak self] in self?.peripheral.centrals ?? [] },
                              disconnect: { [weak self] in self?.peripheral.disconnect($0) })
+        relaunch = LinkRestoration(links: links, bindings: bindings,
+                                   secret: { [verifier] keyID in
+                                       guard verifier.authority.isCurrent(keyID: keyID) == true else { return nil }
+                                       return verifier.keys.key(id: keyID)?.secret
+                                   },
+                                   rebind: { [weak self] in self?.rebind($0, to: $1) },
+                                   linkBound: { [weak self] in self?.keyWatch.linkBound() }, emit: emit)
         keyWatch = KeyWatch(loop: transport.loop, keysInUse: { [weak self] in self?.links.keysInUse ?? [] },
                             isCurrent: { [weak self] in self?.verifier.authority.isCurrent(keyID: $0) ?? nil },
                             ended: { [weak self] in self?.keyNoLongerCurrent($0) })
-        auditTrail = AuditTrail(loop: transport.loop, emit: { [weak self] in self?.emit($0) },
-                                logSecurity: { [weak self] kind in
-                                    guard let self else { return }
-                                    lockEvent(securityEvent(kind))
-                                })
-        modeKeeper = OperatingModeKeeper(store: operatingModes, controller: controller,
-                                            emit: { [weak self] in self?.emit($0) },
-                                            logSecurity: { [weak self] kind in
-                                                guard let self else { return }
-                                                lockEvent(securityEvent(kind))
-                                            },
-                                            changed: { [weak self] in self?.publishStatus() })
-        pairingDesk = PairingDesk(responder: pairing, emit: { [weak self] in self?.emit($0) },
-                                  logSecurity: { [weak self] kind in
-                                      guard let self else { return }
-                                      lockEvent(securityEvent(kind))
-                                  },
-                                  advertise: { [weak self] in self?.advertise() },
+        auditTrail = AuditTrail(loop: transport.loop, emit: emit, logSecurity: logSecurity)
+        modeKeeper = OperatingModeKeeper(store: operatingModes, controller: controller, emit: emit, logSecurity: logSecurity,
+                                         changed: { [weak self] in self?.publishStatus() })
+        pairingDesk = PairingDesk(responder: pairing, emit: emit, logSecurity: logSecurity,
+                                  advertise: { [weak self] in self?.published.advertise() },
                                   notEnrolled: { [weak self] in self?.links.pairingNotEnrolled(key: $0) })
         arrivals = ArrivalTracker(loop: transport.loop, policy: configuration.arrivalPolicy,
                                   departureGrace: configuration.departureGrace, lock: controller,
-                                  emit: { [weak self] in self?.emit($0) },
-                                  logSecurity: { [weak self] kind in
-                                      guard let self else { return }
-                                      lockEvent(securityEvent(kind))
-                                  })
+                                  emit: emit, logSecurity: logSecurity)
         pipeline = LockCommandPipeline(controller: controller, outputClock: outputClock, validity: configuration.challengeLifetime,
-                                   commitStagedCounter: { [verifier] in try verifier.commitCounter() },
-                                   emit: { [weak self] in self?.emit($0) })
-        bridge = BridgeEntry(authority: verifier.authority, keys: keys, pipeline: pipeline, audit: auditTrail,
-                             emit: { [weak self] in self?.emit($0) },
+                                   commitStagedCounter: { [verifier] in try verifier.commitCounter() }, emit: emit)
+        bridge = BridgeEntry(authority: verifier.authority, keys: keys, pipeline: pipeline, audit: auditTrail, emit: emit,
                              moving: { [weak self] in self?.backgroundTasks.begin(Self.commandTask) })
         phoneCommands = PhoneCommands(loop: transport.loop, verifier: verifier, links: links, audit: auditTrail,
-                                      arrivals: arrivals, pipeline: pipeline, emit: { [weak self] in self?.emit($0) },
+                                      arrivals: arrivals, pipeline: pipeline, emit: emit,
                                       opened: { [weak self] in self?.adopt($0, on: $1) },
                                       bind: { [weak self] in self?.bind($0, to: $1) },
                                       setOperatingMode: { [weak self] raw, authorized in
@@ -142,17 +147,34 @@ public final class LockAgent: PeripheralManagerDelegate {
                                       },
                                       moving: { [weak self] in self?.backgroundTasks.begin(Self.commandTask) })
         status = StatusPublisher(links: links, frame: { [unowned self] in statusFrame },
-                                 subscribers: { [weak self] in self?.stateCharacteristic?.subscribedCentrals ?? [] },
-                                 send: { [weak self] central, sealed in
-                                     guard let self, let c = stateCharacteristic else { return true }
-                                     return peripheral.updateValue(sealed, for: c, onSubscribedCentrals: [central])
-                                 }, emit: { [weak self] in self?.emit($0) })
-        logTransfer = AuditLogTransfer(log: log, loop: transport.loop, emit: { [weak self] in self?.emit($0) },
-                                  subscribers: { [weak self] in self?.transferCharacteristic?.subscribedCentrals ?? [] },
-                                  send: { [weak self] central, chunk in
-                                      guard let self, let c = transferCharacteristic else { return false }
-                                      return peripheral.updateValue(chunk, for: c, onSubscribedCentrals: [central])
-                                  })
+                                 subscribers: { [weak self] in self?.published.stateSubscribers ?? [] },
+                                 send: { [weak self] in self?.published.sendState($1, to: $0) ?? true }, emit: emit)
+        logTransfer = AuditLogTransfer(log: log, loop: transport.loop, emit: emit,
+                                  subscribers: { [weak self] in self?.published.transferSubscribers ?? [] },
+                                  send: { [weak self] in self?.published.sendTransfer($1, to: $0) ?? false })
+        requests = LockServiceRequests(links: links, readState: { [weak self] in self?.status.read(by: $0) ?? .failure(.readNotPermitted) },
+                                       challenge: { [weak self] central in
+                                           guard let self else { return [] }
+                                           arrivals.challengeRead(on: central.linkID)
+                                           return verifier.challenges.issue(for: central.linkID).bytes
+                                       },
+                                       pairingResponse: { [weak self] in self?.pairingDesk.response(for: $0) },
+                                       command: { [weak self] in self?.phoneCommands.handle($0, from: $1) },
+                                       pairing: { [weak self] in self?.pairingRequest($0, from: $1) },
+                                       logScope: { [verifier] in verifier.authority.logScope(keyID: $0) },
+                                       startTransfer: { [weak self] bytes, central, key, scope in
+                                           guard let self else { return nil }
+                                           return logTransfer.start(bytes, on: central, key: key, scope: scope,
+                                                                    seal: { self.sealedLog($0, for: central) })
+                                       }, emit: emit)
+        storeHealth = StoreHealth(journalAtFault: { controller.journalFault != nil || controller.unwrittenJournalEntries > 0 },
+                                  lockoutAtFault: { [verifier] in verifier.lockout.storeFault != nil },
+                                  bindingsAtFault: { [bindings] in bindings.fault != nil },
+                                  writeAgain: { [weak self] in
+                                      guard let self else { return }
+                                      controller.writeBacklogNow()
+                                      if bindings.fault != nil { bindings.preserveAgain(links.boundAddresses) }
+                                  }, emit: emit)
         controller.onEvent = { [weak self] event in self?.lockEvent(event) }
         controller.onFault = { [weak self] fault in self?.emit(.lockFault(fault: "\(fault)")) }
         controller.onJournalCaughtUp = { [weak self] in self?.emit(.lockJournalCaughtUp) }
@@ -164,27 +186,16 @@ public final class LockAgent: PeripheralManagerDelegate {
             emit(.lockRecovering(decision: recovered.id.rawValue, operation: .init(recovered.operation)))
         }
         let demoted = modeKeeper.restoreAtStart()
-        controller.start(recovered: recovered, lastLogged: lastLoggedLockState())
+        controller.start(recovered: recovered, lastLogged: recorder.lastLoggedLockState())
         if let demoted { modeKeeper.logDemotion(from: demoted) }
         emit(.lockStarted(state: .init(controller.lockState), door: .init(controller.doorState)))
     }
 
-    /// The lock state of the audit log's last event; nil for an empty log, and for one that
-    /// cannot be read (said as a `lock.fault`: the start then logs no relock it cannot compare).
-    func lastLoggedLockState() -> LockState? {
-        let last = log.lastSequence
-        guard last > 0 else { return nil }
-        do {
-            guard let entry = try log.events(from: last, limit: 1).first else { return nil }
-            return try LockEvent(decoding: entry.bytes).lockStateAfter
-        } catch {
-            emit(.lockFault(fault: "reading the audit log's last event #\(last): \(error)"))
-            return nil
-        }
-    }
-
     /// Called with each lock event once it is in the audit log (the runtime's alarm hook).
-    public var onLogged: ((LockEvent) -> Void)?
+    public var onLogged: ((LockEvent) -> Void)? {
+        get { recorder.onLogged }
+        set { recorder.onLogged = newValue }
+    }
 
     public var statusFrame: LockStatusFrame {
         LockStatusFrame(lockState: controller.lockState.rawValue, doorState: controller.doorState.rawValue,
@@ -194,16 +205,7 @@ public final class LockAgent: PeripheralManagerDelegate {
 
     // MARK: Lock events
 
-    func lockEvent(_ event: LockEvent) {
-        arrivals.lockEvent(event)
-        do { try log.append(event) } catch { emit(.lockLogFailed(error: "\(error)")) }
-        onLogged?(event)
-        // The key it concerns, when one does: journald's KEY_ID= (`AgentEvent.journaldEntry`, LatchkeyDaemons).
-        emit(.lockEvent(kind: "\(event.kind)", state: .init(event.lockStateAfter), door: .init(event.doorState),
-                        key: event.keyID?.rawValue))
-        publishStatus()
-        if !controller.machine.isMoving { backgroundTasks.end(Self.commandTask) }
-    }
+    func lockEvent(_ event: LockEvent) { recorder.record(event) }
 
     /// Tells every subscribed phone with a session, sealed to it (LockAgent+Sessions.swift).
     func publishStatus() {
@@ -214,20 +216,7 @@ public final class LockAgent: PeripheralManagerDelegate {
 
     public func peripheralManagerDidUpdateState(_ pm: PeripheralManager) {
         emit(.lockRadio(state: .init(pm.state)))
-        noteRadioState(pm.state)
-        guard pm.state == .poweredOn else { return }
-        if service == nil {
-            do {
-                let s = try pm.add(configuration.serviceDefinition)
-                service = s
-                stateCharacteristic = s.characteristic(LockServiceUUID.lockState)
-                transferCharacteristic = s.characteristic(LockServiceUUID.dataTransfer)
-            } catch {
-                emit(.lockFault(fault: "cannot publish service: \(error)"))
-                return
-            }
-        }
-        advertise()
+        published.radioChanged()
     }
 
     public func peripheralManagerDidStartAdvertising(_ pm: PeripheralManager, error: BluetoothError?) {
@@ -237,7 +226,7 @@ public final class LockAgent: PeripheralManagerDelegate {
     public func peripheralManager(_ pm: PeripheralManager, didConnect central: Central) {
         emit(.lockCentralConnected(central: "\(central.identifier)"))
         links.armUnauthenticatedTimer(for: central)
-        advertiseWhileLinksAreFree()
+        published.advertiseWhileLinksAreFree()
         // An address proves nothing (anyone can send with a bound phone's): a phone's
         // departure timer is cancelled only by an authenticated command on the new link (`rebind`).
     }
@@ -246,61 +235,23 @@ public final class LockAgent: PeripheralManagerDelegate {
         emit(.lockCentralDisconnected(central: "\(central.identifier)", reason: "\(reason)"))
         let boundTo = links.linkEnded(central.linkID)
         verifier.forget(central.linkID)
-        advertiseWhileLinksAreFree()
+        published.advertiseWhileLinksAreFree()
         pairingDesk.forget(central.linkID)
         logTransfer.end(central.linkID)
         arrivals.linkEnded(central.linkID, boundTo: boundTo)
     }
 
     public func peripheralManager(_ pm: PeripheralManager, didReceiveRead request: ReadRequest) -> Result<[UInt8], ATTErrorCode> {
-        switch request.characteristic.uuid {
-        case LockServiceUUID.lockState:
-            return status.read(by: request.central)
-        case LockServiceUUID.challenge:
-            arrivals.challengeRead(on: request.central.linkID)
-            return .success(verifier.challenges.issue(for: request.central.linkID).bytes)
-        case LockServiceUUID.pairing:
-            return pairingDesk.response(for: request.central.linkID).map { .success($0) } ?? .failure(.readNotPermitted)
-        default:
-            return .failure(.readNotPermitted)
-        }
+        requests.read(request.characteristic.uuid, by: request.central)
     }
 
     public func peripheralManager(_ pm: PeripheralManager, didReceiveWrite request: WriteRequest) -> ATTErrorCode? {
-        switch request.characteristic.uuid {
-        case LockServiceUUID.lockControl:
-            guard request.withResponse else { return .writeNotPermitted }  // a command always gets an answer
-            return phoneCommands.handle(request.value, from: request.central).map(\.attError)
-        case LockServiceUUID.dataTransfer:
-            return startTransfer(request.value, to: request.central)
-        case LockServiceUUID.pairing:
-            guard request.withResponse else { return .writeNotPermitted }
-            return pairingRequest(request.value, from: request.central).map(\.attError)
-        default:
-            return .writeNotPermitted
-        }
+        requests.write(request.value, to: request.characteristic.uuid, withResponse: request.withResponse, by: request.central)
     }
 
     public func peripheralManagerIsReady(toUpdateSubscribers pm: PeripheralManager) {
         status.roomAgain()
         logTransfer.pump()
-    }
-
-    // MARK: Event log transfer
-
-    private func startTransfer(_ bytes: [UInt8], to central: Central) -> ATTErrorCode? {
-        // A malformed request is answered with its ATT error.
-        guard let keyID = links.sessionKey(on: central.linkID) else {
-            emit(.lockLogRefused(central: "\(central.identifier)", reason: "no session"))
-            return CommandRejection.noSession.attError
-        }
-        // What the key may read is the authority's to say, on the key as it is now.
-        guard let scope = verifier.authority.logScope(keyID: keyID) else {
-            emit(.lockLogRefused(central: "\(central.identifier)", key: keyID, reason: "key revoked"))
-            return CommandRejection.unknownKey.attError
-        }
-        return logTransfer.start(bytes, on: central, key: keyID, scope: scope,
-                                 seal: { sealedLog($0, for: central) })
     }
 
     func emit(_ event: Event) {

@@ -18,9 +18,10 @@ final class FakeLink: LinkHandle {
     var connectionInterval: Duration? = .milliseconds(30)
     var keptLinkState: [UInt8]?
     var keepFails = false
-    init(_ id: UInt64) {
+    /// `address` is another link's for an attacker sending with it.
+    init(_ id: UInt64, at address: BluetoothAddress? = nil) {
         linkID = LinkID(id)
-        identifier = BluetoothAddress(0xC0_00_00_00_00_00 + id, kind: .random)
+        identifier = address ?? BluetoothAddress(0xC0_00_00_00_00_00 + id, kind: .random)
     }
     func keepLinkState(_ state: [UInt8]) throws(TransportError) -> Bool {
         if keepFails { throw TransportError(.failed, "the descriptor store is full") }
