@@ -13,6 +13,7 @@ public struct Violation: CustomStringConvertible, Sendable {
         case relinkTooSlow = "phone did not re-link in time"
         case growth = "growth past the bound"
         case brokerOrder = "broker events out of order"
+        case intruderSucceeded = "a stranger's or a relay's command was accepted"
     }
     public var rule: Rule
     public var step: Int
@@ -56,6 +57,8 @@ final class HouseholdJudge {
     private(set) var brokerEvents = 0, brokerDuplicates = 0, brokerGaps = 0
     private(set) var samples: [(at: Instant, store: Int64, heap: Int64)] = []
     private(set) var risesSeen = 0
+    private var relayWindows: [(key: UInt32, start: Instant, end: Instant?)] = []
+    private var relayDecisionsJudged: Set<UInt64> = []
 
     func fail(_ rule: Violation.Rule, _ at: Instant, _ detail: String) {
         violations.append(Violation(rule: rule, step: step, at: at, detail: detail))
@@ -89,6 +92,19 @@ final class HouseholdJudge {
     func phoneReady(at: Instant) {
         if let since = awaitingRelinkSince { relinkTimes.append(at - since) }
         awaitingRelinkSince = nil
+    }
+
+    /// A stranger's write to the control characteristic was answered: accepted is a violation
+    /// (it has no key; what it replays was sealed for a challenge long spent).
+    func strangerAnswered(accepted: Bool, what: String, at: Instant) {
+        if accepted { fail(.intruderSucceeded, at, "the lock accepted a stranger's \(what)") }
+    }
+
+    /// A relay carries the owner's phone's traffic, the phone far away: no unlock decision for
+    /// its key while it lasts (an arrival through a slow relay is refused; nothing else is asked).
+    func relayStarted(key: UInt32, at: Instant) { relayWindows.append((key, at, nil)) }
+    func relayEnded(at: Instant) {
+        if let last = relayWindows.indices.last, relayWindows[last].end == nil { relayWindows[last].end = at }
     }
 
     func bridgeRestarted() { bridgeRestartedSinceLast = true }
@@ -127,6 +143,17 @@ final class HouseholdJudge {
                  + "revoked at \(HouseholdClock.format(when))")
             revoked[key] = Instant(nanoseconds: .max)  // said once
         }
+        for (id, entry) in entries.sorted(by: { $0.key < $1.key }) where !relayDecisionsJudged.contains(id) {
+            let recorded = UnlockRiseAudit.recorded(entry)
+            // An unlock is the success; the relock that follows an arrival is the lock's own.
+            guard entry.decision.operation == .unlock, let key = entry.decision.who?.rawValue,
+                  relayWindows.contains(where: { $0.key == key && recorded >= $0.start && recorded <= ($0.end ?? now) })
+            else { continue }
+            relayDecisionsJudged.insert(id)
+            fail(.intruderSucceeded, now, "decision #\(id) (\(entry.decision.operation)) for key \(key) while its phone "
+                 + "was far away, reachable only through the relay")
+        }
+        relayWindows.removeAll { $0.end.map { now - $0 > .seconds(1200) } ?? false }
     }
 
     /// After a lock start: every decision that must survive is still in the journal (unless

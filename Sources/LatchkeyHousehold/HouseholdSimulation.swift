@@ -41,6 +41,11 @@ public enum PlantedViolation: String, CaseIterable, Sendable {
     case growth = "growth"
     /// An event on the broker with a sequence number already delivered.
     case brokerOrder = "order"
+    /// A stranger's write is accepted by the lock.
+    case strangerSuccess = "stranger"
+    /// A relay fast enough to fit the arrival bound (the residual risk: only distance
+    /// bounding would stop it) opens the door for the owner's phone far away.
+    case relaySuccess = "relay"
 
     public var expected: Violation.Rule {
         switch self {
@@ -50,6 +55,7 @@ public enum PlantedViolation: String, CaseIterable, Sendable {
         case .revokedKeySuccess: .revokedKeySucceeded
         case .growth: .growth
         case .brokerOrder: .brokerOrder
+        case .strangerSuccess, .relaySuccess: .intruderSucceeded
         }
     }
 }
@@ -89,7 +95,7 @@ public struct HouseholdRun {
         case depart, comeHome, arrivalIntent, tap(LockOperationType), button, door(Duration), mqtt(LockOperationType)
         case addGuest, revokeGuest, guestComes, guestTap, guestLeaves, pairingWindow
         case killLock, killOwner, killGuest, killBridge, powerCut(Duration), diskSpell(DiskFault, Duration), dropLink
-        case wallStep(Int64), brokerOutage(Duration), sample
+        case wallStep(Int64), brokerOutage(Duration), stranger(Duration), relay(Duration, Duration), sample
         case plant
     }
 
@@ -162,6 +168,13 @@ public struct HouseholdRun {
         for _ in 0..<2 {
             let s = Int64(r.next(in: 60...7200))
             out.append((anytime(), .wallStep(r.next(through: 1) == 0 ? s : -s)))
+        }
+        // A stranger in range on one day in three, for one to ten minutes.
+        if r.next(through: 2) == 0 { out.append((anytime(), .stranger(minutes(1...10)))) }
+        // A relay at work while the owner is out, one day in five, 60-150 ms each way (the
+        // arrival bound is 150 ms challenge to command: two crossings put it over).
+        if r.next(through: 4) == 0 {
+            out.append((anytime(from: 11, to: 14), .relay(minutes(2...8), .milliseconds(Int64(r.next(in: 60...150))))))
         }
         if day % 7 == 3 { out.append((anytime(), .powerCut(.seconds(Int64(r.next(in: 30...600)))))) }
         if day % 7 == 5 { out.append((anytime(), .brokerOutage(minutes(60...480)))) }
@@ -257,6 +270,8 @@ public struct HouseholdRun {
         case .dropLink: world.dropLink()
         case .wallStep(let s): world.stepWallClock(by: s, correctedAfter: .seconds(60 * Int64(r.next(in: 5...120))))
         case .brokerOutage(let d): world.brokerOutage(for: d)
+        case .stranger(let d): world.strangerVisit(for: d, seed: r.next())
+        case .relay(let d, let latency): world.relayVisit(for: d, seed: r.next(), latency: latency)
         case .sample:
             if plant == .growth && world.leaking {
                 // Planted: 48 MiB kept and never given back, every sample after the first.
@@ -283,6 +298,12 @@ public struct HouseholdRun {
                 world.startLock()
             case .brokerOrder?:
                 world.publishStaleEvent()
+            case .strangerSuccess?:
+                // The stranger's next answer is reported as accepted, as a lock that let it in would.
+                world.strangerLies = true
+                world.strangerVisit(for: .seconds(60), seed: r.next())
+            case .relaySuccess?:
+                world.plantRelay(seed: r.next())
             case nil:
                 break
             }

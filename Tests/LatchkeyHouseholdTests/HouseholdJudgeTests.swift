@@ -32,6 +32,14 @@ import Testing
         #expect(judge.violations.count == 1, "a refusal is what a revoked key should get")
     }
 
+    @Test func aStrangersAcceptedWriteIsAViolation() {
+        let judge = HouseholdJudge()
+        for n in 1...5 { judge.strangerAnswered(accepted: false, what: "forged command", at: Self.at(Int64(n))) }
+        #expect(judge.violations.isEmpty, "refusals are what a stranger should get")
+        judge.strangerAnswered(accepted: true, what: "replayed write", at: Self.at(6))
+        #expect(judge.violations.map(\.rule) == [.intruderSucceeded])
+    }
+
     @Test func aSlowRelinkIsReportedOnlyWhenItCouldHaveLinked() {
         let judge = HouseholdJudge()
         judge.phoneReturned(at: Self.at(100))
