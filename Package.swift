@@ -276,7 +276,7 @@ let package = Package(
             // Export the counting malloc so the dynamic linker binds the Swift runtime's calls to it.
             linkerSettings: [.unsafeFlags(["-Xlinker", "--export-dynamic-symbol=malloc"], .when(platforms: [.linux]))]),
         .testTarget(name: "LatchkeyATTTests", dependencies: ["LatchkeyATT", "LatchkeyTestKit"]),
-        .testTarget(name: "LatchkeyHouseholdTests", dependencies: ["LatchkeyHousehold", "LatchkeyLock", "LatchkeyTransport"]),
+        .testTarget(name: "LatchkeyHouseholdTests", dependencies: ["LatchkeyHousehold", "LatchkeyLock", "LatchkeySim", "LatchkeyTransport"]),
         .testTarget(name: "LatchkeyGATTTests", dependencies: ["LatchkeyATT", "LatchkeyGATT", "LatchkeyTestKit"]),
         .testTarget(name: "LatchkeySimTests", dependencies: ["LatchkeyATT", "LatchkeySim", "LatchkeyTransport"]),
         .testTarget(

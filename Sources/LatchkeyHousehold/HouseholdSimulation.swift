@@ -46,6 +46,9 @@ public enum PlantedViolation: String, CaseIterable, Sendable {
     /// A relay fast enough to fit the arrival bound (the residual risk: only distance
     /// bounding would stop it) opens the door for the owner's phone far away.
     case relaySuccess = "relay"
+    /// The lock's radio refuses every request from a restart on and never takes again: the
+    /// owner's phone cannot re-link when it comes back.
+    case endlessRefusal = "refusal"
 
     public var expected: Violation.Rule {
         switch self {
@@ -56,6 +59,7 @@ public enum PlantedViolation: String, CaseIterable, Sendable {
         case .growth: .growth
         case .brokerOrder: .brokerOrder
         case .strangerSuccess, .relaySuccess: .intruderSucceeded
+        case .endlessRefusal: .relinkTooSlow
         }
     }
 }
@@ -95,7 +99,8 @@ public struct HouseholdRun {
         case depart, comeHome, arrivalIntent, tap(LockOperationType), button, door(Duration), mqtt(LockOperationType)
         case addGuest, revokeGuest, guestComes, guestTap, guestLeaves, pairingWindow
         case killLock, killOwner, killGuest, killBridge, powerCut(Duration), diskSpell(DiskFault, Duration), dropLink
-        case wallStep(Int64), brokerOutage(Duration), stranger(Duration), relay(Duration, Duration), sample
+        case wallStep(Int64), brokerOutage(Duration), stranger(Duration), relay(Duration, Duration),
+             radioRefusal(lock: Bool, Duration), sample
         case plant
     }
 
@@ -159,9 +164,16 @@ public struct HouseholdRun {
         if dayOfMonth == 20 { out.append((at(16), .revokeGuest)) }
         if dayOfMonth == 15 { out.append((at(12, jitterMinutes: 30), .pairingWindow)) }
         // Faults.
-        out.append((anytime(), .killLock))
+        // A refusal spell of 2 to 60 s on the lock's radio from its first kill of the day, and
+        // on the owner's phone's from the phone's: the restarted agent's first requests
+        // (advertising, the pending connection, timing) are refused.
+        let lockKill = anytime()
+        out.append((lockKill, .killLock))
+        out.append((lockKill, .radioRefusal(lock: true, .seconds(Int64(r.next(in: 2...60))))))
         if let near = out.randomElement(using: &r) { out.append((near.0 + .milliseconds(Int64(r.next(in: 0...600))), .killLock)) }
-        out.append((anytime(), .killOwner))
+        let ownerKill = anytime()
+        out.append((ownerKill, .killOwner))
+        out.append((ownerKill, .radioRefusal(lock: false, .seconds(Int64(r.next(in: 2...60))))))
         if r.next(through: 2) == 0 { out.append((anytime(), .killGuest)) }
         if r.next(through: 2) == 0 { out.append((anytime(), .killBridge)) }
         for _ in 0..<2 { out.append((anytime(), .dropLink)) }
@@ -272,6 +284,7 @@ public struct HouseholdRun {
         case .brokerOutage(let d): world.brokerOutage(for: d)
         case .stranger(let d): world.strangerVisit(for: d, seed: r.next())
         case .relay(let d, let latency): world.relayVisit(for: d, seed: r.next(), latency: latency)
+        case .radioRefusal(let onLock, let spell): world.refuseRadio(lock: onLock, for: spell)
         case .sample:
             if plant == .growth && world.leaking {
                 // Planted: 48 MiB kept and never given back, every sample after the first.
@@ -302,6 +315,10 @@ public struct HouseholdRun {
                 // The stranger's next answer is reported as accepted, as a lock that let it in would.
                 world.strangerLies = true
                 world.strangerVisit(for: .seconds(60), seed: r.next())
+            case .endlessRefusal?:
+                world.refuseRadio(lock: true, for: .seconds(3650 * 86_400))
+                world.killLock(powerCut: false)
+                world.startLock()
             case .relaySuccess?:
                 world.plantRelay(seed: r.next())
             case nil:

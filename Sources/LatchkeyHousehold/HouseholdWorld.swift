@@ -79,6 +79,10 @@ final class HouseholdWorld {
     /// Planted (the self-test): the stranger's next answer is reported as accepted.
     var strangerLies = false
     private var stranger: HouseholdStranger?
+    /// The lock's and the owner's phone's radios, as their agents see them: they refuse
+    /// requests during a refusal spell (`refuseRadio`).
+    let lockRadio: RefusingRadio
+    let ownerRadio: RefusingRadio
     /// The relay while one is at work (the owner's phone is then on its street).
     var relay: HouseholdRelay?
     /// The lock has seen the owner's phone leave, and not come back since, in this process's
@@ -103,6 +107,8 @@ final class HouseholdWorld {
         _ = air.addDevice(address: Self.guestAddress, position: Self.away)
         _ = air.addDevice(address: Self.strangerAddress, position: Self.elsewhere)
         disk = SimulatedDisk(seed: seed)
+        lockRadio = RefusingRadio(air.device(Self.lockAddress)!)
+        ownerRadio = RefusingRadio(air.device(Self.ownerAddress)!)
         broker = SimulatedBroker(loop: loop)
         broker.keepsPublished = false  // the judge reads what Home Assistant receives instead
         homeAssistant = broker.connection(MQTTEndpoint(host: "sim", port: 1, clientID: "home-assistant"))
@@ -141,6 +147,14 @@ final class HouseholdWorld {
         homeAssistantDelegate = ha
         homeAssistant.delegate = ha
         homeAssistant.connect()
+        for (radio, whose) in [(lockRadio, "lock"), (ownerRadio, "phone")] {
+            radio.refused = { [unowned self] refusal in
+                let what: String
+                if case .pendingConnection = refusal.request { what = "pending connection" } else { what = "\(refusal.request)" }
+                count("\(whose) radio refused \(what)")
+                trace.add("\(whose) radio: \(refusal)", loop.now)
+            }
+        }
         // A sniffer beside the door keeps the owner's writes to the lock, for the stranger to replay.
         air.sniffer = { [unowned self] from, to, pdu in
             guard from == Self.ownerAddress, to == Self.lockAddress,
@@ -231,7 +245,7 @@ final class HouseholdWorld {
                                                   fileSystem: StoreFileSystem.readOnly(while: { disk.isReadOnly })
                                                       .through(sqliteVFS: disk.vfsName))
             let sink = Sink { [weak self] in self?.lockEvent($0) }
-            let wired = try WiredLock(settings, stores: stores, transport: air.device(Self.lockAddress)!,
+            let wired = try WiredLock(settings, stores: stores, transport: lockRadio,
                                       chips: GPIOChipSet([watched]), loop: process, events: sink, logger: logger)
             judge.lockStarted(at: loop.now, foundOpen: stores.interrupted?.id.rawValue)
             lockSawOwnerLeave = false  // the lock keeps the departures it saw in memory only
@@ -252,7 +266,7 @@ final class HouseholdWorld {
     /// until the controller's unclaimed-link rule drops them.
     func killLock(powerCut: Bool) {
         guard let process = lock else { return }
-        air.device(Self.lockAddress)!.detachApplication()
+        lockRadio.detachApplication()
         process.loop.kill()
         if powerCut { disk.cutPower() } else { disk.killProcess() }
         // The dead process's connections: the kernel closes its descriptors.
@@ -290,7 +304,7 @@ final class HouseholdWorld {
         }
     }
 
-    func startPhone(guest isGuest: Bool, transport given: SimulatedController? = nil) {
+    func startPhone(guest isGuest: Bool, transport given: (any BluetoothTransport)? = nil) {
         if isGuest ? guest != nil : owner != nil { return }
         if isGuest && guestKey == nil { return }
         guard let state = isGuest ? guestDirectory : ownerState else { return }
@@ -301,7 +315,7 @@ final class HouseholdWorld {
             let process = ProcessLoop(loop)
             let sink = Sink { [weak self] in self?.phoneEvent($0, guest: isGuest) }
             // While a relay is at work the owner's phone is where the relay's far radio is.
-            let transport = given ?? (isGuest ? nil : relay?.phoneTransport) ?? air.device(address)!
+            let transport: any BluetoothTransport = given ?? (isGuest ? air.device(address)! : relay?.phoneTransport ?? ownerRadio)
             let wired = try WiredPhone(settings, key: try PhoneDaemon.key(settings), store: store,
                                        restoration: restoration, transport: transport, loop: process,
                                        events: sink, logger: logger)
@@ -318,7 +332,8 @@ final class HouseholdWorld {
 
     func killPhone(guest isGuest: Bool) {
         guard let process = isGuest ? guest : owner else { return }
-        ((isGuest ? nil : relay?.phoneTransport) ?? air.device(process.address)!).detachApplication()
+        if isGuest { air.device(process.address)!.detachApplication() }
+        else if let relay { relay.phoneTransport.detachApplication() } else { ownerRadio.detachApplication() }
         process.loop.kill()
         if isGuest { guest = nil } else { owner = nil }
         trace.add(isGuest ? "guest phone killed" : "owner phone killed", loop.now)
@@ -557,6 +572,18 @@ final class HouseholdWorld {
             guard let self else { return }
             visitor.leave()
             self.air.setPosition(Self.elsewhere, of: Self.strangerAddress)
+        }
+    }
+
+    /// The lock's radio, or the owner's phone's, refuses every request for `spell` (a busy
+    /// controller): each refusal is reported to the agent and the request made again every
+    /// `RefusingRadio.retryIn`; the re-link's clock starts again when the spell ends.
+    func refuseRadio(lock onLock: Bool, for spell: Duration) {
+        (onLock ? lockRadio : ownerRadio).refuse(for: spell)
+        count(onLock ? "lock radio refusal spell" : "phone radio refusal spell")
+        loop.schedule(after: spell) { [weak self] in
+            guard let self else { return }
+            self.judge.relinkClockRestarts(at: self.loop.now)
         }
     }
 
