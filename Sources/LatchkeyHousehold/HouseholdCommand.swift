@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import LatchkeySim
+import LatchkeyStore
 
 /// `latchkey-sim`: a household's life with faults, on simulated time, judged after every step.
 public enum HouseholdCommand {
@@ -77,7 +78,8 @@ public enum HouseholdCommand {
         print("re-links after a return: \(r.relinkCount), slowest \(r.relinkMax.map { "\($0)" } ?? "-") "
               + "(bound \(HouseholdJudge.relinkBound))")
         print("broker: \(r.brokerEvents) events, \(r.brokerDuplicates) repeated after a bridge restart, "
-              + "\(r.brokerGaps) gaps")
+              + "\(r.brokerGaps) gaps (\(r.brokerGapsExplained) explained by the log's retention)")
+        print("audit log: at most \(r.logCountMax) events at a sample (retention \(StoredEventLog.defaultRetention))")
         for s in r.samples { print("  day \(s.day): store \(s.store) bytes, live heap \(s.heap) bytes") }
         print("growth bounds from the second sample to the last: store \(HouseholdJudge.storeGrowthBound) bytes, "
               + "heap \(HouseholdJudge.heapGrowthBound) bytes" + (r.samples.count < 3 ? " (not judged: fewer than 3 samples)" : ""))

@@ -14,6 +14,8 @@ public struct Violation: CustomStringConvertible, Sendable {
         case growth = "growth past the bound"
         case brokerOrder = "broker events out of order"
         case intruderSucceeded = "a stranger's or a relay's command was accepted"
+        case brokerGap = "events missing on the broker that the log's retention does not explain"
+        case retention = "the audit log holds more than its retention"
     }
     public var rule: Rule
     public var step: Int
@@ -54,7 +56,8 @@ final class HouseholdJudge {
     private(set) var relinkTimes: [Duration] = []
     private var lastBrokerSequence: UInt64 = 0
     private var bridgeRestartedSinceLast = false
-    private(set) var brokerEvents = 0, brokerDuplicates = 0, brokerGaps = 0
+    private(set) var brokerEvents = 0, brokerDuplicates = 0, brokerGaps = 0, brokerGapsExplained = 0
+    private(set) var logCountMax = 0
     private(set) var samples: [(at: Instant, store: Int64, heap: Int64)] = []
     private(set) var risesSeen = 0
     private var relayWindows: [(key: UInt32, start: Instant, end: Instant?)] = []
@@ -108,19 +111,38 @@ final class HouseholdJudge {
     }
 
     func bridgeRestarted() { bridgeRestartedSinceLast = true }
-    func brokerEvent(sequence: UInt64, at: Instant) {
+    /// `oldestInLog`: the oldest sequence the running lock's audit log holds (.some(nil) when
+    /// it holds none; .none when the lock is down: the gap is then counted, not judged).
+    func brokerEvent(sequence: UInt64, at: Instant, oldestInLog: () -> UInt64?? = { .none }) {
         brokerEvents += 1
         if sequence <= lastBrokerSequence {
             if bridgeRestartedSinceLast { brokerDuplicates += 1; return }
             fail(.brokerOrder, at, "event \(sequence) after event \(lastBrokerSequence), with no bridge restart between")
             return
         }
-        if sequence > lastBrokerSequence + 1 && lastBrokerSequence > 0 { brokerGaps += 1 }
+        if sequence > lastBrokerSequence + 1 && lastBrokerSequence > 0 {
+            brokerGaps += 1
+            // Explained only when retention dropped every missing event: the log's oldest is
+            // the one just received, or later.
+            switch oldestInLog() {
+            case .some(.some(let oldest)) where oldest >= sequence: brokerGapsExplained += 1
+            case .some(let oldest):
+                fail(.brokerGap, at, "events \(lastBrokerSequence + 1)-\(sequence - 1) skipped; the log's oldest is "
+                     + (oldest.map { "\($0)" } ?? "none (empty)") + ": retention did not drop them")
+            case .none: break
+            }
+        }
         lastBrokerSequence = sequence
         bridgeRestartedSinceLast = false
     }
 
     func sample(at: Instant, store: Int64, heap: Int64) { samples.append((at, store, heap)) }
+
+    /// The running lock's audit log: at most its retention, after every append's trim.
+    func logSize(_ count: Int, retention: Int, at: Instant) {
+        logCountMax = max(logCountMax, count)
+        if count > retention { fail(.retention, at, "the log holds \(count) events (retention \(retention))") }
+    }
 
     // MARK: Checks
 

@@ -7,6 +7,7 @@ import LatchkeyMQTT
 import LatchkeyPosix
 import LatchkeySim
 import LatchkeySimDisk
+import LatchkeyStore
 import LatchkeyTransport
 
 /// What the trace hash is made of: every step, every agent event's name and time, every
@@ -49,6 +50,8 @@ public enum PlantedViolation: String, CaseIterable, Sendable {
     /// The lock's radio refuses every request from a restart on and never takes again: the
     /// owner's phone cannot re-link when it comes back.
     case endlessRefusal = "refusal"
+    /// An event on the broker two past the lock's last: the one between was never trimmed.
+    case brokerGap = "gap"
 
     public var expected: Violation.Rule {
         switch self {
@@ -60,6 +63,7 @@ public enum PlantedViolation: String, CaseIterable, Sendable {
         case .brokerOrder: .brokerOrder
         case .strangerSuccess, .relaySuccess: .intruderSucceeded
         case .endlessRefusal: .relinkTooSlow
+        case .brokerGap: .brokerGap
         }
     }
 }
@@ -87,7 +91,8 @@ public struct HouseholdRun {
         public var relinkMax: Duration?
         public var relinkCount: Int
         public var samples: [(day: Int, store: Int64, heap: Int64)]
-        public var brokerEvents: Int, brokerDuplicates: Int, brokerGaps: Int
+        public var brokerEvents: Int, brokerDuplicates: Int, brokerGaps: Int, brokerGapsExplained: Int
+        public var logCountMax: Int
         public var rises: Int
         public var lastTrace: [String]
         public var wallSeconds: Double
@@ -240,7 +245,8 @@ public struct HouseholdRun {
                       traceHash: trace.hash, diskTraceHash: world.disk.traceHash,
                       relinkMax: judge.relinkTimes.max(), relinkCount: judge.relinkTimes.count, samples: samples,
                       brokerEvents: judge.brokerEvents, brokerDuplicates: judge.brokerDuplicates,
-                      brokerGaps: judge.brokerGaps, rises: judge.risesSeen, lastTrace: trace.lastLines,
+                      brokerGaps: judge.brokerGaps, brokerGapsExplained: judge.brokerGapsExplained,
+                      logCountMax: judge.logCountMax, rises: judge.risesSeen, lastTrace: trace.lastLines,
                       wallSeconds: Self.monotonicSeconds() - started, cpuSeconds: Self.cpuSeconds() - startedCPU)
     }
 
@@ -293,6 +299,7 @@ public struct HouseholdRun {
             let store = world.storeBytes, heap = HouseholdWorld.liveHeap
             samples.append((day + 1, store, heap))
             judge.sample(at: world.loop.now, store: store, heap: heap)
+            if let log = world.lock?.log, let n = try? log.count() { judge.logSize(n, retention: log.retention, at: world.loop.now) }
         case .plant:
             switch plant {
             case .unexplainedPulse?:
@@ -315,6 +322,8 @@ public struct HouseholdRun {
                 // The stranger's next answer is reported as accepted, as a lock that let it in would.
                 world.strangerLies = true
                 world.strangerVisit(for: .seconds(60), seed: r.next())
+            case .brokerGap?:
+                world.publishEventSkippingOne()
             case .endlessRefusal?:
                 world.refuseRadio(lock: true, for: .seconds(3650 * 86_400))
                 world.killLock(powerCut: false)
@@ -343,6 +352,16 @@ public struct HouseholdRun {
 
 extension HouseholdWorld {
     /// Planted: someone republishes the first event on the lock's events topic.
+    /// A rogue publisher's event numbered two past the last the lock's log holds.
+    func publishEventSkippingOne() {
+        guard let last = try? lock?.log?.lastSequence() else { count("gap plant found the lock down"); return }
+        let rogue = broker.connection(MQTTEndpoint(host: "sim", port: 1, clientID: "skipper"))
+        rogue.connect()
+        loop.run()
+        _ = try? rogue.publish(MQTTMessage(topic: Self.prefix + "/events", text: "{\"seq\":\(last + 2),\"summary\":\"skipped\"}"))
+        loop.run()
+    }
+
     func publishStaleEvent() {
         let rogue = broker.connection(MQTTEndpoint(host: "sim", port: 1, clientID: "replayer"))
         rogue.connect()

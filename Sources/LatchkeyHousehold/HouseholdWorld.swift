@@ -207,6 +207,7 @@ final class HouseholdWorld {
         let chip: SimulatedGPIOChip
         var journal: StoredDecisionJournal? { (stores.journal as? StoredLockRecords)?.journal }
         var keys: StoredKeyStore? { stores.store?.keyStore() }
+        var log: StoredEventLog? { (stores.journal as? StoredLockRecords)?.log }
         init(loop: ProcessLoop, wired: WiredLock, stores: LockStores, chip: SimulatedGPIOChip) {
             self.loop = loop; self.wired = wired; self.stores = stores; self.chip = chip
         }
@@ -417,7 +418,12 @@ final class HouseholdWorld {
     func homeAssistantReceived(_ message: MQTTMessage) {
         let text = message.text
         if message.topic == Self.prefix + "/events" {
-            if let seq = Self.number(after: "\"seq\":", in: text) { judge.brokerEvent(sequence: seq, at: loop.now) }
+            if let seq = Self.number(after: "\"seq\":", in: text) {
+                judge.brokerEvent(sequence: seq, at: loop.now) { [weak self] in
+                    guard let log = self?.lock?.log else { return .none }
+                    return .some((try? log.read(from: 0, limit: 1))?.first?.sequence)
+                }
+            }
         } else if message.topic == Self.prefix + "/result" {
             count(text.contains("\"ok\":true") ? "mqtt command accepted" : "mqtt command refused")
             if let decision = Self.number(after: "decision=", in: text) {
