@@ -253,11 +253,11 @@ let package = Package(
             swiftSettings: strictness, linkerSettings: agentLinkage),
         // Kills the agents at random moments and checks what survives (issue 5).
         // A household's year in one process on simulated time, faults and invariants from a seed.
-        .target(name: "LatchkeyHousehold", dependencies: ["LatchkeyAgents", "LatchkeyBridge", "LatchkeyControl", "LatchkeyDaemons",
-                                                          "LatchkeyGPIO", "LatchkeyLock", "LatchkeyMQTT", "LatchkeyPhoneAgent",
+        .target(name: "LatchkeyHousehold", dependencies: ["LatchkeyAgents", "LatchkeyBridge", "LatchkeyCentral", "LatchkeyControl", "LatchkeyDaemons",
+                                                          "LatchkeyGPIO", "LatchkeyLock", "LatchkeyLockProtocol", "LatchkeyManagers", "LatchkeyMQTT", "LatchkeyPhoneAgent",
                                                           "LatchkeyLockAgent", "LatchkeyPosix", "LatchkeySecurity", "LatchkeySettings", "LatchkeySim",
                                                           "LatchkeySimDisk", "LatchkeySimGPIO", "LatchkeySimMQTT", "LatchkeyStore",
-                                                          "LatchkeyTorture", "LatchkeyTransport", "LatchkeyEvents",
+                                                          "LatchkeyTestKit", "LatchkeyTorture", "LatchkeyTransport", "LatchkeyEvents",
                                                           .product(name: "Logging", package: "swift-log")],
                 swiftSettings: strictness),
         .executableTarget(name: "latchkey-sim", dependencies: ["LatchkeyHousehold"], swiftSettings: strictness),
@@ -276,7 +276,7 @@ let package = Package(
             // Export the counting malloc so the dynamic linker binds the Swift runtime's calls to it.
             linkerSettings: [.unsafeFlags(["-Xlinker", "--export-dynamic-symbol=malloc"], .when(platforms: [.linux]))]),
         .testTarget(name: "LatchkeyATTTests", dependencies: ["LatchkeyATT", "LatchkeyTestKit"]),
-        .testTarget(name: "LatchkeyHouseholdTests", dependencies: ["LatchkeyHousehold", "LatchkeyLock", "LatchkeyTransport"]),
+        .testTarget(name: "LatchkeyHouseholdTests", dependencies: ["LatchkeyHousehold", "LatchkeyLock", "LatchkeySim", "LatchkeyTransport"]),
         .testTarget(name: "LatchkeyGATTTests", dependencies: ["LatchkeyATT", "LatchkeyGATT", "LatchkeyTestKit"]),
         .testTarget(name: "LatchkeySimTests", dependencies: ["LatchkeyATT", "LatchkeySim", "LatchkeyTransport"]),
         .testTarget(

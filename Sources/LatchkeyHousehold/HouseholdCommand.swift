@@ -2,20 +2,22 @@
 import Glibc
 #endif
 import LatchkeySim
+import LatchkeyStore
 
 /// `latchkey-sim`: a household's life with faults, on simulated time, judged after every step.
 public enum HouseholdCommand {
     static let usage = """
-        usage: latchkey-sim [--days N] [--seed S] [--scratch DIR] [--self-test]
+        usage: latchkey-sim [--days N] [--seed S] [--scratch DIR] [--plant V] [--self-test]
           --days N       simulated days (default 365)
           --seed S       the seed (decimal or 0x hex; default: drawn from the clock, and printed)
           --scratch DIR  where the state directories go (default /dev/shm, a tmpfs: what the timings assume)
+          --plant V      plants one violation on day 3 (one of: \(PlantedViolation.allCases.map(\.rawValue).joined(separator: ", ")))
           --self-test    plants each violation in a short run and fails unless the judge catches it
         """
 
     public static func main(_ arguments: [String]) -> Int32 {
         deterministicHashing(arguments)
-        var days = 365, seed: UInt64?, scratch = "/dev/shm", selfTest = false
+        var days = 365, seed: UInt64?, scratch = "/dev/shm", selfTest = false, plant: PlantedViolation?
         var i = 1
         func value() -> String? { i += 1; return i < arguments.count ? arguments[i] : nil }
         while i < arguments.count {
@@ -23,6 +25,7 @@ public enum HouseholdCommand {
             case "--days": guard let v = value(), let n = Int(v), (1...3650).contains(n) else { return bad("--days needs 1...3650") }; days = n
             case "--seed": guard let v = value(), let s = parseSeed(v) else { return bad("--seed needs a number") }; seed = s
             case "--scratch": guard let v = value() else { return bad("--scratch needs a directory") }; scratch = v
+            case "--plant": guard let v = value(), let p = PlantedViolation(rawValue: v) else { return bad("--plant needs a violation's name") }; plant = p
             case "--self-test": selfTest = true
             case "-h", "--help": print(usage); return 0
             default: return bad("unknown argument \(arguments[i])")
@@ -34,7 +37,7 @@ public enum HouseholdCommand {
         print("latchkey-sim: seed \(chosen) (replay: latchkey-sim --days \(days) --seed \(chosen))")
         fflush(nil)
         do {
-            let report = try HouseholdRun(seed: chosen, days: days, scratch: scratch).run { print("  " + $0); fflush(nil) }
+            let report = try HouseholdRun(seed: chosen, days: days, plant: plant, scratch: scratch).run { print("  " + $0); fflush(nil) }
             printReport(report)
             return report.violations.isEmpty ? 0 : 1
         } catch {
@@ -75,7 +78,8 @@ public enum HouseholdCommand {
         print("re-links after a return: \(r.relinkCount), slowest \(r.relinkMax.map { "\($0)" } ?? "-") "
               + "(bound \(HouseholdJudge.relinkBound))")
         print("broker: \(r.brokerEvents) events, \(r.brokerDuplicates) repeated after a bridge restart, "
-              + "\(r.brokerGaps) gaps")
+              + "\(r.brokerGaps) gaps (\(r.brokerGapsExplained) explained by the log's retention)")
+        print("audit log: at most \(r.logCountMax) events at a sample (retention \(StoredEventLog.defaultRetention))")
         for s in r.samples { print("  day \(s.day): store \(s.store) bytes, live heap \(s.heap) bytes") }
         print("growth bounds from the second sample to the last: store \(HouseholdJudge.storeGrowthBound) bytes, "
               + "heap \(HouseholdJudge.heapGrowthBound) bytes" + (r.samples.count < 3 ? " (not judged: fewer than 3 samples)" : ""))

@@ -13,6 +13,9 @@ public struct Violation: CustomStringConvertible, Sendable {
         case relinkTooSlow = "phone did not re-link in time"
         case growth = "growth past the bound"
         case brokerOrder = "broker events out of order"
+        case intruderSucceeded = "a stranger's or a relay's command was accepted"
+        case brokerGap = "events missing on the broker that the log's retention does not explain"
+        case retention = "the audit log holds more than its retention"
     }
     public var rule: Rule
     public var step: Int
@@ -53,9 +56,12 @@ final class HouseholdJudge {
     private(set) var relinkTimes: [Duration] = []
     private var lastBrokerSequence: UInt64 = 0
     private var bridgeRestartedSinceLast = false
-    private(set) var brokerEvents = 0, brokerDuplicates = 0, brokerGaps = 0
+    private(set) var brokerEvents = 0, brokerDuplicates = 0, brokerGaps = 0, brokerGapsExplained = 0
+    private(set) var logCountMax = 0
     private(set) var samples: [(at: Instant, store: Int64, heap: Int64)] = []
     private(set) var risesSeen = 0
+    private var relayWindows: [(key: UInt32, start: Instant, end: Instant?)] = []
+    private var relayDecisionsJudged: Set<UInt64> = []
 
     func fail(_ rule: Violation.Rule, _ at: Instant, _ detail: String) {
         violations.append(Violation(rule: rule, step: step, at: at, detail: detail))
@@ -91,20 +97,52 @@ final class HouseholdJudge {
         awaitingRelinkSince = nil
     }
 
+    /// A stranger's write to the control characteristic was answered: accepted is a violation
+    /// (it has no key; what it replays was sealed for a challenge long spent).
+    func strangerAnswered(accepted: Bool, what: String, at: Instant) {
+        if accepted { fail(.intruderSucceeded, at, "the lock accepted a stranger's \(what)") }
+    }
+
+    /// A relay carries the owner's phone's traffic, the phone far away: no unlock decision for
+    /// its key while it lasts (an arrival through a slow relay is refused; nothing else is asked).
+    func relayStarted(key: UInt32, at: Instant) { relayWindows.append((key, at, nil)) }
+    func relayEnded(at: Instant) {
+        if let last = relayWindows.indices.last, relayWindows[last].end == nil { relayWindows[last].end = at }
+    }
+
     func bridgeRestarted() { bridgeRestartedSinceLast = true }
-    func brokerEvent(sequence: UInt64, at: Instant) {
+    /// `oldestInLog`: the oldest sequence the running lock's audit log holds (.some(nil) when
+    /// it holds none; .none when the lock is down: the gap is then counted, not judged).
+    func brokerEvent(sequence: UInt64, at: Instant, oldestInLog: () -> UInt64?? = { .none }) {
         brokerEvents += 1
         if sequence <= lastBrokerSequence {
             if bridgeRestartedSinceLast { brokerDuplicates += 1; return }
             fail(.brokerOrder, at, "event \(sequence) after event \(lastBrokerSequence), with no bridge restart between")
             return
         }
-        if sequence > lastBrokerSequence + 1 && lastBrokerSequence > 0 { brokerGaps += 1 }
+        if sequence > lastBrokerSequence + 1 && lastBrokerSequence > 0 {
+            brokerGaps += 1
+            // Explained only when retention dropped every missing event: the log's oldest is
+            // the one just received, or later.
+            switch oldestInLog() {
+            case .some(.some(let oldest)) where oldest >= sequence: brokerGapsExplained += 1
+            case .some(let oldest):
+                fail(.brokerGap, at, "events \(lastBrokerSequence + 1)-\(sequence - 1) skipped; the log's oldest is "
+                     + (oldest.map { "\($0)" } ?? "none (empty)") + ": retention did not drop them")
+            case .none: break
+            }
+        }
         lastBrokerSequence = sequence
         bridgeRestartedSinceLast = false
     }
 
     func sample(at: Instant, store: Int64, heap: Int64) { samples.append((at, store, heap)) }
+
+    /// The running lock's audit log: at most its retention, after every append's trim.
+    func logSize(_ count: Int, retention: Int, at: Instant) {
+        logCountMax = max(logCountMax, count)
+        if count > retention { fail(.retention, at, "the log holds \(count) events (retention \(retention))") }
+    }
 
     // MARK: Checks
 
@@ -127,6 +165,17 @@ final class HouseholdJudge {
                  + "revoked at \(HouseholdClock.format(when))")
             revoked[key] = Instant(nanoseconds: .max)  // said once
         }
+        for (id, entry) in entries.sorted(by: { $0.key < $1.key }) where !relayDecisionsJudged.contains(id) {
+            let recorded = UnlockRiseAudit.recorded(entry)
+            // An unlock is the success; the relock that follows an arrival is the lock's own.
+            guard entry.decision.operation == .unlock, let key = entry.decision.who?.rawValue,
+                  relayWindows.contains(where: { $0.key == key && recorded >= $0.start && recorded <= ($0.end ?? now) })
+            else { continue }
+            relayDecisionsJudged.insert(id)
+            fail(.intruderSucceeded, now, "decision #\(id) (\(entry.decision.operation)) for key \(key) while its phone "
+                 + "was far away, reachable only through the relay")
+        }
+        relayWindows.removeAll { $0.end.map { now - $0 > .seconds(1200) } ?? false }
     }
 
     /// After a lock start: every decision that must survive is still in the journal (unless

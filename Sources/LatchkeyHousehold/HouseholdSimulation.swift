@@ -7,6 +7,7 @@ import LatchkeyMQTT
 import LatchkeyPosix
 import LatchkeySim
 import LatchkeySimDisk
+import LatchkeyStore
 import LatchkeyTransport
 
 /// What the trace hash is made of: every step, every agent event's name and time, every
@@ -41,6 +42,16 @@ public enum PlantedViolation: String, CaseIterable, Sendable {
     case growth = "growth"
     /// An event on the broker with a sequence number already delivered.
     case brokerOrder = "order"
+    /// A stranger's write is accepted by the lock.
+    case strangerSuccess = "stranger"
+    /// A relay fast enough to fit the arrival bound (the residual risk: only distance
+    /// bounding would stop it) opens the door for the owner's phone far away.
+    case relaySuccess = "relay"
+    /// The lock's radio refuses every request from a restart on and never takes again: the
+    /// owner's phone cannot re-link when it comes back.
+    case endlessRefusal = "refusal"
+    /// An event on the broker two past the lock's last: the one between was never trimmed.
+    case brokerGap = "gap"
 
     public var expected: Violation.Rule {
         switch self {
@@ -50,6 +61,9 @@ public enum PlantedViolation: String, CaseIterable, Sendable {
         case .revokedKeySuccess: .revokedKeySucceeded
         case .growth: .growth
         case .brokerOrder: .brokerOrder
+        case .strangerSuccess, .relaySuccess: .intruderSucceeded
+        case .endlessRefusal: .relinkTooSlow
+        case .brokerGap: .brokerGap
         }
     }
 }
@@ -77,7 +91,8 @@ public struct HouseholdRun {
         public var relinkMax: Duration?
         public var relinkCount: Int
         public var samples: [(day: Int, store: Int64, heap: Int64)]
-        public var brokerEvents: Int, brokerDuplicates: Int, brokerGaps: Int
+        public var brokerEvents: Int, brokerDuplicates: Int, brokerGaps: Int, brokerGapsExplained: Int
+        public var logCountMax: Int
         public var rises: Int
         public var lastTrace: [String]
         public var wallSeconds: Double
@@ -89,7 +104,8 @@ public struct HouseholdRun {
         case depart, comeHome, arrivalIntent, tap(LockOperationType), button, door(Duration), mqtt(LockOperationType)
         case addGuest, revokeGuest, guestComes, guestTap, guestLeaves, pairingWindow
         case killLock, killOwner, killGuest, killBridge, powerCut(Duration), diskSpell(DiskFault, Duration), dropLink
-        case wallStep(Int64), brokerOutage(Duration), sample
+        case wallStep(Int64), brokerOutage(Duration), stranger(Duration), relay(Duration, Duration),
+             radioRefusal(lock: Bool, Duration), sample
         case plant
     }
 
@@ -153,15 +169,29 @@ public struct HouseholdRun {
         if dayOfMonth == 20 { out.append((at(16), .revokeGuest)) }
         if dayOfMonth == 15 { out.append((at(12, jitterMinutes: 30), .pairingWindow)) }
         // Faults.
-        out.append((anytime(), .killLock))
+        // A refusal spell of 2 to 60 s on the lock's radio from its first kill of the day, and
+        // on the owner's phone's from the phone's: the restarted agent's first requests
+        // (advertising, the pending connection, timing) are refused.
+        let lockKill = anytime()
+        out.append((lockKill, .killLock))
+        out.append((lockKill, .radioRefusal(lock: true, .seconds(Int64(r.next(in: 2...60))))))
         if let near = out.randomElement(using: &r) { out.append((near.0 + .milliseconds(Int64(r.next(in: 0...600))), .killLock)) }
-        out.append((anytime(), .killOwner))
+        let ownerKill = anytime()
+        out.append((ownerKill, .killOwner))
+        out.append((ownerKill, .radioRefusal(lock: false, .seconds(Int64(r.next(in: 2...60))))))
         if r.next(through: 2) == 0 { out.append((anytime(), .killGuest)) }
         if r.next(through: 2) == 0 { out.append((anytime(), .killBridge)) }
         for _ in 0..<2 { out.append((anytime(), .dropLink)) }
         for _ in 0..<2 {
             let s = Int64(r.next(in: 60...7200))
             out.append((anytime(), .wallStep(r.next(through: 1) == 0 ? s : -s)))
+        }
+        // A stranger in range on one day in three, for one to ten minutes.
+        if r.next(through: 2) == 0 { out.append((anytime(), .stranger(minutes(1...10)))) }
+        // A relay at work while the owner is out, one day in five, 60-150 ms each way (the
+        // arrival bound is 150 ms challenge to command: two crossings put it over).
+        if r.next(through: 4) == 0 {
+            out.append((anytime(from: 11, to: 14), .relay(minutes(2...8), .milliseconds(Int64(r.next(in: 60...150))))))
         }
         if day % 7 == 3 { out.append((anytime(), .powerCut(.seconds(Int64(r.next(in: 30...600)))))) }
         if day % 7 == 5 { out.append((anytime(), .brokerOutage(minutes(60...480)))) }
@@ -215,7 +245,8 @@ public struct HouseholdRun {
                       traceHash: trace.hash, diskTraceHash: world.disk.traceHash,
                       relinkMax: judge.relinkTimes.max(), relinkCount: judge.relinkTimes.count, samples: samples,
                       brokerEvents: judge.brokerEvents, brokerDuplicates: judge.brokerDuplicates,
-                      brokerGaps: judge.brokerGaps, rises: judge.risesSeen, lastTrace: trace.lastLines,
+                      brokerGaps: judge.brokerGaps, brokerGapsExplained: judge.brokerGapsExplained,
+                      logCountMax: judge.logCountMax, rises: judge.risesSeen, lastTrace: trace.lastLines,
                       wallSeconds: Self.monotonicSeconds() - started, cpuSeconds: Self.cpuSeconds() - startedCPU)
     }
 
@@ -257,6 +288,9 @@ public struct HouseholdRun {
         case .dropLink: world.dropLink()
         case .wallStep(let s): world.stepWallClock(by: s, correctedAfter: .seconds(60 * Int64(r.next(in: 5...120))))
         case .brokerOutage(let d): world.brokerOutage(for: d)
+        case .stranger(let d): world.strangerVisit(for: d, seed: r.next())
+        case .relay(let d, let latency): world.relayVisit(for: d, seed: r.next(), latency: latency)
+        case .radioRefusal(let onLock, let spell): world.refuseRadio(lock: onLock, for: spell)
         case .sample:
             if plant == .growth && world.leaking {
                 // Planted: 48 MiB kept and never given back, every sample after the first.
@@ -265,6 +299,7 @@ public struct HouseholdRun {
             let store = world.storeBytes, heap = HouseholdWorld.liveHeap
             samples.append((day + 1, store, heap))
             judge.sample(at: world.loop.now, store: store, heap: heap)
+            if let log = world.lock?.log, let n = try? log.count() { judge.logSize(n, retention: log.retention, at: world.loop.now) }
         case .plant:
             switch plant {
             case .unexplainedPulse?:
@@ -283,6 +318,18 @@ public struct HouseholdRun {
                 world.startLock()
             case .brokerOrder?:
                 world.publishStaleEvent()
+            case .strangerSuccess?:
+                // The stranger's next answer is reported as accepted, as a lock that let it in would.
+                world.strangerLies = true
+                world.strangerVisit(for: .seconds(60), seed: r.next())
+            case .brokerGap?:
+                world.publishEventSkippingOne()
+            case .endlessRefusal?:
+                world.refuseRadio(lock: true, for: .seconds(3650 * 86_400))
+                world.killLock(powerCut: false)
+                world.startLock()
+            case .relaySuccess?:
+                world.plantRelay(seed: r.next())
             case nil:
                 break
             }
@@ -305,6 +352,16 @@ public struct HouseholdRun {
 
 extension HouseholdWorld {
     /// Planted: someone republishes the first event on the lock's events topic.
+    /// A rogue publisher's event numbered two past the last the lock's log holds.
+    func publishEventSkippingOne() {
+        guard let last = try? lock?.log?.lastSequence() else { count("gap plant found the lock down"); return }
+        let rogue = broker.connection(MQTTEndpoint(host: "sim", port: 1, clientID: "skipper"))
+        rogue.connect()
+        loop.run()
+        _ = try? rogue.publish(MQTTMessage(topic: Self.prefix + "/events", text: "{\"seq\":\(last + 2),\"summary\":\"skipped\"}"))
+        loop.run()
+    }
+
     func publishStaleEvent() {
         let rogue = broker.connection(MQTTEndpoint(host: "sim", port: 1, clientID: "replayer"))
         rogue.connect()

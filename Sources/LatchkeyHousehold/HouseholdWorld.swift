@@ -30,6 +30,11 @@ final class HouseholdWorld {
     static let lockAddress = BluetoothAddress(0xC0FFEE000001)
     static let ownerAddress = BluetoothAddress(0xC0FFEE000002)
     static let guestAddress = BluetoothAddress(0xC0FFEE000003)
+    static let strangerAddress = BluetoothAddress(0xBADBAD000001)
+    /// Out of everyone's range: where the stranger waits between visits.
+    static let elsewhere = 5000.0
+    /// Where the stranger stands during a visit: in range of the door.
+    static let strangerAtDoor = 3.0
     static let ownerKey: UInt32 = 1
     static let bridgeKey: UInt32 = 2
     static let prefix = "latchkey/front-door"
@@ -71,6 +76,20 @@ final class HouseholdWorld {
     var doubleNextRise = false
     /// Planted (the self-test): memory kept at every sample from now on.
     var leaking = false
+    /// Planted (the self-test): the stranger's next answer is reported as accepted.
+    var strangerLies = false
+    private var stranger: HouseholdStranger?
+    /// The lock's and the owner's phone's radios, as their agents see them: they refuse
+    /// requests during a refusal spell (`refuseRadio`).
+    let lockRadio: RefusingRadio
+    let ownerRadio: RefusingRadio
+    /// The relay while one is at work (the owner's phone is then on its street).
+    var relay: HouseholdRelay?
+    /// The lock has seen the owner's phone leave, and not come back since, in this process's
+    /// life (what an arrival needs).
+    private(set) var lockSawOwnerLeave = false
+    /// Control writes overheard between the owner's phone and the lock (the latest few).
+    private var overheard: [[UInt8]] = []
 
     var lockState: String { directory + "/lock" }
     var ownerState: String { directory + "/owner" }
@@ -86,7 +105,10 @@ final class HouseholdWorld {
         _ = air.addDevice(address: Self.lockAddress, position: 0)
         _ = air.addDevice(address: Self.ownerAddress, position: Self.home)
         _ = air.addDevice(address: Self.guestAddress, position: Self.away)
+        _ = air.addDevice(address: Self.strangerAddress, position: Self.elsewhere)
         disk = SimulatedDisk(seed: seed)
+        lockRadio = RefusingRadio(air.device(Self.lockAddress)!)
+        ownerRadio = RefusingRadio(air.device(Self.ownerAddress)!)
         broker = SimulatedBroker(loop: loop)
         broker.keepsPublished = false  // the judge reads what Home Assistant receives instead
         homeAssistant = broker.connection(MQTTEndpoint(host: "sim", port: 1, clientID: "home-assistant"))
@@ -125,6 +147,21 @@ final class HouseholdWorld {
         homeAssistantDelegate = ha
         homeAssistant.delegate = ha
         homeAssistant.connect()
+        for (radio, whose) in [(lockRadio, "lock"), (ownerRadio, "phone")] {
+            radio.refused = { [unowned self] refusal in
+                let what: String
+                if case .pendingConnection = refusal.request { what = "pending connection" } else { what = "\(refusal.request)" }
+                count("\(whose) radio refused \(what)")
+                trace.add("\(whose) radio: \(refusal)", loop.now)
+            }
+        }
+        // A sniffer beside the door keeps the owner's writes to the lock, for the stranger to replay.
+        air.sniffer = { [unowned self] from, to, pdu in
+            guard from == Self.ownerAddress, to == Self.lockAddress,
+                  let value = HouseholdStranger.writeValue(ofPDU: pdu) else { return }
+            overheard.append(value)
+            if overheard.count > 8 { overheard.removeFirst() }
+        }
     }
 
     /// Secrets drawn from the seed, so that a replay holds the same keys.
@@ -170,6 +207,7 @@ final class HouseholdWorld {
         let chip: SimulatedGPIOChip
         var journal: StoredDecisionJournal? { (stores.journal as? StoredLockRecords)?.journal }
         var keys: StoredKeyStore? { stores.store?.keyStore() }
+        var log: StoredEventLog? { (stores.journal as? StoredLockRecords)?.log }
         init(loop: ProcessLoop, wired: WiredLock, stores: LockStores, chip: SimulatedGPIOChip) {
             self.loop = loop; self.wired = wired; self.stores = stores; self.chip = chip
         }
@@ -208,9 +246,10 @@ final class HouseholdWorld {
                                                   fileSystem: StoreFileSystem.readOnly(while: { disk.isReadOnly })
                                                       .through(sqliteVFS: disk.vfsName))
             let sink = Sink { [weak self] in self?.lockEvent($0) }
-            let wired = try WiredLock(settings, stores: stores, transport: air.device(Self.lockAddress)!,
+            let wired = try WiredLock(settings, stores: stores, transport: lockRadio,
                                       chips: GPIOChipSet([watched]), loop: process, events: sink, logger: logger)
             judge.lockStarted(at: loop.now, foundOpen: stores.interrupted?.id.rawValue)
+            lockSawOwnerLeave = false  // the lock keeps the departures it saw in memory only
             wired.start()
             let started = LockProcess(loop: process, wired: wired, stores: stores, chip: chip)
             lock = started
@@ -228,7 +267,7 @@ final class HouseholdWorld {
     /// until the controller's unclaimed-link rule drops them.
     func killLock(powerCut: Bool) {
         guard let process = lock else { return }
-        air.device(Self.lockAddress)!.detachApplication()
+        lockRadio.detachApplication()
         process.loop.kill()
         if powerCut { disk.cutPower() } else { disk.killProcess() }
         // The dead process's connections: the kernel closes its descriptors.
@@ -240,6 +279,14 @@ final class HouseholdWorld {
 
     private func lockEvent(_ event: AgentEvent) {
         trace.add(event.name, event.time)
+        if event.name == EventKind.lockArrivalRefused.name { count("arrival refused (\(event.field("reason") ?? "?"))") }
+        if event.name == EventKind.lockDeparture.name, event.field("key").flatMap({ Self.number(after: "", in: $0) }) == UInt64(Self.ownerKey) {
+            count("owner's departure seen by the lock")
+            lockSawOwnerLeave = true
+        }
+        if event.name == EventKind.lockPhonePresent.name, event.field("key").flatMap({ Self.number(after: "", in: $0) }) == UInt64(Self.ownerKey) {
+            lockSawOwnerLeave = false
+        }
         if event.name == EventKind.lockCommandAccepted.name, let decision = event.field("decision").flatMap({ UInt64($0) }) {
             judge.announced(decision: decision, key: event.field("key").flatMap { Self.number(after: "", in: $0) }.map(UInt32.init),
                             at: event.time)
@@ -258,7 +305,7 @@ final class HouseholdWorld {
         }
     }
 
-    func startPhone(guest isGuest: Bool) {
+    func startPhone(guest isGuest: Bool, transport given: (any BluetoothTransport)? = nil) {
         if isGuest ? guest != nil : owner != nil { return }
         if isGuest && guestKey == nil { return }
         guard let state = isGuest ? guestDirectory : ownerState else { return }
@@ -268,8 +315,10 @@ final class HouseholdWorld {
             let (store, restoration) = try StateStores.openPhone(settings.stateDirectory, wallClock: wallClock)
             let process = ProcessLoop(loop)
             let sink = Sink { [weak self] in self?.phoneEvent($0, guest: isGuest) }
+            // While a relay is at work the owner's phone is where the relay's far radio is.
+            let transport: any BluetoothTransport = given ?? (isGuest ? air.device(address)! : relay?.phoneTransport ?? ownerRadio)
             let wired = try WiredPhone(settings, key: try PhoneDaemon.key(settings), store: store,
-                                       restoration: restoration, transport: air.device(address)!, loop: process,
+                                       restoration: restoration, transport: transport, loop: process,
                                        events: sink, logger: logger)
             let started = PhoneProcess(loop: process, wired: wired, key: isGuest ? guestKey! : Self.ownerKey,
                                        address: address)
@@ -284,7 +333,8 @@ final class HouseholdWorld {
 
     func killPhone(guest isGuest: Bool) {
         guard let process = isGuest ? guest : owner else { return }
-        air.device(process.address)!.detachApplication()
+        if isGuest { air.device(process.address)!.detachApplication() }
+        else if let relay { relay.phoneTransport.detachApplication() } else { ownerRadio.detachApplication() }
         process.loop.kill()
         if isGuest { guest = nil } else { owner = nil }
         trace.add(isGuest ? "guest phone killed" : "owner phone killed", loop.now)
@@ -368,7 +418,12 @@ final class HouseholdWorld {
     func homeAssistantReceived(_ message: MQTTMessage) {
         let text = message.text
         if message.topic == Self.prefix + "/events" {
-            if let seq = Self.number(after: "\"seq\":", in: text) { judge.brokerEvent(sequence: seq, at: loop.now) }
+            if let seq = Self.number(after: "\"seq\":", in: text) {
+                judge.brokerEvent(sequence: seq, at: loop.now) { [weak self] in
+                    guard let log = self?.lock?.log else { return .none }
+                    return .some((try? log.read(from: 0, limit: 1))?.first?.sequence)
+                }
+            }
         } else if message.topic == Self.prefix + "/result" {
             count(text.contains("\"ok\":true") ? "mqtt command accepted" : "mqtt command refused")
             if let decision = Self.number(after: "decision=", in: text) {
@@ -486,6 +541,56 @@ final class HouseholdWorld {
         wallOffset += seconds * 1_000_000_000
         count(seconds > 0 ? "wall clock stepped forwards" : "wall clock stepped backwards")
         loop.schedule(after: correctedAfter) { [weak self] in self?.wallOffset -= seconds * 1_000_000_000 }
+    }
+
+    /// A stranger's radio comes in range for `duration`: it links again and again, writing
+    /// forged commands naming the owner's key, junk, and replays of what it overheard.
+    func strangerVisit(for duration: Duration, seed: UInt64) {
+        let visitor = stranger ?? HouseholdStranger(transport: air.device(Self.strangerAddress)!,
+                                                    lockAddress: Self.lockAddress) { [weak self] accepted, what in
+            guard let self else { return }
+            let lied = self.strangerLies
+            self.strangerLies = false
+            self.count(accepted || lied ? "stranger write accepted" : "stranger write refused")
+            self.trace.add(accepted || lied ? "stranger write accepted" : "stranger write refused", self.loop.now)
+            self.judge.strangerAnswered(accepted: accepted || lied, what: what, at: self.loop.now)
+        }
+        stranger = visitor
+        air.setPosition(Self.strangerAtDoor, of: Self.strangerAddress)
+        count("stranger visit")
+        var random = SplitMix64(seed: seed)
+        let secret = (0..<4).flatMap { _ in withUnsafeBytes(of: random.next()) { Array($0) } }
+        // Three frames a link before the lock drops it: one forged, one junk, one replay (or
+        // a second forgery when nothing was overheard yet), for each link of the visit.
+        for n in 0..<Int(random.next(in: 2...6)) {
+            visitor.send("forged command", HouseholdStranger.forged(key: Self.ownerKey, secret: secret, counter: UInt64(n + 1)))
+            let junk = (0..<Int(random.next(in: 1...24))).map { _ in UInt8(truncatingIfNeeded: random.next()) }
+            visitor.send("junk") { _ in junk }
+            if let heard = overheard.isEmpty ? nil : overheard[Int(random.next(in: 0...(overheard.count - 1)))] {
+                visitor.send("replayed write") { _ in heard }
+                count("stranger replay")
+            } else {
+                visitor.send("forged command", HouseholdStranger.forged(key: Self.ownerKey, secret: secret, counter: UInt64(n + 100)))
+            }
+        }
+        visitor.connect()
+        loop.schedule(after: duration) { [weak self] in
+            guard let self else { return }
+            visitor.leave()
+            self.air.setPosition(Self.elsewhere, of: Self.strangerAddress)
+        }
+    }
+
+    /// The lock's radio, or the owner's phone's, refuses every request for `spell` (a busy
+    /// controller): each refusal is reported to the agent and the request made again every
+    /// `RefusingRadio.retryIn`; the re-link's clock starts again when the spell ends.
+    func refuseRadio(lock onLock: Bool, for spell: Duration) {
+        (onLock ? lockRadio : ownerRadio).refuse(for: spell)
+        count(onLock ? "lock radio refusal spell" : "phone radio refusal spell")
+        loop.schedule(after: spell) { [weak self] in
+            guard let self else { return }
+            self.judge.relinkClockRestarts(at: self.loop.now)
+        }
     }
 
     func brokerOutage(for duration: Duration) {

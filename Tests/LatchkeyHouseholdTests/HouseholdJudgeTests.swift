@@ -32,6 +32,29 @@ import Testing
         #expect(judge.violations.count == 1, "a refusal is what a revoked key should get")
     }
 
+    @Test func aGapOnTheBrokerIsAViolationUnlessRetentionDroppedTheMissingEvents() {
+        let judge = HouseholdJudge()
+        judge.brokerEvent(sequence: 10, at: Self.at(1))
+        // 11-14 were trimmed from the log: its oldest is 15, the one received.
+        judge.brokerEvent(sequence: 15, at: Self.at(2)) { .some(15) }
+        #expect(judge.violations.isEmpty && judge.brokerGaps == 1 && judge.brokerGapsExplained == 1)
+        // The log still holds 16 (its oldest is 12), yet 17 came next.
+        judge.brokerEvent(sequence: 17, at: Self.at(3)) { .some(12) }
+        #expect(judge.violations.map(\.rule) == [.brokerGap])
+        judge.logSize(10_000, retention: 10_000, at: Self.at(4))
+        #expect(judge.violations.count == 1)
+        judge.logSize(10_001, retention: 10_000, at: Self.at(5))
+        #expect(judge.violations.map(\.rule) == [.brokerGap, .retention])
+    }
+
+    @Test func aStrangersAcceptedWriteIsAViolation() {
+        let judge = HouseholdJudge()
+        for n in 1...5 { judge.strangerAnswered(accepted: false, what: "forged command", at: Self.at(Int64(n))) }
+        #expect(judge.violations.isEmpty, "refusals are what a stranger should get")
+        judge.strangerAnswered(accepted: true, what: "replayed write", at: Self.at(6))
+        #expect(judge.violations.map(\.rule) == [.intruderSucceeded])
+    }
+
     @Test func aSlowRelinkIsReportedOnlyWhenItCouldHaveLinked() {
         let judge = HouseholdJudge()
         judge.phoneReturned(at: Self.at(100))

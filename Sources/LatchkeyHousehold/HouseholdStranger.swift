@@ -1,0 +1,115 @@
+import LatchkeyCentral
+import LatchkeyEvents
+import LatchkeyLockProtocol
+import LatchkeyManagers
+import LatchkeySecurity
+import LatchkeySim
+import LatchkeyTransport
+
+/// A stranger's radio in range of the door: a central with no key that knows the protocol.
+/// It links, discovers the lock service, and writes each frame it is given to the control
+/// characteristic after reading a fresh challenge: forged commands naming the owner's key,
+/// junk, and replays of the control writes it overheard between the owner's phone and the
+/// lock. Every write's answer is kept: the judge fails the run for any one accepted.
+final class HouseholdStranger: CentralManagerDelegate, PeripheralDelegate {
+    let central: CentralManager
+    let lock: Peripheral
+    private var control: RemoteCharacteristic?
+    private var challenge: RemoteCharacteristic?
+    private var queue: [(what: String, frame: ([UInt8]) -> [UInt8])] = []
+    private var inFlight: (what: String, frame: ([UInt8]) -> [UInt8])?
+    private var wantsLink = false
+    /// Called with each write's answer (true when the lock accepted it) and what it was.
+    let answered: (Bool, String) -> Void
+    private(set) var links = 0
+
+    init(transport: any BluetoothTransport, lockAddress: BluetoothAddress, answered: @escaping (Bool, String) -> Void) {
+        central = CentralManager(transport: transport)
+        lock = central.retrievePeripherals(withIdentifiers: [lockAddress])[0]
+        self.answered = answered
+        central.delegate = self
+        lock.delegate = self
+    }
+
+    var isReady: Bool { control != nil && challenge != nil && lock.state == .connected }
+
+    func connect() {
+        wantsLink = true
+        if central.state == .poweredOn { try? central.connect(lock) }
+    }
+
+    func leave() {
+        wantsLink = false
+        queue = []
+        inFlight = nil
+        control = nil; challenge = nil
+        central.cancelPeripheralConnection(lock)
+    }
+
+    /// Reads a challenge, then writes `frame(challenge)`; `what` names it in the report.
+    func send(_ what: String, _ frame: @escaping (_ challenge: [UInt8]) -> [UInt8]) {
+        queue.append((what, frame))
+        pump()
+    }
+
+    private func pump() {
+        guard isReady, inFlight == nil, !queue.isEmpty, let challenge else { return }
+        inFlight = queue.removeFirst()
+        lock.readValue(for: challenge)
+    }
+
+    func centralManagerDidUpdateState(_ central: CentralManager) {
+        if central.state == .poweredOn && wantsLink { try? central.connect(lock) }
+    }
+
+    func centralManager(_ central: CentralManager, didConnect peripheral: Peripheral) {
+        links += 1
+        peripheral.discoverServices([LockServiceUUID.service])
+    }
+
+    func centralManager(_ central: CentralManager, didDisconnectPeripheral peripheral: Peripheral, error: BluetoothError?) {
+        // Dropped by the lock (an unauthenticated link's limit): link again while still here.
+        control = nil; challenge = nil
+        inFlight = nil
+        if wantsLink { try? central.connect(lock) }
+    }
+
+    func peripheral(_ peripheral: Peripheral, didDiscoverServices error: BluetoothError?) {
+        guard let s = peripheral.service(LockServiceUUID.service) else { return }
+        peripheral.discoverCharacteristics(nil, for: s)
+    }
+
+    func peripheral(_ peripheral: Peripheral, didDiscoverCharacteristicsFor service: RemoteService, error: BluetoothError?) {
+        control = service.characteristic(LockServiceUUID.lockControl)
+        challenge = service.characteristic(LockServiceUUID.challenge)
+        pump()
+    }
+
+    func peripheral(_ peripheral: Peripheral, didUpdateValueFor characteristic: RemoteCharacteristic, error: BluetoothError?) {
+        guard characteristic === challenge, let make = inFlight, let control,
+              let grant = try? ChallengeGrant(decoding: characteristic.value ?? []) else { return }
+        peripheral.writeValue(make.frame(grant.challenge), for: control, withResponse: true)
+    }
+
+    func peripheral(_ peripheral: Peripheral, didWriteValueFor characteristic: RemoteCharacteristic, error: BluetoothError?) {
+        guard characteristic === control, let written = inFlight else { return }
+        inFlight = nil
+        answered(error == nil, written.what)
+        pump()
+    }
+
+    /// A command sealed with a secret that is not the key's (drawn from the seed), naming `key`.
+    static func forged(key: UInt32, secret: [UInt8], counter: UInt64) -> ([UInt8]) -> [UInt8] {
+        { challenge in
+            (try? CommandSealing.seal(CommandBody(operation: .unlock, commandID: counter),
+                                      keyID: key, secret: secret, counter: counter, challenge: challenge).bytes) ?? []
+        }
+    }
+
+    /// The values of the ATT Write Requests (opcode 0x12: handle, then value) the owner's
+    /// phone sent the lock, as a sniffer beside the door hears them.
+    static func writeValue(ofPDU pdu: [UInt8]) -> [UInt8]? {
+        guard pdu.count > 3, pdu[0] == 0x12 else { return nil }
+        return Array(pdu[3...])
+    }
+}
