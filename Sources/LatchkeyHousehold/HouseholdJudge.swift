@@ -181,14 +181,14 @@ final class HouseholdJudge {
     /// After a lock start: every decision that must survive is still in the journal (unless
     /// the journal's retention has dropped it).
     func checkSurvivors(journal: StoredDecisionJournal, now: Instant) {
-        guard let highest = try? journal.lastDecisionID()?.rawValue else {
+        guard let last = read("its highest decision id", now, { try journal.lastDecisionID() }) else { return }
+        guard let highest = last?.rawValue else {
             if !mustSurvive.isEmpty { fail(.decisionLost, now, "the journal is empty after a restart; \(mustSurvive.count) decisions were due") }
             return
         }
         let floor = highest > UInt64(journal.retention) ? highest - UInt64(journal.retention) : 0
-        for id in mustSurvive.sorted() where id > floor {
-            let found = (try? journal.entries(after: DecisionID(id - 1), limit: 1))?.first?.decision.id.rawValue == id
-            if !found { fail(.decisionLost, now, "decision #\(id) is not in the journal after the restart (highest #\(highest))") }
+        for id in mustSurvive.sorted() where id > floor && !holds(journal, id, now) {
+            fail(.decisionLost, now, "decision #\(id) is not in the journal after the restart (highest #\(highest))")
         }
         mustSurvive = mustSurvive.filter { $0 > floor }
     }
@@ -208,7 +208,8 @@ final class HouseholdJudge {
     private func readJournal(_ journal: StoredDecisionJournal, now: Instant) {
         // Open and recent decisions change (their outcome); read from a little before the last seen.
         let from = highestEntry > 64 ? highestEntry - 64 : 0
-        guard let fresh = try? journal.entries(after: from == 0 ? nil : DecisionID(from)) else { return }
+        guard let fresh = read("its recent decisions", now, { try journal.entries(after: from == 0 ? nil : DecisionID(from)) })
+        else { return }
         for e in fresh {
             entries[e.decision.id.rawValue] = e
             highestEntry = max(highestEntry, e.decision.id.rawValue)
@@ -247,11 +248,29 @@ final class HouseholdJudge {
 
     /// Every decision announced (or named to the bridge) since the last check is in the journal.
     private func checkAnnounced(_ journal: StoredDecisionJournal, now: Instant) {
-        for id in announced.sorted() where entries[id] == nil {
-            let found = (try? journal.entries(after: id > 1 ? DecisionID(id - 1) : nil, limit: 1))?.first?.decision.id.rawValue == id
-            if !found { fail(.decisionLost, now, "decision #\(id) was announced but is not in the journal") }
+        for id in announced.sorted() where entries[id] == nil && !holds(journal, id, now) {
+            fail(.decisionLost, now, "decision #\(id) was announced but is not in the journal")
         }
         announced = []
+    }
+
+    /// Whether the journal holds decision `id`. A read that fails is a violation of its own
+    /// (below), so it answers true here rather than report the decision lost too.
+    private func holds(_ journal: StoredDecisionJournal, _ id: UInt64, _ now: Instant) -> Bool {
+        guard let first = read("decision #\(id)", now, {
+            try journal.entries(after: id > 1 ? DecisionID(id - 1) : nil, limit: 1).first
+        }) else { return true }
+        return first?.decision.id.rawValue == id
+    }
+
+    /// `body`, a read of the lock's journal; when it throws, the judge cannot check what it
+    /// needed: that is a violation (the store must stay readable through every fault played),
+    /// never a check quietly skipped.
+    private func read<T>(_ what: String, _ now: Instant, _ body: () throws -> T) -> T? {
+        do { return try body() } catch {
+            fail(.decisionLost, now, "the lock's journal could not be read (\(what)): \(error)")
+            return nil
+        }
     }
 
     // MARK: Planted violations (the judge's self-test)

@@ -299,7 +299,11 @@ public struct HouseholdRun {
             let store = world.storeBytes, heap = HouseholdWorld.liveHeap
             samples.append((day + 1, store, heap))
             judge.sample(at: world.loop.now, store: store, heap: heap)
-            if let log = world.lock?.log, let n = try? log.count() { judge.logSize(n, retention: log.retention, at: world.loop.now) }
+            if let log = world.lock?.log {
+                do { judge.logSize(try log.count(), retention: log.retention, at: world.loop.now) } catch {
+                    world.count("log size not sampled (the lock's log unreadable)")
+                }
+            }
         case .plant:
             switch plant {
             case .unexplainedPulse?:
@@ -354,6 +358,7 @@ extension HouseholdWorld {
     /// Planted: someone republishes the first event on the lock's events topic.
     /// A rogue publisher's event numbered two past the last the lock's log holds.
     func publishEventSkippingOne() {
+        // A plant that cannot be made is counted; the self-test then fails for the rule it missed.
         guard let last = try? lock?.log?.lastSequence() else { count("gap plant found the lock down"); return }
         let rogue = broker.connection(MQTTEndpoint(host: "sim", port: 1, clientID: "skipper"))
         rogue.connect()
@@ -366,6 +371,7 @@ extension HouseholdWorld {
         let rogue = broker.connection(MQTTEndpoint(host: "sim", port: 1, clientID: "replayer"))
         rogue.connect()
         loop.run()
+        // Unpublished, the self-test reports the rule it did not see broken.
         _ = try? rogue.publish(MQTTMessage(topic: Self.prefix + "/events", text: "{\"seq\":1,\"summary\":\"replayed\"}"))
         loop.run()
     }

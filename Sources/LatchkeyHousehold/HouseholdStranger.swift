@@ -35,6 +35,7 @@ final class HouseholdStranger: CentralManagerDelegate, PeripheralDelegate {
 
     func connect() {
         wantsLink = true
+        // A stranger's connect that fails is a stranger kept out; each try is counted as a link.
         if central.state == .poweredOn { try? central.connect(lock) }
     }
 
@@ -87,7 +88,7 @@ final class HouseholdStranger: CentralManagerDelegate, PeripheralDelegate {
 
     func peripheral(_ peripheral: Peripheral, didUpdateValueFor characteristic: RemoteCharacteristic, error: BluetoothError?) {
         guard characteristic === challenge, let make = inFlight, let control,
-              let grant = try? ChallengeGrant(decoding: characteristic.value ?? []) else { return }
+              let grant = try? ChallengeGrant(decoding: characteristic.value ?? []) else { return }  // no grant: nothing to forge on
         peripheral.writeValue(make.frame(grant.challenge), for: control, withResponse: true)
     }
 
@@ -101,6 +102,7 @@ final class HouseholdStranger: CentralManagerDelegate, PeripheralDelegate {
     /// A command sealed with a secret that is not the key's (drawn from the seed), naming `key`.
     static func forged(key: UInt32, secret: [UInt8], counter: UInt64) -> ([UInt8]) -> [UInt8] {
         { challenge in
+            // Sealing fails only for a malformed challenge; empty bytes are junk the lock refuses too.
             (try? CommandSealing.seal(CommandBody(operation: .unlock, commandID: counter),
                                       keyID: key, secret: secret, counter: counter, challenge: challenge).bytes) ?? []
         }

@@ -270,7 +270,8 @@ final class HouseholdWorld {
         lockRadio.detachApplication()
         process.loop.kill()
         if powerCut { disk.cutPower() } else { disk.killProcess() }
-        // The dead process's connections: the kernel closes its descriptors.
+        // The dead process's connections: the kernel closes its descriptors. An error of this
+        // close (its checkpoint on a dead disk) has nobody to tell, as with a SIGKILL.
         try? process.stores.store?.close()
         lock = nil
         bridge?.link.lockWentDown()
@@ -412,7 +413,9 @@ final class HouseholdWorld {
         let body = "{\"action\":\"\(action)\",\"ts\":\(trueWallSeconds),\"id\":\"c\(commandNumber)\"}"
         count("mqtt command")
         guard homeAssistant.isConnected else { count("mqtt command not sent (broker down)"); return }
-        _ = try? homeAssistant.publish(MQTTMessage(topic: Self.prefix + "/set", text: body, qos: 1))
+        do { _ = try homeAssistant.publish(MQTTMessage(topic: Self.prefix + "/set", text: body, qos: 1)) } catch {
+            count("mqtt command not sent (publish refused)")
+        }
     }
 
     func homeAssistantReceived(_ message: MQTTMessage) {
@@ -420,8 +423,12 @@ final class HouseholdWorld {
         if message.topic == Self.prefix + "/events" {
             if let seq = Self.number(after: "\"seq\":", in: text) {
                 judge.brokerEvent(sequence: seq, at: loop.now) { [weak self] in
-                    guard let log = self?.lock?.log else { return .none }
-                    return .some((try? log.read(from: 0, limit: 1))?.first?.sequence)
+                    guard let self, let log = self.lock?.log else { return .none }
+                    // An unreadable log cannot explain a gap: counted as with the lock down.
+                    do { return .some(try log.read(from: 0, limit: 1).first?.sequence) } catch {
+                        self.count("broker gap not judged (the lock's log unreadable)")
+                        return .none
+                    }
                 }
             }
         } else if message.topic == Self.prefix + "/result" {
@@ -443,8 +450,9 @@ final class HouseholdWorld {
     }
 
     func homeAssistantConnected() {
-        try? homeAssistant.subscribe(Self.prefix + "/events")
-        try? homeAssistant.subscribe(Self.prefix + "/result")
+        for topic in ["/events", "/result"] {
+            do { try homeAssistant.subscribe(Self.prefix + topic) } catch { count("home assistant not subscribed to \(topic)") }
+        }
     }
 
     // MARK: Guests and pairing

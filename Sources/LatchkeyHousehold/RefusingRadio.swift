@@ -50,6 +50,8 @@ final class RefusingRadio: BluetoothTransport, BluetoothTransportDelegate {
 
     /// The kept wishes, asked for again.
     private func askAgain() {
+        // The simulated radio under it throws only while powered off (the agent asks again at
+        // power-on) or for values it accepted before the spell: nothing here to tell.
         if let ad = wantedAdvertisement { try? startAdvertising(ad) }
         for peer in wantedPeers.sorted() { try? addPendingConnection(to: peer) }
         if let timing = wantedTiming { try? setConnectionParameters(timing) }
