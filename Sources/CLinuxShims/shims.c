@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stddef.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <sched.h>
 #include <sys/resource.h>
@@ -181,4 +182,9 @@ int latchkey_sched_current(int pid, int *priority) {
 int latchkey_forbid_realtime(void) {
     struct rlimit none = { .rlim_cur = 0, .rlim_max = 0 };
     return setrlimit(RLIMIT_RTPRIO, &none);
+}
+
+uint64_t latchkey_malloc_in_use(void) {
+    struct mallinfo2 info = mallinfo2();
+    return (uint64_t)info.uordblks + (uint64_t)info.hblkhd;
 }

@@ -77,6 +77,7 @@ public enum LockDaemon {
                                        readyEvent: EventKind.lockAdvertising.name, loop: loop, logger: logger)
         service.observe(printer)
         let stores = try StateStores.openLock(settings.stateDirectory, loop: loop,
+                                              logRetention: settings.logRetention ?? StoredEventLog.defaultRetention,
                                               refusedCommits: refusedCommitLedger(settings, logger: logger), warn: { why in
             printer.emit(AgentEvent(.lockStoreWalUnprepared(why: why), time: loop.now))
             logger.warning("the store's WAL file is not laid out: commits grow it", metadata: ["why": "\(why)"])

@@ -23,6 +23,7 @@ public enum StateStores {
     /// WAL not laid out: `AgentStore.walNotPrepared`).
     public static func openLock(_ directory: String, loop: any EventLoop, wallClock: WallClock = .system,
                                 fileSystem: StoreFileSystem = .system,
+                                logRetention: Int = StoredEventLog.defaultRetention,
                                 refusedCommits: RefusedCommitLedger? = nil,
                                 warn: (String) -> Void = { _ in },
                                 report: (String) -> Void = { _ in }) throws(RuntimeError) -> LockStores {
@@ -35,7 +36,7 @@ public enum StateStores {
         // Read by `interrupted()` below: an unlock the card refused is not resumed.
         store.refusedCommits = refusedCommits
         do {
-            let records = try store.lockRecords(loop: loop)
+            let records = try store.lockRecords(loop: loop, logRetention: logRetention)
             let keys = store.keyStore()
             let identity = try LockIdentity(rawPrivateKey: try store.lockIdentity(create: LockIdentity.newRawPrivateKey))
             // The verifier's counters commit with the decisions (`StoredLockRecords+Counters`).
@@ -56,9 +57,18 @@ public enum StateStores {
                                  report: (String) -> Void = { _ in }) throws(RuntimeError)
         -> (state: any PhoneStateStore, restoration: any RestorationStorage)
     {
-        let store = try open(directory, phoneFile, wallClock: wallClock, report: report)
-        if let why = store.walNotPrepared { warn(why) }
+        let store = try openPhoneStore(directory, wallClock: wallClock, warn: warn, report: report)
         return (store.phoneStateStore(), store.restorationStorage())
+    }
+
+    /// The phone's store itself, on `fileSystem` (a simulator closes it when it kills the phone).
+    public static func openPhoneStore(_ directory: String, wallClock: WallClock = .system,
+                                      fileSystem: StoreFileSystem = .system,
+                                      warn: (String) -> Void = { _ in },
+                                      report: (String) -> Void = { _ in }) throws(RuntimeError) -> AgentStore {
+        let store = try open(directory, phoneFile, wallClock: wallClock, fileSystem: fileSystem, report: report)
+        if let why = store.walNotPrepared { warn(why) }
+        return store
     }
 
     public static func openKeys(_ directory: String) throws(RuntimeError) -> StoredKeyStore {
@@ -118,7 +128,7 @@ public enum StateStores {
             do {
                 let aside = try corruption.quarantine()
                 report("store \(corruption.path) was unusable (\(corruption.reason)); moved to \(aside), starting fresh")
-                return try AgentStore(directory: directory, fileName: file, wallClock: wallClock)
+                return try AgentStore(directory: directory, fileName: file, wallClock: wallClock, fileSystem: fileSystem)
             } catch {
                 throw RuntimeError("store \(corruption.path) is corrupt and could not be moved aside: \(error)")
             }

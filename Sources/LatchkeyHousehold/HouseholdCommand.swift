@@ -7,10 +7,13 @@ import LatchkeyStore
 /// `latchkey-sim`: a household's life with faults, on simulated time, judged after every step.
 public enum HouseholdCommand {
     static let usage = """
-        usage: latchkey-sim [--days N] [--seed S] [--scratch DIR] [--plant V] [--self-test]
+        usage: latchkey-sim [--days N] [--seed S] [--scratch DIR] [--log-retention N] [--plant V] [--self-test]
           --days N       simulated days (default 365)
           --seed S       the seed (decimal or 0x hex; default: drawn from the clock, and printed)
           --scratch DIR  where the state directories go (default /dev/shm, a tmpfs: what the timings assume)
+          --log-retention N
+                         the lock's lock.log_retention_events (default 10000): a small one trims the
+                         audit log many times in a short run, and a broker outage then leaves gaps
           --plant V      plants one violation on day 3 (one of: \(PlantedViolation.allCases.map(\.rawValue).joined(separator: ", ")))
           --self-test    plants each violation in a short run and fails unless the judge catches it
         """
@@ -18,6 +21,7 @@ public enum HouseholdCommand {
     public static func main(_ arguments: [String]) -> Int32 {
         deterministicHashing(arguments)
         var days = 365, seed: UInt64?, scratch = "/dev/shm", selfTest = false, plant: PlantedViolation?
+        var logRetention: Int?
         var i = 1
         func value() -> String? { i += 1; return i < arguments.count ? arguments[i] : nil }
         while i < arguments.count {
@@ -26,6 +30,9 @@ public enum HouseholdCommand {
             case "--seed": guard let v = value(), let s = parseSeed(v) else { return bad("--seed needs a number") }; seed = s
             case "--scratch": guard let v = value() else { return bad("--scratch needs a directory") }; scratch = v
             case "--plant": guard let v = value(), let p = PlantedViolation(rawValue: v) else { return bad("--plant needs a violation's name") }; plant = p
+            case "--log-retention":
+                guard let v = value(), let n = Int(v), (1...10_000_000).contains(n) else { return bad("--log-retention needs 1...10000000") }
+                logRetention = n
             case "--self-test": selfTest = true
             case "-h", "--help": print(usage); return 0
             default: return bad("unknown argument \(arguments[i])")
@@ -34,10 +41,12 @@ public enum HouseholdCommand {
         }
         if selfTest { return runSelfTest(scratch: scratch, seed: seed ?? 0x5EED_0001) }
         let chosen = seed ?? UInt64(truncatingIfNeeded: time(nil)) &* 0x9E37_79B9_7F4A_7C15
-        print("latchkey-sim: seed \(chosen) (replay: latchkey-sim --days \(days) --seed \(chosen))")
+        let replay = "latchkey-sim --days \(days) --seed \(chosen)" + (logRetention.map { " --log-retention \($0)" } ?? "")
+        print("latchkey-sim: seed \(chosen) (replay: \(replay))")
         fflush(nil)
         do {
-            let report = try HouseholdRun(seed: chosen, days: days, plant: plant, scratch: scratch).run { print("  " + $0); fflush(nil) }
+            let report = try HouseholdRun(seed: chosen, days: days, plant: plant, scratch: scratch,
+                                          logRetention: logRetention).run { print("  " + $0); fflush(nil) }
             printReport(report)
             return report.violations.isEmpty ? 0 : 1
         } catch {
@@ -79,10 +88,14 @@ public enum HouseholdCommand {
               + "(bound \(HouseholdJudge.relinkBound))")
         print("broker: \(r.brokerEvents) events, \(r.brokerDuplicates) repeated after a bridge restart, "
               + "\(r.brokerGaps) gaps (\(r.brokerGapsExplained) explained by the log's retention)")
-        print("audit log: at most \(r.logCountMax) events at a sample (retention \(StoredEventLog.defaultRetention))")
-        for s in r.samples { print("  day \(s.day): store \(s.store) bytes, live heap \(s.heap) bytes") }
+        print("audit log: at most \(r.logCountMax) events at a sample (retention \(r.logRetention)), "
+              + "\(r.logTrimmed.map { "\($0)" } ?? "-") trimmed by the end")
+        print("phones: \(r.firstCommandsAfterRestart) first commands after a restart, each counter above the last sent")
+        for s in r.samples {
+            print("  day \(s.day): store \(s.store) bytes, allocated \(s.allocated) bytes (mallinfo2), data size \(s.data) bytes (statm)")
+        }
         print("growth bounds from the second sample to the last: store \(HouseholdJudge.storeGrowthBound) bytes, "
-              + "heap \(HouseholdJudge.heapGrowthBound) bytes" + (r.samples.count < 3 ? " (not judged: fewer than 3 samples)" : ""))
+              + "allocated \(HouseholdJudge.heapGrowthBound) bytes" + (r.samples.count < 3 ? " (not judged: fewer than 3 samples)" : ""))
         if r.violations.isEmpty {
             print("no violations")
         } else {
@@ -108,18 +121,21 @@ public enum HouseholdCommand {
     /// A clean run, then one run per planted violation: each must be caught, and only by its rule.
     static func runSelfTest(scratch: String, seed: UInt64) -> Int32 {
         let days = 5
+        // A log that trims within the five days: the retention plant then has a bound to break.
+        let retention = 50
         var failed = false
         do {
-            let clean = try HouseholdRun(seed: seed, days: days, scratch: scratch).run()
+            let clean = try HouseholdRun(seed: seed, days: days, scratch: scratch, logRetention: retention).run()
             if clean.violations.isEmpty {
-                print("self-test: the clean run (seed \(seed), \(days) days) has no violations: ok")
+                print("self-test: the clean run (seed \(seed), \(days) days, log retention \(retention), "
+                      + "\(clean.logTrimmed.map { "\($0)" } ?? "-") events trimmed) has no violations: ok")
             } else {
                 failed = true
                 print("self-test: FAIL: the clean run has violations:")
                 printReport(clean)
             }
             for plant in PlantedViolation.allCases {
-                let run = try HouseholdRun(seed: seed, days: days, plant: plant, scratch: scratch).run()
+                let run = try HouseholdRun(seed: seed, days: days, plant: plant, scratch: scratch, logRetention: retention).run()
                 let caught = run.violations.filter { $0.rule == plant.expected }
                 if let first = caught.first {
                     print("self-test: planted \(plant.rawValue): caught: \(first)")

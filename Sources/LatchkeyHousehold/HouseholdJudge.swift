@@ -16,6 +16,7 @@ public struct Violation: CustomStringConvertible, Sendable {
         case intruderSucceeded = "a stranger's or a relay's command was accepted"
         case brokerGap = "events missing on the broker that the log's retention does not explain"
         case retention = "the audit log holds more than its retention"
+        case counterReused = "a phone sent a command counter it had used before"
     }
     public var rule: Rule
     public var step: Int
@@ -31,7 +32,8 @@ final class HouseholdJudge {
     /// A phone is back in range and both agents are up: linked and ready within this.
     static let relinkBound = Duration.seconds(30)
     /// Growth from the second sample to the last, at most: the lock's store files (the
-    /// journal and the log keep 10,000 rows each, so they stop growing) and the live heap.
+    /// journal and the log keep 10,000 rows each, so they stop growing) and the bytes the
+    /// process has allocated and not freed (`ProcessMemory.allocatedBytes`).
     static let storeGrowthBound: Int64 = 2 << 20
     static let heapGrowthBound: Int64 = 16 << 20
 
@@ -62,6 +64,12 @@ final class HouseholdJudge {
     private(set) var risesSeen = 0
     private var relayWindows: [(key: UInt32, start: Instant, end: Instant?)] = []
     private var relayDecisionsJudged: Set<UInt64> = []
+    /// The highest command counter each key's phone has sent, across its restarts.
+    private var phoneCounters: [UInt32: UInt64] = [:]
+    /// Keys whose phone restarted and has not sent a command since.
+    private var phoneRestarted: Set<UInt32> = []
+    /// Commands a phone sent as its first after a restart (each one's counter judged).
+    private(set) var firstCommandsAfterRestart = 0
 
     func fail(_ rule: Violation.Rule, _ at: Instant, _ detail: String) {
         violations.append(Violation(rule: rule, step: step, at: at, detail: detail))
@@ -111,6 +119,20 @@ final class HouseholdJudge {
     }
 
     func bridgeRestarted() { bridgeRestartedSinceLast = true }
+
+    /// A phone's process started (again), from its store on its own disk.
+    func phoneStarted(key: UInt32) { phoneRestarted.insert(key) }
+
+    /// A phone sent a command (`phone.command_sent`): its counter must be above every one it
+    /// sent before, whatever its disk lost — a counter used again is a command sent twice (the
+    /// lock refuses it as a replay, and the caller's command is lost).
+    func phoneSent(key: UInt32, counter: UInt64, at: Instant) {
+        if phoneRestarted.remove(key) != nil { firstCommandsAfterRestart += 1 }
+        if let last = phoneCounters[key], counter <= last {
+            fail(.counterReused, at, "key \(key)'s phone sent counter \(counter) after counter \(last)")
+        }
+        phoneCounters[key] = max(counter, phoneCounters[key] ?? 0)
+    }
     /// `oldestInLog`: the oldest sequence the running lock's audit log holds (.some(nil) when
     /// it holds none; .none when the lock is down: the gap is then counted, not judged).
     func brokerEvent(sequence: UInt64, at: Instant, oldestInLog: () -> UInt64?? = { .none }) {
@@ -201,7 +223,7 @@ final class HouseholdJudge {
             fail(.growth, now, "the store grew \(last.store - first.store) bytes (bound \(Self.storeGrowthBound))")
         }
         if last.heap - first.heap > Self.heapGrowthBound {
-            fail(.growth, now, "the live heap grew \(last.heap - first.heap) bytes (bound \(Self.heapGrowthBound))")
+            fail(.growth, now, "the bytes allocated and not freed grew \(last.heap - first.heap) (bound \(Self.heapGrowthBound))")
         }
     }
 

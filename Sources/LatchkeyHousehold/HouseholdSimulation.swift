@@ -52,6 +52,9 @@ public enum PlantedViolation: String, CaseIterable, Sendable {
     case endlessRefusal = "refusal"
     /// An event on the broker two past the lock's last: the one between was never trimmed.
     case brokerGap = "gap"
+    /// The lock restarts with its log trimmed to four times the configured retention: the
+    /// log holds more than it should.
+    case retentionBreach = "retention"
 
     public var expected: Violation.Rule {
         switch self {
@@ -64,6 +67,7 @@ public enum PlantedViolation: String, CaseIterable, Sendable {
         case .strangerSuccess, .relaySuccess: .intruderSucceeded
         case .endlessRefusal: .relinkTooSlow
         case .brokerGap: .brokerGap
+        case .retentionBreach: .retention
         }
     }
 }
@@ -75,9 +79,13 @@ public struct HouseholdRun {
     public var plant: PlantedViolation?
     /// Where the state directories go (tmpfs is what the timings assume).
     public var scratch: String
+    /// The lock's `lock.log_retention_events` (nil: its default, 10,000): a small one makes a
+    /// short run trim the log, and the broker's gaps depend on it.
+    public var logRetention: Int?
 
-    public init(seed: UInt64, days: Int, plant: PlantedViolation? = nil, scratch: String = "/dev/shm") {
-        self.seed = seed; self.days = days; self.plant = plant; self.scratch = scratch
+    public init(seed: UInt64, days: Int, plant: PlantedViolation? = nil, scratch: String = "/dev/shm",
+                logRetention: Int? = nil) {
+        self.seed = seed; self.days = days; self.plant = plant; self.scratch = scratch; self.logRetention = logRetention
     }
 
     public struct Report: Sendable {
@@ -90,14 +98,26 @@ public struct HouseholdRun {
         public var diskTraceHash: UInt64
         public var relinkMax: Duration?
         public var relinkCount: Int
-        public var samples: [(day: Int, store: Int64, heap: Int64)]
+        /// At each sample: the lock's store files, the bytes allocated and not freed (what
+        /// growth is judged on), the process's data size.
+        public var samples: [Sample]
         public var brokerEvents: Int, brokerDuplicates: Int, brokerGaps: Int, brokerGapsExplained: Int
         public var logCountMax: Int
+        /// The lock's log's retention, and how many events it had trimmed at the end (its last
+        /// sequence number less the events it holds; nil when the lock was down).
+        public var logRetention: Int
+        public var logTrimmed: UInt64?
+        /// Commands a phone sent first after one of its restarts (each counter judged).
+        public var firstCommandsAfterRestart: Int
         public var rises: Int
         public var lastTrace: [String]
         public var wallSeconds: Double
         /// The process's CPU time (user and system) over the run.
         public var cpuSeconds: Double
+    }
+
+    public struct Sample: Sendable {
+        public var day: Int, store: Int64, allocated: Int64, data: Int64
     }
 
     enum Action {
@@ -106,6 +126,7 @@ public struct HouseholdRun {
         case killLock, killOwner, killGuest, killBridge, powerCut(Duration), diskSpell(DiskFault, Duration), dropLink
         case wallStep(Int64), brokerOutage(Duration), stranger(Duration), relay(Duration, Duration),
              radioRefusal(lock: Bool, Duration), sample
+        case phonePowerCut(guest: Bool, Duration), phoneDiskSpell(guest: Bool, DiskFault, Duration), guestRadioRefusal(Duration)
         case plant
     }
 
@@ -199,6 +220,7 @@ public struct HouseholdRun {
         if day % 15 == 9 { out.append((anytime(), .diskSpell(.readOnly, minutes(60...360)))) }
         if (day + 1) % samplingEvery == 0 { out.append((dayStart + .seconds(86_399), .sample)) }
         if let plant, day == plantDay(plant) { out.append((at(13, jitterMinutes: 30), .plant)) }
+        out += phoneFaults(day: day)
         return out.sorted { $0.0 < $1.0 }
     }
 
@@ -215,7 +237,7 @@ public struct HouseholdRun {
         defer { RuntimeDirectory.remove(directory) }
         let judge = HouseholdJudge()
         let trace = Trace()
-        let world = try HouseholdWorld(seed: seed, directory: directory, judge: judge, trace: trace)
+        let world = try HouseholdWorld(seed: seed, directory: directory, judge: judge, trace: trace, logRetention: logRetention)
         world.startLock()
         world.startPhone(guest: false)
         world.startBridge()
@@ -224,7 +246,7 @@ public struct HouseholdRun {
         let samplingEvery = days >= 90 ? 30 : days >= 28 ? 7 : 1
         var step = 0
         var leak: [[UInt8]] = []
-        var samples: [(day: Int, store: Int64, heap: Int64)] = []
+        var samples: [Sample] = []
         for day in 0..<days {
             for (time, action) in script(day: day, samplingEvery: samplingEvery) {
                 step += 1
@@ -241,17 +263,24 @@ public struct HouseholdRun {
         judge.check(now: world.loop.now, journal: world.lock?.journal, relinkPossible: world.relinkPossible)
         judge.checkGrowth(now: world.loop.now)
         withExtendedLifetime(leak) {}
+        var trimmed: UInt64?
+        if let log = world.lock?.log {
+            do { trimmed = try (log.lastSequence() ?? 0) - UInt64(log.count()) } catch {
+                world.count("log's trimming not read (the lock's log unreadable)")
+            }
+        }
         return Report(seed: seed, days: days, steps: step, counts: world.counts, violations: judge.violations,
                       traceHash: trace.hash, diskTraceHash: world.disk.traceHash,
                       relinkMax: judge.relinkTimes.max(), relinkCount: judge.relinkTimes.count, samples: samples,
                       brokerEvents: judge.brokerEvents, brokerDuplicates: judge.brokerDuplicates,
                       brokerGaps: judge.brokerGaps, brokerGapsExplained: judge.brokerGapsExplained,
-                      logCountMax: judge.logCountMax, rises: judge.risesSeen, lastTrace: trace.lastLines,
+                      logCountMax: judge.logCountMax, logRetention: world.logRetention, logTrimmed: trimmed,
+                      firstCommandsAfterRestart: judge.firstCommandsAfterRestart, rises: judge.risesSeen, lastTrace: trace.lastLines,
                       wallSeconds: Self.monotonicSeconds() - started, cpuSeconds: Self.cpuSeconds() - startedCPU)
     }
 
     private func perform(_ action: Action, _ world: HouseholdWorld, _ judge: HouseholdJudge, _ leak: inout [[UInt8]],
-                         _ samples: inout [(day: Int, store: Int64, heap: Int64)], day: Int) {
+                         _ samples: inout [Sample], day: Int) {
         var r = SplitMix64(seed: seed ^ UInt64(judge.step) &* 0x2545_F491_4F6C_DD1D)
         switch action {
         case .depart: if world.ownerHome { world.move(owner: false) }
@@ -291,16 +320,20 @@ public struct HouseholdRun {
         case .stranger(let d): world.strangerVisit(for: d, seed: r.next())
         case .relay(let d, let latency): world.relayVisit(for: d, seed: r.next(), latency: latency)
         case .radioRefusal(let onLock, let spell): world.refuseRadio(lock: onLock, for: spell)
+        case .phonePowerCut(let isGuest, let down): world.phonePowerCut(guest: isGuest, downFor: down)
+        case .phoneDiskSpell(let isGuest, let fault, let spell): world.phoneDiskSpell(guest: isGuest, fault, spell: spell)
+        case .guestRadioRefusal(let spell): world.refusePhoneRadio(guest: true, for: spell)
         case .sample:
             if plant == .growth && world.leaking {
                 // Planted: 48 MiB kept and never given back, every sample after the first.
                 leak.append([UInt8](repeating: 1, count: 48 << 20))
             }
-            let store = world.storeBytes, heap = HouseholdWorld.liveHeap
-            samples.append((day + 1, store, heap))
-            judge.sample(at: world.loop.now, store: store, heap: heap)
+            let store = world.storeBytes, allocated = ProcessMemory.allocatedBytes
+            samples.append(Sample(day: day + 1, store: store, allocated: allocated, data: ProcessMemory.dataBytes))
+            judge.sample(at: world.loop.now, store: store, heap: allocated)
             if let log = world.lock?.log {
-                do { judge.logSize(try log.count(), retention: log.retention, at: world.loop.now) } catch {
+                // Judged against the configured retention, not the one the log was opened with.
+                do { judge.logSize(try log.count(), retention: world.logRetention, at: world.loop.now) } catch {
                     world.count("log size not sampled (the lock's log unreadable)")
                 }
             }
@@ -334,6 +367,10 @@ public struct HouseholdRun {
                 world.startLock()
             case .relaySuccess?:
                 world.plantRelay(seed: r.next())
+            case .retentionBreach?:
+                world.plantedLogRetention = world.logRetention * 4
+                world.killLock(powerCut: false)
+                world.startLock()
             case nil:
                 break
             }

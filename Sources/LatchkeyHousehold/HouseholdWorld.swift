@@ -20,8 +20,8 @@ import LatchkeyStore
 import LatchkeyTransport
 import Logging
 
-/// Where everything of one household lives: one manual loop, one air, the lock's card (a
-/// `SimulatedDisk` under its SQLite store), the broker; the lock, the owner's phone, this
+/// Where everything of one household lives: one manual loop, one air, the lock's card and
+/// each phone's storage (a `SimulatedDisk` under each SQLite store), the broker; the lock, the owner's phone, this
 /// month's guest's phone and the MQTT bridge as processes on that loop, each killed and
 /// started again from its files. Everything a step does goes through the agents' public
 /// faces: the daemons' wiring, their control commands, the radio, the chip's lines, the
@@ -45,6 +45,12 @@ final class HouseholdWorld {
     let loop = ManualEventLoop()
     let air: SimulatedAir
     let disk: SimulatedDisk
+    /// The owner's phone's storage, and the guest's phone's (one phone, a fresh state
+    /// directory for each month's guest): each fails on its own (`HouseholdPhoneFaults`).
+    let ownerDisk: SimulatedDisk
+    let guestDisk: SimulatedDisk
+    /// The phones that are powered off now (`phonePowerCut`): nothing starts them till power is back.
+    var phonesPoweredOff: Set<BluetoothAddress> = []
     let broker: SimulatedBroker
     let judge: HouseholdJudge
     let directory: String
@@ -83,6 +89,8 @@ final class HouseholdWorld {
     /// requests during a refusal spell (`refuseRadio`).
     let lockRadio: RefusingRadio
     let ownerRadio: RefusingRadio
+    /// The guest's phone's radio: it refuses as the owner's does (spells from its kills and power-ons).
+    let guestRadio: RefusingRadio
     /// The relay while one is at work (the owner's phone is then on its street).
     var relay: HouseholdRelay?
     /// The lock has seen the owner's phone leave, and not come back since, in this process's
@@ -97,8 +105,14 @@ final class HouseholdWorld {
     /// This month's guest's phone's state directory.
     private var guestDirectory: String?
 
-    init(seed: UInt64, directory: String, judge: HouseholdJudge, trace: Trace) throws {
+    /// The lock's configured `lock.log_retention_events`.
+    let logRetention: Int
+    /// Planted (the self-test): the lock's log opened with this retention instead.
+    var plantedLogRetention: Int?
+
+    init(seed: UInt64, directory: String, judge: HouseholdJudge, trace: Trace, logRetention: Int? = nil) throws {
         self.directory = directory
+        self.logRetention = logRetention ?? StoredEventLog.defaultRetention
         self.judge = judge
         self.trace = trace
         air = SimulatedAir(loop: loop, seed: seed)
@@ -107,8 +121,11 @@ final class HouseholdWorld {
         _ = air.addDevice(address: Self.guestAddress, position: Self.away)
         _ = air.addDevice(address: Self.strangerAddress, position: Self.elsewhere)
         disk = SimulatedDisk(seed: seed)
+        ownerDisk = SimulatedDisk(seed: seed ^ 0x0_0E4E_D15C)
+        guestDisk = SimulatedDisk(seed: seed ^ 0x6_0E57_D15C)
         lockRadio = RefusingRadio(air.device(Self.lockAddress)!)
         ownerRadio = RefusingRadio(air.device(Self.ownerAddress)!)
+        guestRadio = RefusingRadio(air.device(Self.guestAddress)!)
         broker = SimulatedBroker(loop: loop)
         broker.keepsPublished = false  // the judge reads what Home Assistant receives instead
         homeAssistant = broker.connection(MQTTEndpoint(host: "sim", port: 1, clientID: "home-assistant"))
@@ -141,13 +158,13 @@ final class HouseholdWorld {
               button_line: button
             lock:
               auto_relock_seconds: 30
-            """)
+            """ + (logRetention.map { "\n  log_retention_events: \($0)" } ?? ""))
         try writePhoneConfig(ownerState, key: Self.ownerKey, address: Self.ownerAddress)
         let ha = HomeAssistant(world: self)
         homeAssistantDelegate = ha
         homeAssistant.delegate = ha
         homeAssistant.connect()
-        for (radio, whose) in [(lockRadio, "lock"), (ownerRadio, "phone")] {
+        for (radio, whose) in [(lockRadio, "lock"), (ownerRadio, "phone"), (guestRadio, "guest phone")] {
             radio.refused = { [unowned self] refusal in
                 let what: String
                 if case .pendingConnection = refusal.request { what = "pending connection" } else { what = "\(refusal.request)" }
@@ -244,7 +261,9 @@ final class HouseholdWorld {
             let disk = disk
             let stores = try StateStores.openLock(settings.stateDirectory, loop: process, wallClock: wallClock,
                                                   fileSystem: StoreFileSystem.readOnly(while: { disk.isReadOnly })
-                                                      .through(sqliteVFS: disk.vfsName))
+                                                      .through(sqliteVFS: disk.vfsName),
+                                                  logRetention: plantedLogRetention ?? settings.logRetention
+                                                      ?? StoredEventLog.defaultRetention)
             let sink = Sink { [weak self] in self?.lockEvent($0) }
             let wired = try WiredLock(settings, stores: stores, transport: lockRadio,
                                       chips: GPIOChipSet([watched]), loop: process, events: sink, logger: logger)
@@ -301,8 +320,10 @@ final class HouseholdWorld {
         let wired: WiredPhone
         let key: UInt32
         let address: BluetoothAddress
-        init(loop: ProcessLoop, wired: WiredPhone, key: UInt32, address: BluetoothAddress) {
-            self.loop = loop; self.wired = wired; self.key = key; self.address = address
+        /// Its store, on its disk: closed when the process dies.
+        let store: AgentStore
+        init(loop: ProcessLoop, wired: WiredPhone, key: UInt32, address: BluetoothAddress, store: AgentStore) {
+            self.loop = loop; self.wired = wired; self.key = key; self.address = address; self.store = store
         }
     }
 
@@ -311,19 +332,26 @@ final class HouseholdWorld {
         if isGuest && guestKey == nil { return }
         guard let state = isGuest ? guestDirectory : ownerState else { return }
         let address = isGuest ? Self.guestAddress : Self.ownerAddress
+        guard !phonesPoweredOff.contains(address) else { return }
+        let disk = isGuest ? guestDisk : ownerDisk
         do {
+            if disk.state == .crashed { try disk.restart() }
             let settings = try PhoneSettings.load(try AgentProcesses.loadConfig(state + "/phone.yaml"))
-            let (store, restoration) = try StateStores.openPhone(settings.stateDirectory, wallClock: wallClock)
+            let opened = try StateStores.openPhoneStore(settings.stateDirectory, wallClock: wallClock,
+                                                        fileSystem: StoreFileSystem.readOnly(while: { disk.isReadOnly })
+                                                            .through(sqliteVFS: disk.vfsName))
+            let (store, restoration) = (opened.phoneStateStore(), opened.restorationStorage())
             let process = ProcessLoop(loop)
             let sink = Sink { [weak self] in self?.phoneEvent($0, guest: isGuest) }
             // While a relay is at work the owner's phone is where the relay's far radio is.
-            let transport: any BluetoothTransport = given ?? (isGuest ? air.device(address)! : relay?.phoneTransport ?? ownerRadio)
+            let transport: any BluetoothTransport = given ?? (isGuest ? guestRadio : relay?.phoneTransport ?? ownerRadio)
             let wired = try WiredPhone(settings, key: try PhoneDaemon.key(settings), store: store,
                                        restoration: restoration, transport: transport, loop: process,
                                        events: sink, logger: logger)
             let started = PhoneProcess(loop: process, wired: wired, key: isGuest ? guestKey! : Self.ownerKey,
-                                       address: address)
+                                       address: address, store: opened)
             if isGuest { guest = started } else { owner = started; judge.relinkClockRestarts(at: loop.now) }
+            judge.phoneStarted(key: started.key)
             trace.add(isGuest ? "guest phone started" : "owner phone started", loop.now)
         } catch {
             count("phone start failed")
@@ -332,11 +360,16 @@ final class HouseholdWorld {
         }
     }
 
-    func killPhone(guest isGuest: Bool) {
+    /// SIGKILL, or the phone's power (`powerCut`: its disk loses what was not synced).
+    func killPhone(guest isGuest: Bool, powerCut: Bool = false) {
         guard let process = isGuest ? guest : owner else { return }
-        if isGuest { air.device(process.address)!.detachApplication() }
+        if isGuest { guestRadio.detachApplication() }
         else if let relay { relay.phoneTransport.detachApplication() } else { ownerRadio.detachApplication() }
         process.loop.kill()
+        let disk = isGuest ? guestDisk : ownerDisk
+        if powerCut { disk.cutPower() } else { disk.killProcess() }
+        // As the lock's: the kernel closes a dead process's descriptors; nobody hears of an error.
+        try? process.store.close()
         if isGuest { guest = nil } else { owner = nil }
         trace.add(isGuest ? "guest phone killed" : "owner phone killed", loop.now)
     }
@@ -344,6 +377,11 @@ final class HouseholdWorld {
     private func phoneEvent(_ event: AgentEvent, guest isGuest: Bool) {
         trace.add((isGuest ? "guest " : "owner ") + event.name, event.time)
         if !isGuest && event.name == EventKind.phoneGattReady.name { judge.phoneReady(at: event.time) }
+        if event.name == EventKind.phoneCommandSent.name, let counter = event.field("counter").flatMap({ UInt64($0) }),
+           let key = isGuest ? guestKey : Self.ownerKey {
+            judge.phoneSent(key: key, counter: counter, at: event.time)
+        }
+        if event.name == EventKind.phonePersistFailed.name { count(isGuest ? "guest phone state not saved" : "owner phone state not saved") }
     }
 
     /// Whether the owner's phone could link now: both agents up, the phone in range.
@@ -668,17 +706,6 @@ final class HouseholdWorld {
         return total
     }
 
-    /// The process's data size (heap and anonymous mappings: /proc/self/statm's sixth
-    /// field, in pages): what a leak of any size makes grow.
-    static var liveHeap: Int64 {
-        guard let f = fopen("/proc/self/statm", "r") else { return -1 }
-        defer { fclose(f) }
-        var buffer = [CChar](repeating: 0, count: 256)
-        guard fgets(&buffer, 256, f) != nil else { return -1 }
-        let fields = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self).split(separator: " ")
-        guard fields.count >= 6, let pages = Int64(fields[5]) else { return -1 }
-        return pages * Int64(sysconf(Int32(_SC_PAGESIZE)))
-    }
 }
 
 /// An event sink that hands each event on.

@@ -36,6 +36,9 @@ public struct LockSettings: Sendable {
     /// work waits a scheduler tick or more (CHANGELOG.md, "Under load, and the table in one command").
     public var realtimePriority: Int? = LockSettings.defaultRealtimePriority
     public static let defaultRealtimePriority = 10
+    /// `lock.log_retention_events`: how many events the audit log keeps (nil: the store's
+    /// default, `StoredEventLog.defaultRetention`).
+    public var logRetention: Int?
 
     /// `board` (the CLI's `--board`) wins over the file's `board:` field; either loads
     /// `board/<name>.yaml` from `boards`, whose `gpio:` fields the file's own override.
@@ -54,6 +57,7 @@ public struct LockSettings: Sendable {
         }
         var behaviour = LockBehaviour()
         var realtimePriority: Int? = defaultRealtimePriority
+        var logRetention: Int?
         if let jam = board?.jamTimeout { behaviour.jamTimeout = jam }
         if let lock = try root.table("lock") {
             if let s = try lock.seconds("auto_relock_seconds", in: 0...86_400) { behaviour.autoRelockTime = s == .zero ? nil : s }
@@ -90,6 +94,7 @@ public struct LockSettings: Sendable {
             if let n = try lock.integer("realtime_priority", in: 0...CPUScheduling.fifoPriorities.upperBound) {
                 realtimePriority = n == 0 ? nil : n
             }
+            logRetention = try lock.integer("log_retention_events", in: 1...10_000_000)
             try lock.finish()
         }
         let own = try root.table("gpio")
@@ -115,6 +120,7 @@ public struct LockSettings: Sendable {
         settings.bridgeKeyID = bridgeKey
         settings.bridgeKeySite = bridgeKey.map { root.invalid("bridge_key_id", "key \($0)") }
         settings.realtimePriority = realtimePriority
+        settings.logRetention = logRetention
         return settings
     }
 

@@ -32,6 +32,20 @@ import Testing
         #expect(judge.violations.count == 1, "a refusal is what a revoked key should get")
     }
 
+    @Test func aPhonesCounterUsedAgainAfterARestartIsAViolation() {
+        let judge = HouseholdJudge()
+        judge.phoneStarted(key: 1)
+        judge.phoneSent(key: 1, counter: 1, at: Self.at(1))
+        judge.phoneSent(key: 1, counter: 2, at: Self.at(2))
+        judge.phoneSent(key: 100, counter: 1, at: Self.at(3))  // another key's counters are its own
+        judge.phoneStarted(key: 1)
+        judge.phoneSent(key: 1, counter: 5, at: Self.at(4))  // counters skipped are fine
+        #expect(judge.violations.isEmpty && judge.firstCommandsAfterRestart == 2)
+        judge.phoneStarted(key: 1)  // its disk lost the last save: it counts from 4 again
+        judge.phoneSent(key: 1, counter: 5, at: Self.at(5))
+        #expect(judge.violations.map(\.rule) == [.counterReused])
+    }
+
     @Test func aGapOnTheBrokerIsAViolationUnlessRetentionDroppedTheMissingEvents() {
         let judge = HouseholdJudge()
         judge.brokerEvent(sequence: 10, at: Self.at(1))

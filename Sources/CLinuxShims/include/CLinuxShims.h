@@ -77,4 +77,9 @@ int latchkey_signal_forward(int signo, int write_fd);
 /// Restores the disposition saved by latchkey_signal_forward.
 int latchkey_signal_restore(int signo);
 
+/// Bytes the process's malloc has handed out and not had back: glibc's mallinfo2()
+/// uordblks (every arena's chunks in use) plus hblkhd (the chunks mmap'ed on their own).
+/// Swift's Glibc module does not import mallinfo2 (malloc.h).
+uint64_t latchkey_malloc_in_use(void);
+
 #endif

@@ -20,6 +20,8 @@ enum Syscalls {
 
     static func monotonicNanoseconds() -> Int64 { latchkey_monotonic_ns() }
 
+    static func mallocInUse() -> Int64 { Int64(clamping: latchkey_malloc_in_use()) }
+
     /// One poll entry: fd, requested events, returned events.
     struct PollEntry {
         var fd: CInt
