@@ -354,7 +354,7 @@ final class HouseholdWorld {
             judge.phoneStarted(key: started.key)
             trace.add(isGuest ? "guest phone started" : "owner phone started", loop.now)
         } catch {
-            count("phone start failed")
+            count("phone start failed" + (disk.isReadOnly ? " (its disk read-only)" : disk.isFull ? " (its disk full)" : ""))
             trace.add("phone start failed: \(error)", loop.now)
             loop.schedule(after: .seconds(10)) { [weak self] in self?.startPhone(guest: isGuest) }
         }

@@ -26,8 +26,8 @@ final class CommandPipeline {
         var rediscoverIfStale: (BluetoothError) -> Bool
         /// No answer in time: drop the link; the request that never times out forms a fresh one.
         var drop: () -> Void
-        /// The next command's counter, durable before it is used.
-        var nextCounter: () -> UInt64
+        /// The next command's counter, durable before it is used; nil when it could not be saved.
+        var nextCounter: () -> UInt64?
     }
 
     /// The lock's answer to a command's write.
@@ -137,7 +137,10 @@ final class CommandPipeline {
             return
         }
         // The counter is durable before the frame leaves: a restart never reuses one.
-        let counter = link.nextCounter()
+        guard let counter = link.nextCounter() else {
+            finish(.failure(.notDelivered("its counter could not be saved (the phone's store refused the write)")))
+            return
+        }
         do {
             let frame = try CommandSealing.seal(CommandBody(operation: f.operation, commandID: counter,
                                                             operatingMode: f.mode),

@@ -65,7 +65,7 @@ final class LockServiceLink {
                     return setup.rediscoverIfStale(on: lock, error)
                 },
                 drop: { [weak self] in self?.drop() },
-                nextCounter: { [weak self] in self?.agent.presenceKeeper.nextCounter() ?? 0 }),
+                nextCounter: { [weak self] in self?.agent.presenceKeeper.nextCounter() }),
             readAhead: readAhead, session: linkSession, wakeWork: wakeWork, events: output)
     }
 

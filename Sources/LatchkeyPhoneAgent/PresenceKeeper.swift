@@ -43,10 +43,11 @@ final class PresenceKeeper {
     var current: PhoneState { state }
 
     /// The next command's counter, durable before the frame leaves: a restart never reuses one.
-    func nextCounter() -> UInt64 {
+    /// nil when it could not be saved (said as `phone.persist_failed`): the command must not
+    /// go, or a restart would send its counter again. It stays used in this life all the same.
+    func nextCounter() -> UInt64? {
         state.counter += 1
-        persist()
-        return state.counter
+        return persist() ? state.counter : nil
     }
 
     func feed(_ input: PresenceMachine.Input) {
@@ -95,10 +96,14 @@ final class PresenceKeeper {
         }
     }
 
-    private func persist() {
+    /// Whether the state is on disk now.
+    @discardableResult
+    private func persist() -> Bool {
         do { try store.save(state) } catch {
             emit(.phonePersistFailed(error: "\(error)"))
+            return false
         }
+        return true
     }
 
     // MARK: Arrival

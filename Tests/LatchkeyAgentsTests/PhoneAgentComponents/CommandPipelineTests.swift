@@ -21,6 +21,8 @@ struct CommandPipelineTests {
         var writes: [[UInt8]] = []
         var drops = 0
         var counter: UInt64 = 0
+        /// The phone's store refuses the counter's save (a full or read-only disk).
+        var storeRefuses = false
         var staleCache = false
         var outcomes: [Outcome] = []
         lazy var readAhead = ChallengeReadAhead(events: rig.output)
@@ -33,7 +35,7 @@ struct CommandPipelineTests {
                 write: { [unowned self] in self.writes.append($0) },
                 rediscoverIfStale: { [unowned self] _ in self.staleCache },
                 drop: { [unowned self] in self.drops += 1 },
-                nextCounter: { [unowned self] in self.counter += 1; return self.counter }),
+                nextCounter: { [unowned self] in self.counter += 1; return self.storeRefuses ? nil : self.counter }),
             readAhead: readAhead, session: session,
             wakeWork: WakeWork(backgroundTasks: BackgroundTasks(), events: rig.output), events: rig.output)
 
@@ -62,6 +64,22 @@ struct CommandPipelineTests {
         #expect(r.failures() == [nil] && r.pipeline.isIdle && r.session.isOpen)
         #expect(!r.readAhead.beginRead(), "no read ahead while the bolt moves")
         #expect(r.pipeline.writeAnswered(error: nil) == .none)
+    }
+
+    @Test func aCommandWhoseCounterCouldNotBeSavedIsNotSent() {
+        // Sent, a restart would load the counter before it and send this one again (the
+        // household simulator found it with the phone's disk read-only, then a kill).
+        let r = Rig()
+        r.storeRefuses = true
+        r.submit(.unlock)
+        r.pipeline.challengeRead(value: CommandPipelineTests.grant, error: nil)
+        #expect(r.writes.isEmpty && r.pipeline.isIdle)
+        guard case .notDelivered(let why)?? = r.failures().first else { Issue.record("\(r.outcomes)"); return }
+        #expect(why.contains("counter could not be saved"))
+        r.storeRefuses = false
+        r.submit(.unlock)
+        r.pipeline.challengeRead(value: CommandPipelineTests.grant, error: nil)
+        #expect(r.writes.count == 1 && r.rig.sink.events.last?.field("counter") == "2")
     }
 
     @Test func aRefusedCommandNeverTakesTheNextOneAlong() {
