@@ -13,9 +13,7 @@ extension KernelTransport {
             KernelLink(id: id, fileDescriptor: fd, peer: peer, role: role,
                        maximumTransmissionUnit: sockets.maximumTransmissionUnit(fd), loop: posixLoop, transport: self)
         }
-        links += adopted
-        adoptedLinks += adopted.map(\.id)
-        linkCount = highest
+        links.adopt(adopted, highestID: highest)
     }
 
     /// The link is ending (or was never wanted): its stored copy must go, before our own closes.
@@ -28,12 +26,11 @@ extension KernelTransport {
     /// dropped as before (their sockets closed; the kernel ends them).
     func endLinksForClose() -> [() -> Bool] {
         guard linkKeeper.isKeeping else {
-            for link in links { link.drop() }
-            links = []
+            for link in links.removeAll() { link.drop() }
             return []
         }
         var waits: [() -> Bool] = []
-        for link in links {
+        for link in links.removeAll() {
             forgetStored(link)
             link.drop()
             guard isAttached, mgmt.isOpen else { continue }
@@ -41,7 +38,6 @@ extension KernelTransport {
             send(.disconnect(link.peer)) { _ in answer.came = true }  // Not Connected: it went by itself
             waits.append { answer.came }
         }
-        links = []
         return waits
     }
 }

@@ -7,7 +7,7 @@ import LatchkeyTransport
 /// link the kernel made from the auto-connect list by opening its ATT socket as soon as
 /// Device Connected arrives, before the kernel drops the unused link (~2 s).
 extension KernelTransport {
-    public var connectedLinks: [any ATTLink] { links.filter(\.isConnected) }
+    public var connectedLinks: [any ATTLink] { links.connected }
 
     /// Listens on our ATT channel; opened with the first advertising (only a peripheral
     /// takes incoming links, and a listener would also take the ATT channel of links the
@@ -21,13 +21,13 @@ extension KernelTransport {
 
     /// Claims the link to `peer` on the next turn if we asked for it and it is up.
     func claimIfWanted(_ peer: BluetoothAddress) {
-        guard pendingConnections.contains(peer), connectedDevices.contains(peer) else { return }
+        guard requests.wants(peer), connectedDevices.contains(peer) else { return }
         posixLoop.execute { [weak self] in self?.claim(peer) }
     }
 
     private func claim(_ peer: BluetoothAddress) {
-        guard isAttached, pendingConnections.contains(peer), connectedDevices.contains(peer), !claims.isClaiming(peer),
-              !links.contains(where: { $0.peer == peer }) else { return }
+        guard isAttached, requests.wants(peer), connectedDevices.contains(peer), !claims.isClaiming(peer),
+              !links.holds(peer) else { return }
         switch claims.claim(peer, from: address) {
         case .connected(let fd): linkUp(fd, peer: peer, role: .central)
         case .connecting: break
@@ -40,17 +40,16 @@ extension KernelTransport {
     /// A link with its socket: reported to the delegate, which must claim it by setting
     /// its delegate; an unclaimed link is closed, and the kernel drops it.
     func linkUp(_ fd: CInt, peer: BluetoothAddress, role: LinkRole) {
-        linkCount += 1
-        let link = KernelLink(id: LinkID(linkCount), fileDescriptor: fd, peer: peer, role: role,
+        let link = KernelLink(id: links.nextID(), fileDescriptor: fd, peer: peer, role: role,
                               maximumTransmissionUnit: sockets.maximumTransmissionUnit(fd), loop: posixLoop,
                               transport: self)
         let timing = connectionTimingWatch.timing(of: peer)
         link.noteTiming(handle: timing?.handle, interval: timing?.interval)
-        links.append(link)
+        links.add(link)
         linkKeeper.keep(link, fileDescriptor: fd)
         delegate?.transport(self, didConnect: link)
         if link.delegate == nil {
-            links.removeAll { $0 === link }
+            links.remove(link)
             forgetStored(link)
             link.drop()
             return
@@ -65,8 +64,9 @@ extension KernelTransport {
     /// the central leaves (`linkDidEnd`), and the refusal is reported once. The advertising
     /// the application asked for stays asked for either way.
     func advertiseWhileLinked() {
-        guard let advertising, state == .poweredOn, linkedAdvertising.triesWhileLinked else { return }
-        command(.setDefaultSystemConfiguration(advertising.timing))
+        guard let advertising = requests.advertising, state == .poweredOn, linkedAdvertising.triesWhileLinked
+        else { return }
+        requests.command(.setDefaultSystemConfiguration(advertising.timing))
         send(.addAdvertising(advertising.instance)) { [weak self] result in
             guard let self else { return }
             switch result {
@@ -90,7 +90,7 @@ extension KernelTransport {
     /// phone's next link dead (HIL scenario 31); so the re-add waits `readvertiseDelay`, and any
     /// change of power state cancels it (power-on re-asserts advertising anyway).
     func linkDidEnd(_ link: KernelLink, errno: Errno?) -> DisconnectReason {
-        links.removeAll { $0 === link }
+        links.remove(link)
         forgetStored(link)
         connectionTimingWatch.forget(link.peer)
         mgmt.readAvailable()
@@ -99,15 +99,15 @@ extension KernelTransport {
     }
 
     private func scheduleReadvertise() {
-        guard advertising != nil, state == .poweredOn else { return }
+        guard requests.advertising != nil, state == .poweredOn else { return }
         linkedAdvertising.schedule()
     }
 
     /// `linkedAdvertising`'s delay ran out.
     func readvertise() {
         // Another central linked meanwhile: the kernel stopped advertising for it.
-        guard let advertising, state == .poweredOn, !links.contains(where: { $0.role == .peripheral }) else { return }
-        sendAdvertising(advertising)
+        guard !links.hasPeripheralLink else { return }
+        requests.advertiseAgain()
     }
 
     /// Once, when we first advertise and know the links that are up: a link we hold no
@@ -115,7 +115,7 @@ extension KernelTransport {
     /// SIGKILLed: the kernel kept its instance). Its peer would talk to nobody until a
     /// timeout ended it, and could not link to us meanwhile: it is disconnected.
     func sweepStaleLinks() {
-        let stale = connectedDevices.sweepStale { holdsSocket(for: $0) || pendingConnections.contains($0) }
+        let stale = connectedDevices.sweepStale { holdsSocket(for: $0) || requests.wants($0) }
         for peer in stale {
             send(.disconnect(peer)) { _ in }  // Not Connected: it went by itself
         }
@@ -123,14 +123,14 @@ extension KernelTransport {
 
     /// Whether a link or a claim of ours uses the baseband link to `peer`.
     func holdsSocket(for peer: BluetoothAddress) -> Bool {
-        claims.isClaiming(peer) || links.contains { $0.peer == peer }
+        claims.isClaiming(peer) || links.holds(peer)
     }
 
     /// The application ended a link: the kernel is asked to disconnect now (our socket is
     /// closed, and the store's copy removed: neither would end it). "Not Connected" (the link
     /// was already going) is no failure.
     func linkWasClosedLocally(_ link: KernelLink) {
-        links.removeAll { $0 === link }
+        links.remove(link)
         send(.disconnect(link.peer)) { _ in }
     }
 }

@@ -11,23 +11,14 @@ import LatchkeyTransport
 /// `pendingRefreshInterval`. The kernel keeps the entry as it is; the command only makes it
 /// restart the scan.
 extension KernelTransport {
-    /// Wanted peers with no baseband link: the ones the kernel should be scanning for.
-    var unlinkedPendingConnections: [BluetoothAddress] {
-        connectedDevices.unlinked(among: pendingConnections)
-    }
-
     /// Called on every change (a link came or went, the list changed, the power state
     /// changed). With the HCI event watch open there is no timer at all; without it, the
     /// interval starts over: the first re-send comes a whole interval after the last change,
     /// never in the middle of the kernel's own reaction to it.
     func restartPendingRefresh() {
-        pendingRefresh.restart(waiting: isAttached && state == .poweredOn && !unlinkedPendingConnections.isEmpty,
+        pendingRefresh.restart(waiting: isAttached && state == .poweredOn && !requests.unlinkedPending.isEmpty,
                                watched: connectFailureWatchIfPossible)
     }
-
-    /// Sends an entry the kernel holds once more. A refusal is reported and asked again, and
-    /// the entry stays wanted: the kernel still has it from the first Add Device.
-    func resendPending(_ peer: BluetoothAddress) { sendAddDevice(peer) }
 
     func cancelPendingRefresh() {
         pendingRefresh.cancel()
@@ -53,7 +44,7 @@ extension KernelTransport {
     func wireConnectFailureWatch() {
         connectFailureWatch.onFailedAttempt = { [weak self] in
             guard let self, self.isAttached, self.state == .poweredOn else { return }
-            for peer in self.unlinkedPendingConnections { self.resendPending(peer) }
+            self.requests.resendUnlinked()
         }
         connectFailureWatch.onFailure = { [weak self] error in
             self?.onFailure?(error)
