@@ -23,6 +23,8 @@ protocol ControllerRequestsHost: AnyObject {
     func powerRetryDue()
     /// Runs `body` once the mgmt queue is answered and no request waits for a retry.
     func afterRequestsAnswered(_ body: @escaping () -> Void)
+    /// Whether a central is linked to us (the controller stopped advertising for it).
+    var hasPeripheralLink: Bool { get }
 }
 
 /// The request mirror: what the transport wants of the controller (advertising, scan, the
@@ -31,7 +33,8 @@ protocol ControllerRequestsHost: AnyObject {
 /// when refused (`RetrySchedule`), until it takes or the wish is withdrawn. A call updates the
 /// mirror at once; while a request waits for its next attempt the mirror says what the kernel
 /// holds (`isAdvertising`, `isScanning` false). It owns the wishes, the Start/Stop Discovery
-/// commands in flight and the retry schedule; the host sends and hears the refusals.
+/// commands in flight, the retry schedule and the advertising beside links (`LinkedAdvertising`);
+/// the host sends and hears the refusals.
 final class ControllerRequests {
     /// What was sent for an advertising request, re-sent on power-on.
     struct AdvertisingSet: Equatable {
@@ -42,6 +45,7 @@ final class ControllerRequests {
 
     weak var host: (any ControllerRequestsHost)?
     private let schedule: RetrySchedule
+    private let linked: LinkedAdvertising
     private var wantedAdvertising: AdvertisingSet?
     private var wantedScan: ScanParameters?
     private var wantedPending: Set<BluetoothAddress> = []
@@ -51,7 +55,9 @@ final class ControllerRequests {
 
     init(loop: any EventLoop) {
         schedule = RetrySchedule(loop: loop)
+        linked = LinkedAdvertising(loop: loop)
         schedule.onDue = { [weak self] in self?.retry($0) }
+        linked.onDue = { [weak self] in self?.readvertise() }
     }
 
     var backoff: KernelTransport.RetryBackoff {
@@ -118,6 +124,58 @@ final class ControllerRequests {
             case (.success, nil): self.took(.advertising)
             }
         }
+    }
+
+    /// Whether the controller advertises while a central is linked to us (`LinkedAdvertising`).
+    var advertisesWhileLinked: Bool? { linked.advertisesWhileLinked }
+    /// How long after a central left the instance is re-added (`LinkedAdvertising.delay`).
+    var readvertiseDelay: Duration {
+        get { linked.delay }
+        set { linked.delay = newValue }
+    }
+
+    /// A central linked: the controller stopped advertising for it. The instance is added
+    /// again at once, so that one central (an idle stranger, say) does not hide the lock from
+    /// every phone; the kernel refuses it when the controller's LE states do not allow
+    /// connectable advertising beside a peripheral link. Then the lock advertises again when
+    /// the central leaves (`centralLeft`), and the refusal is reported once. The advertising
+    /// the application asked for stays asked for either way.
+    func centralLinked() {
+        guard let wantedAdvertising, isPoweredOn, linked.triesWhileLinked else { return }
+        command(.setDefaultSystemConfiguration(wantedAdvertising.timing))
+        host?.send(.addAdvertising(wantedAdvertising.instance)) { [weak self] result in
+            guard let self else { return }
+            switch result {
+            case .success:
+                _ = self.linked.noteAnswer(took: true)
+            case .failure(let error):
+                guard self.linked.noteAnswer(took: false) else { return }
+                self.host?.commandRefused(KernelError(.management, "this controller cannot advertise while a central "
+                                                      + "is linked (its LE states, as the kernel checks them; \(error)): "
+                                                      + "a linked central hides the lock until it leaves"))
+            }
+        }
+    }
+
+    /// A central left: the instance is re-added (which restarts it), so a controller that
+    /// stopped advertising for the connection advertises again even if the kernel did not
+    /// re-enable it. Not at once: a power-off ends every link before its New Settings arrives,
+    /// and an instance added while the controller shuts down left the phone's next link dead
+    /// (HIL scenario 31); so the re-add waits `readvertiseDelay`, and any change of power state
+    /// cancels it (power-on re-asserts advertising anyway).
+    func centralLeft() {
+        guard wantedAdvertising != nil, isPoweredOn else { return }
+        linked.schedule()
+    }
+
+    /// The power state changed: power-on re-asserts advertising; power-off must not re-add it.
+    func powerChanged() { linked.cancel() }
+
+    /// The re-add's delay ran out.
+    private func readvertise() {
+        // Another central linked meanwhile: the kernel stopped advertising for it.
+        guard host?.hasPeripheralLink == false else { return }
+        advertiseAgain()
     }
 
     // MARK: Scanning
@@ -298,7 +356,10 @@ final class ControllerRequests {
     func forgetRetries() { runWhenAnswered(schedule.forgetAll()) }
 
     /// The transport closes: nothing waits on it any more.
-    func close() { _ = schedule.forgetAll() }
+    func close() {
+        linked.cancel()
+        _ = schedule.forgetAll()
+    }
 
     /// Keeps `body` until no request waits for its next attempt; false (run it now) when none does.
     func wait(_ body: @escaping () -> Void) -> Bool { schedule.wait(body) }

@@ -41,7 +41,7 @@ extension KernelTransport {
     /// delegate hears of it, so a manager that checks `isAdvertising` sees the truth.
     func updateState() {
         guard let newState = controller.update() else { return }
-        linkedAdvertising.cancel()  // power-on re-asserts advertising; power-off must not
+        requests.powerChanged()  // power-on re-asserts advertising; power-off must not re-add it
         if newState == .poweredOn {
             reassert()
         } else {

@@ -54,60 +54,19 @@ extension KernelTransport {
             link.drop()
             return
         }
-        if role == .peripheral { advertiseWhileLinked() }
-    }
-
-    /// A central linked: the controller stopped advertising for it. The instance is added
-    /// again at once, so that one central (an idle stranger, say) does not hide the lock from
-    /// every phone; the kernel refuses it when the controller's LE states do not allow
-    /// connectable advertising beside a peripheral link. Then the lock advertises again when
-    /// the central leaves (`linkDidEnd`), and the refusal is reported once. The advertising
-    /// the application asked for stays asked for either way.
-    func advertiseWhileLinked() {
-        guard let advertising = requests.advertising, state == .poweredOn, linkedAdvertising.triesWhileLinked
-        else { return }
-        requests.command(.setDefaultSystemConfiguration(advertising.timing))
-        send(.addAdvertising(advertising.instance)) { [weak self] result in
-            guard let self else { return }
-            switch result {
-            case .success:
-                _ = self.linkedAdvertising.noteAnswer(took: true)
-            case .failure(let error):
-                guard self.linkedAdvertising.noteAnswer(took: false) else { return }
-                self.onFailure?(KernelError(.management, "this controller cannot advertise while a central is linked "
-                                            + "(its LE states, as the kernel checks them; \(error)): a linked central "
-                                            + "hides the lock until it leaves"))
-            }
-        }
+        if role == .peripheral { requests.centralLinked() }
     }
 
     /// A link's socket ended. The kernel queues Device Disconnected before it fails the
     /// link's sockets, so the mgmt socket is read first and its reason used when present.
-    /// When a central leaves, the advertising instance is re-added (which restarts it):
-    /// a controller that stopped advertising for the connection advertises again even if
-    /// the kernel did not re-enable it. Not at once: a power-off ends every link before its
-    /// New Settings arrives, and an instance added while the controller shuts down left the
-    /// phone's next link dead (HIL scenario 31); so the re-add waits `readvertiseDelay`, and any
-    /// change of power state cancels it (power-on re-asserts advertising anyway).
+    /// When a central leaves, the advertising instance is re-added (`ControllerRequests.centralLeft`).
     func linkDidEnd(_ link: KernelLink, errno: Errno?) -> DisconnectReason {
         links.remove(link)
         forgetStored(link)
         connectionTimingWatch.forget(link.peer)
         mgmt.readAvailable()
-        if link.role == .peripheral { scheduleReadvertise() }
+        if link.role == .peripheral { requests.centralLeft() }
         return connectedDevices.takeReason(for: link.peer) ?? KernelLink.reason(for: errno)
-    }
-
-    private func scheduleReadvertise() {
-        guard requests.advertising != nil, state == .poweredOn else { return }
-        linkedAdvertising.schedule()
-    }
-
-    /// `linkedAdvertising`'s delay ran out.
-    func readvertise() {
-        // Another central linked meanwhile: the kernel stopped advertising for it.
-        guard !links.hasPeripheralLink else { return }
-        requests.advertiseAgain()
     }
 
     /// Once, when we first advertise and know the links that are up: a link we hold no

@@ -47,8 +47,8 @@ public final class KernelTransport: BluetoothTransport {
     let sockets: any LinkSocketProvider
     /// The lock's listening ATT socket (`ATTListener`).
     let listener: ATTListener
-    /// The links we hold a socket for, and the ids new links get (`LinkRegistry`).
-    let links = LinkRegistry<KernelLink>()
+    /// The links we hold a socket for, and the ids new links get (`KernelLinkRegistry`).
+    let links = KernelLinkRegistry<KernelLink>()
     /// Keeps each link's socket in systemd's file descriptor store, so that the link outlives
     /// this process, and adopts what a predecessor kept (`LinkKeeper`).
     let linkKeeper: LinkKeeper
@@ -61,18 +61,15 @@ public final class KernelTransport: BluetoothTransport {
     /// LE devices with a baseband link up, their disconnect reasons, the stale-link sweep
     /// (`ConnectedDevices`).
     let connectedDevices = ConnectedDevices()
-    /// Advertising beside peripheral links: whether the controller can, and the re-add of the
-    /// instance after a central left (`LinkedAdvertising`; see `linkDidEnd`).
-    let linkedAdvertising: LinkedAdvertising
     /// Whether the controller advertises while a central is linked to us: nil until a link
     /// tried it, false once the kernel refused the instance then (it checks the
     /// controller's LE states, `is_advertising_allowed`). While false, one linked central
-    /// hides the lock until it leaves; `onFailure` said so once (KernelTransport+Links).
-    public var advertisesWhileLinked: Bool? { linkedAdvertising.advertisesWhileLinked }
+    /// hides the lock until it leaves; `onFailure` said so once (`ControllerRequests.centralLinked`).
+    public var advertisesWhileLinked: Bool? { requests.advertisesWhileLinked }
     /// How long after a central left the instance is re-added (`LinkedAdvertising.delay`).
     var readvertiseDelay: Duration {
-        get { linkedAdvertising.delay }
-        set { linkedAdvertising.delay = newValue }
+        get { requests.readvertiseDelay }
+        set { requests.readvertiseDelay = newValue }
     }
     /// Re-sends Add Device for entries with no link (`PendingRefresh`), where the HCI event
     /// watch cannot be opened.
@@ -109,7 +106,6 @@ public final class KernelTransport: BluetoothTransport {
         connectFailureWatch = ConnectFailureWatch(events: hciEvents, loop: loop)
         requests = ControllerRequests(loop: loop)
         pendingRefresh = PendingRefresh(loop: loop)
-        linkedAdvertising = LinkedAdvertising(loop: loop)
         listener = ATTListener(sockets: sockets, loop: loop)
         claims = LinkClaims(sockets: sockets, loop: loop)
         requests.host = self
@@ -122,7 +118,6 @@ public final class KernelTransport: BluetoothTransport {
             self.requests.resendUnlinked()
             self.restartPendingRefresh()
         }
-        linkedAdvertising.onDue = { [weak self] in self?.readvertise() }
         linkKeeper.onFailure = { [weak self] in self?.onFailure?($0) }
         listener.onAccept = { [weak self] fd, peer in self?.linkUp(fd, peer: peer, role: .peripheral) }
         listener.onFailure = { [weak self] in self?.onFailure?($0) }
@@ -164,7 +159,6 @@ public final class KernelTransport: BluetoothTransport {
         if !waits.isEmpty { _ = try? posixLoop.run(until: { waits.allSatisfy { $0() } }, timeout: Self.closeTimeout) }
         closeListener()
         cancelClaims()
-        linkedAdvertising.cancel()
         cancelPendingRefresh()
         requests.close()  // nothing waits on a closed transport
         mgmt.onClose = nil
@@ -272,6 +266,7 @@ public final class KernelTransport: BluetoothTransport {
 
 extension KernelTransport: ControllerRequestsHost {
     var isPoweredOn: Bool { state == .poweredOn }
+    var hasPeripheralLink: Bool { links.hasPeripheralLink }
     func unlinked(among peers: Set<BluetoothAddress>) -> [BluetoothAddress] { connectedDevices.unlinked(among: peers) }
     func commandRefused(_ error: KernelError) { onFailure?(error) }
     func powerRetryDue() { configureController() }

@@ -13,6 +13,7 @@ import Testing
     final class Host: ControllerRequestsHost {
         var isAttached = true
         var isPoweredOn = true
+        var hasPeripheralLink = false
         var linked: Set<BluetoothAddress> = []
         var sent: [(command: MgmtCommand, completion: MgmtClient.Completion)] = []
         var refusals: [TransportRefusal] = []
@@ -53,6 +54,7 @@ import Testing
         requests = ControllerRequests(loop: loop)
         requests.host = host
         requests.backoff = .init(first: .milliseconds(100), cap: .seconds(1))
+        requests.readvertiseDelay = .seconds(2)
     }
 
     func advertisingSet(_ name: String) throws -> ControllerRequests.AdvertisingSet {
@@ -182,5 +184,44 @@ import Testing
         requests.command(.removeDevice(Self.lock)) { _ in corrected = true }
         _ = host.answer { _ in Self.busy }
         #expect(corrected && host.commandRefusals.count == 1)
+    }
+
+    @Test func theInstanceIsAddedBesideACentralsLinkUntilTheControllerRefusesItOnce() throws {
+        requests.advertise(try advertisingSet("Door"))
+        _ = host.answer()
+        requests.centralLinked()
+        #expect(host.answer { $0.opcode == .addAdvertising ? Self.busy : nil }.map(\.opcode)
+                    == [.setDefaultSystemConfiguration, .addAdvertising])
+        #expect(requests.advertisesWhileLinked == false)
+        #expect(host.commandRefusals.count == 1, "reported once")
+        #expect(host.refusals.isEmpty, "the advertising asked for is not refused: it stays held")
+        requests.centralLinked()
+        #expect(host.sent.isEmpty, "not tried again beside a link")
+    }
+
+    @Test func aCentralLeavingReAddsTheInstanceAfterTheDelayUnlessAnotherIsLinked() throws {
+        requests.advertise(try advertisingSet("Door"))
+        _ = host.answer()
+        requests.centralLeft()
+        loop.advance(by: .milliseconds(1_999))
+        #expect(host.sent.isEmpty)
+        loop.advance(by: .milliseconds(1))
+        #expect(host.answer().map(\.opcode) == [.setDefaultSystemConfiguration, .addAdvertising])
+        host.hasPeripheralLink = true
+        requests.centralLeft()
+        loop.advance(by: .seconds(2))
+        #expect(host.sent.isEmpty, "another central linked meanwhile: the kernel stopped advertising for it")
+    }
+
+    @Test func aChangeOfPowerCancelsTheReAddAndNothingIsReAddedWithoutAdvertising() throws {
+        requests.centralLeft()
+        loop.advance(by: .seconds(5))
+        #expect(host.sent.isEmpty, "nothing advertised: nothing to re-add")
+        requests.advertise(try advertisingSet("Door"))
+        _ = host.answer()
+        requests.centralLeft()
+        requests.powerChanged()
+        loop.advance(by: .seconds(5))
+        #expect(host.sent.isEmpty)
     }
 }

@@ -3,8 +3,8 @@ import Testing
 
 @testable import LatchkeyKernel
 
-/// `LinkRegistry` on its own, with links that hold no socket.
-@Suite struct LinkRegistryTests {
+/// `KernelLinkRegistry` on its own, with links that hold no socket.
+@Suite struct KernelLinkRegistryTests {
     final class Link: RegisteredLink {
         let id: LinkID
         let peer: BluetoothAddress
@@ -25,7 +25,7 @@ import Testing
 
     static let phone = BluetoothAddress(0x11_22_33_44_55_66)
     static let stranger = BluetoothAddress(0x66_55_44_33_22_11)
-    let registry = LinkRegistry<Link>()
+    let registry = KernelLinkRegistry<Link>()
 
     @Test func newLinksGetIdsAboveEveryAdoptedOne() {
         let kept = Link(LinkID(41), Self.phone, .peripheral)

@@ -1,6 +1,6 @@
 import LatchkeyTransport
 
-/// What `LinkRegistry` needs of a link: who it is to, and the timing the controller reports for it.
+/// What `KernelLinkRegistry` needs of a link: who it is to, and the timing the controller reports for it.
 protocol RegisteredLink: AnyObject {
     var id: LinkID { get }
     var peer: BluetoothAddress { get }
@@ -17,7 +17,7 @@ extension KernelLink: RegisteredLink {}
 /// controller handle, and the ids new links get. A link's id is never reused within a boot:
 /// ids start above every id a predecessor kept (`adopt`). It owns the list, the id counter
 /// and which links were adopted; the transport decides when a link comes and goes.
-final class LinkRegistry<Link: RegisteredLink> {
+final class KernelLinkRegistry<Link: RegisteredLink> {
     private var open: [Link] = []
     private var lastID: UInt64 = 0
     private var adoptedIDs: [LinkID] = []
