@@ -118,7 +118,7 @@ extension KernelTransport {
         requests.forgetRetries()  // re-asserted when the index returns
         closeListener()
         cancelClaims()
-        connectFailureWatch.close()
+        pendingRescan.detach()
         connectionTimingWatch.close()
         connectedDevices.removeAll()
         updateState()
@@ -133,7 +133,7 @@ extension KernelTransport {
                   let info = try? ControllerInfo(decoding: parameters), info.address == self.address else { return }
             self.index = newIndex
             self.controller.attach(info.currentSettings)
-            self.connectFailureWatch.forgetRefusal()
+            self.pendingRescan.attach()
             self.connectionTimingWatch.forgetRefusal()
             self.configureController()
             self.updateState()

@@ -71,9 +71,9 @@ public final class KernelTransport: BluetoothTransport {
         get { requests.readvertiseDelay }
         set { requests.readvertiseDelay = newValue }
     }
-    /// Re-sends Add Device for entries with no link (`PendingRefresh`), where the HCI event
-    /// watch cannot be opened.
-    let pendingRefresh: PendingRefresh
+    /// When the auto-connect entries with no link are sent again: on a failed attempt the HCI
+    /// watch saw, or on a timer where it cannot watch (`PendingRescan`).
+    let pendingRescan: PendingRescan
     /// How long an auto-connect entry may go without a link before it is sent again, where the
     /// failure cannot be seen. A 6.12 kernel stops scanning for an entry after a failed connection
     /// attempt and reports it to no mgmt socket, so the transport watches the controller's HCI
@@ -82,14 +82,11 @@ public final class KernelTransport: BluetoothTransport {
     /// the kernel's own 4 s attempt. The finding, and HIL scenario 41 that provokes it:
     /// docs/LINUX-BLE.md, "What the HIL suite found".
     var pendingRefreshInterval: Duration {
-        get { pendingRefresh.interval }
-        set { pendingRefresh.interval = newValue }
+        get { pendingRescan.interval }
+        set { pendingRescan.interval = newValue }
     }
     /// `pendingRefreshInterval`'s value unless a test sets it (`latchkey doctor --phone` names it).
     public static let defaultPendingRefreshInterval: Duration = .seconds(5)
-    /// The HCI event watch that says when a failed connection attempt needs the entries sent
-    /// again (`ConnectFailureWatch`); where it cannot be opened, the timer re-sends.
-    let connectFailureWatch: ConnectFailureWatch
     /// The lock's watch of its links' connection intervals.
     let connectionTimingWatch: ConnectionTimingWatch
 
@@ -103,21 +100,15 @@ public final class KernelTransport: BluetoothTransport {
         posixLoop = loop
         self.sockets = sockets
         connectionTimingWatch = ConnectionTimingWatch(events: hciEvents, loop: loop)
-        connectFailureWatch = ConnectFailureWatch(events: hciEvents, loop: loop)
         requests = ControllerRequests(loop: loop)
-        pendingRefresh = PendingRefresh(loop: loop)
+        pendingRescan = PendingRescan(events: hciEvents, loop: loop)
         listener = ATTListener(sockets: sockets, loop: loop)
         claims = LinkClaims(sockets: sockets, loop: loop)
         requests.host = self
         mgmt.onEvent = { [weak self] index, event in self?.handle(event, on: index) }
         mgmt.onClose = { [weak self] error in self?.mgmtClosed(error) }
         wireConnectionTiming()
-        wireConnectFailureWatch()
-        pendingRefresh.onDue = { [weak self] in
-            guard let self, self.isAttached, self.state == .poweredOn else { return }
-            self.requests.resendUnlinked()
-            self.restartPendingRefresh()
-        }
+        wirePendingRescan()
         linkKeeper.onFailure = { [weak self] in self?.onFailure?($0) }
         listener.onAccept = { [weak self] fd, peer in self?.linkUp(fd, peer: peer, role: .peripheral) }
         listener.onFailure = { [weak self] in self?.onFailure?($0) }
@@ -159,7 +150,7 @@ public final class KernelTransport: BluetoothTransport {
         if !waits.isEmpty { _ = try? posixLoop.run(until: { waits.allSatisfy { $0() } }, timeout: Self.closeTimeout) }
         closeListener()
         cancelClaims()
-        cancelPendingRefresh()
+        pendingRescan.close()
         requests.close()  // nothing waits on a closed transport
         mgmt.onClose = nil
         mgmt.close()
