@@ -255,6 +255,10 @@ public final class KernelTransport: BluetoothTransport {
     }
 }
 
+extension KernelTransport: KernelLinkOwner {
+    func report(_ error: KernelError) { onFailure?(error) }
+}
+
 extension KernelTransport: ControllerRequestsHost {
     var isPoweredOn: Bool { state == .poweredOn }
     var hasPeripheralLink: Bool { links.hasPeripheralLink }
