@@ -102,7 +102,7 @@ public final class KernelLink: ATTLink {
         }
     }
 
-    /// What an adopted link's predecessor kept (`KernelTransport.adoptHandedLinks`).
+    /// What an adopted link's predecessor kept (`LinkKeeper.adopt`).
     func restore(_ kept: KeptLinkState) {
         connectionHandle = kept.connectionHandle
         connectionInterval = kept.connectionInterval

@@ -14,7 +14,7 @@ extension KernelTransport {
     /// `startupTimeout`), then powers it on with LE, connectable and not bondable, on the loop.
     /// On a kernel without Bluetooth this throws `.noBluetooth`.
     /// With `descriptorStore`, every link's socket is kept there and the links it hands back
-    /// are adopted before anything is asked of the kernel (KernelTransport+DescriptorStore).
+    /// are adopted before anything is asked of the kernel (`KernelLinks.adoptHanded`).
     public static func open(adapter: String, loop: PosixEventLoop,
                             descriptorStore: (any DescriptorStore)? = nil) throws(KernelError) -> KernelTransport {
         try open(adapter: adapter, mgmt: try MgmtClient.openDefault(loop: loop), sockets: L2CAPSockets(),

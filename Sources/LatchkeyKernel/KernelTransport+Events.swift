@@ -55,7 +55,7 @@ extension KernelTransport {
     /// Add Device entry; then which devices are linked already, to claim the ones we want.
     func reassert() {
         if requests.advertising != nil {
-            do { try openListener() } catch { onFailure?(error) }
+            do { try links.openListener() } catch { onFailure?(error) }
         }
         requests.reassert()
         send(.getConnections) { [weak self] result in
@@ -66,7 +66,7 @@ extension KernelTransport {
             }
             self.connectedDevices.learned(Set(devices.compactMap(\.address)))
             if self.requests.advertising != nil { self.sweepStaleLinks() }
-            for peer in self.connectedDevices.sorted { self.claimIfWanted(peer) }
+            for peer in self.connectedDevices.sorted { self.links.claimSoon(peer) }
             self.restartPendingRefresh()
         }
         // Everything is being asked for again now: earlier refusals' timers are moot.
@@ -84,7 +84,7 @@ extension KernelTransport {
         case .deviceConnected(let connected):
             guard let peer = connected.address.address else { return }
             connectedDevices.connected(peer)
-            claimIfWanted(peer)
+            links.claimSoon(peer)
             restartPendingRefresh()
         case .deviceDisconnected(let device, let reason):
             guard let peer = device.address else { return }
@@ -116,8 +116,7 @@ extension KernelTransport {
     func detach() {
         controller.detach()
         requests.forgetRetries()  // re-asserted when the index returns
-        closeListener()
-        cancelClaims()
+        links.detach()
         pendingRescan.detach()
         connectionTimingWatch.close()
         connectedDevices.removeAll()

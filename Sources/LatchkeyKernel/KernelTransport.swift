@@ -43,21 +43,13 @@ public final class KernelTransport: BluetoothTransport {
         set { requests.backoff = newValue }
     }
 
-    // Links.
-    let sockets: any LinkSocketProvider
-    /// The lock's listening ATT socket (`ATTListener`).
-    let listener: ATTListener
-    /// The links we hold a socket for, and the ids new links get (`KernelLinkRegistry`).
-    let links = KernelLinkRegistry<KernelLink>()
-    /// Keeps each link's socket in systemd's file descriptor store, so that the link outlives
-    /// this process, and adopts what a predecessor kept (`LinkKeeper`).
-    let linkKeeper: LinkKeeper
+    /// The lock's listener, the phone's claims, the links we hold a socket for and what is
+    /// kept of them in the descriptor store (`KernelLinks`).
+    let links: KernelLinks
     /// The links a predecessor kept that this transport adopted at start.
     public var adoptedLinks: [LinkID] { links.adopted }
     /// What was handed back but could not be adopted (closed and removed from the store).
-    public var adoptionFailures: [KernelError] { linkKeeper.adoptionFailures }
-    /// ATT sockets connecting to links the kernel made (`LinkClaims`).
-    let claims: LinkClaims
+    public var adoptionFailures: [KernelError] { links.adoptionFailures }
     /// LE devices with a baseband link up, their disconnect reasons, the stale-link sweep
     /// (`ConnectedDevices`).
     let connectedDevices = ConnectedDevices()
@@ -93,30 +85,23 @@ public final class KernelTransport: BluetoothTransport {
     init(mgmt: MgmtClient, index: MgmtIndex, info: ControllerInfo, loop: PosixEventLoop, sockets: any LinkSocketProvider,
          hciEvents: any HCIEventSourceProvider, descriptorStore: (any DescriptorStore)? = nil) {
         self.mgmt = mgmt
-        linkKeeper = LinkKeeper(store: descriptorStore)
         self.index = index
         self.address = info.address
         controller = ControllerMirror(settings: info.currentSettings)
         posixLoop = loop
-        self.sockets = sockets
+        links = KernelLinks(address: info.address, sockets: sockets, loop: loop, store: descriptorStore)
         connectionTimingWatch = ConnectionTimingWatch(events: hciEvents, loop: loop)
         requests = ControllerRequests(loop: loop)
         pendingRescan = PendingRescan(events: hciEvents, loop: loop)
-        listener = ATTListener(sockets: sockets, loop: loop)
-        claims = LinkClaims(sockets: sockets, loop: loop)
         requests.host = self
+        links.host = self
         mgmt.onEvent = { [weak self] index, event in self?.handle(event, on: index) }
         mgmt.onClose = { [weak self] error in self?.mgmtClosed(error) }
         wireConnectionTiming()
         wirePendingRescan()
-        linkKeeper.onFailure = { [weak self] in self?.onFailure?($0) }
-        listener.onAccept = { [weak self] fd, peer in self?.linkUp(fd, peer: peer, role: .peripheral) }
-        listener.onFailure = { [weak self] in self?.onFailure?($0) }
-        claims.onConnected = { [weak self] fd, peer in self?.linkUp(fd, peer: peer, role: .central) }
-        claims.onFailure = { [weak self] in self?.onFailure?($0) }
         // Before anything is asked of the kernel: the links a predecessor kept are ours, so
         // neither the sweep below nor a claim touches them.
-        adoptHandedLinks()
+        links.adoptHanded()
         // A predecessor killed before `close()` left its instance advertising: remove it
         // (Invalid Parameters when there is none, which is no failure).
         send(.removeAdvertising(instance: Self.advertisingInstance)) { _ in }
@@ -143,13 +128,12 @@ public final class KernelTransport: BluetoothTransport {
     /// advertising it for a process that is gone), then links, listener, claims and the mgmt
     /// socket are closed. The auto-connect list stays, as it does when a process dies.
     public func close() {
-        let waits = withdrawAdvertising() + endLinksForClose()
+        let waits = withdrawAdvertising() + links.endAll(canDisconnect: isAttached && mgmt.isOpen)
         // Closing goes on either way: a loop error or no answer leaves the kernel's instance
         // (which the next start removes, see init) or a link (which the kernel's idle-link
         // timeout ends once its sockets are closed).
         if !waits.isEmpty { _ = try? posixLoop.run(until: { waits.allSatisfy { $0() } }, timeout: Self.closeTimeout) }
-        closeListener()
-        cancelClaims()
+        links.detach()
         pendingRescan.close()
         requests.close()  // nothing waits on a closed transport
         mgmt.onClose = nil
@@ -184,7 +168,7 @@ public final class KernelTransport: BluetoothTransport {
             advertisement: advertisement,
             instance: try AdvertisingInstance(instance: Self.advertisingInstance, advertisement),
             timing: try SystemConfiguration.peripheral(advertisingInterval: advertisement.interval))
-        do { try openListener() } catch { throw TransportError(.failed, error.description) }
+        do { try links.openListener() } catch { throw TransportError(.failed, error.description) }
         if let refused = connectionTimingWatch.open(index: index) { onFailure?(refused) }
         requests.advertise(set)
         sweepStaleLinks()
@@ -218,9 +202,9 @@ public final class KernelTransport: BluetoothTransport {
     /// `pendingRefreshInterval`).
     public func addPendingConnection(to peer: BluetoothAddress) throws(TransportError) {
         guard peer != address else { throw TransportError(.invalidParameters, "cannot connect to ourselves") }
-        guard requests.addPending(peer) else { return claimIfWanted(peer) }
+        guard requests.addPending(peer) else { return links.claimSoon(peer) }
         // Already linked at the HCI level (made while we were away): claim it now.
-        claimIfWanted(peer)
+        links.claimSoon(peer)
         restartPendingRefresh()
     }
 
@@ -253,10 +237,6 @@ public final class KernelTransport: BluetoothTransport {
             guard let self, self.requests.wait(body) else { return body() }
         }
     }
-}
-
-extension KernelTransport: KernelLinkOwner {
-    func report(_ error: KernelError) { onFailure?(error) }
 }
 
 extension KernelTransport: ControllerRequestsHost {
