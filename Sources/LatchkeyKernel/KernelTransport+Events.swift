@@ -27,7 +27,7 @@ extension KernelTransport {
                     self.updateState()
                 }
                 guard command.opcode == commands.last?.opcode else { return }
-                if let error = round.error { self.refused(.power, error) } else { self.took(.power) }
+                if let error = round.error { self.requests.refused(.power, error) } else { self.requests.took(.power) }
             }
         }
     }
@@ -41,11 +41,11 @@ extension KernelTransport {
     /// delegate hears of it, so a manager that checks `isAdvertising` sees the truth.
     func updateState() {
         guard let newState = controller.update() else { return }
-        linkedAdvertising.cancel()  // power-on re-asserts advertising; power-off must not
+        requests.powerChanged()  // power-on re-asserts advertising; power-off must not re-add it
         if newState == .poweredOn {
             reassert()
         } else {
-            scan = nil  // the kernel ends discovery when the controller goes down
+            requests.scanEnded()  // the kernel ends discovery when the controller goes down
         }
         restartPendingRefresh()
         delegate?.transport(self, didChangeState: newState)
@@ -54,12 +54,10 @@ extension KernelTransport {
     /// Everything the kernel may have forgotten: timing, our advertising instance, every
     /// Add Device entry; then which devices are linked already, to claim the ones we want.
     func reassert() {
-        if let connectionTiming { sendConnectionTiming(connectionTiming) }
-        if let advertising {
-            do { try openListener() } catch { onFailure?(error) }
-            sendAdvertising(advertising)
+        if requests.advertising != nil {
+            do { try links.openListener() } catch { onFailure?(error) }
         }
-        for peer in pendingConnections.sorted() { reassertPending(peer) }
+        requests.reassert()
         send(.getConnections) { [weak self] result in
             guard let self else { return }
             guard case .success(let parameters) = result,
@@ -67,15 +65,13 @@ extension KernelTransport {
                 return self.connectedDevices.learned(nil)
             }
             self.connectedDevices.learned(Set(devices.compactMap(\.address)))
-            if self.advertising != nil { self.sweepStaleLinks() }
-            for peer in self.connectedDevices.sorted { self.claimIfWanted(peer) }
+            if self.requests.advertising != nil { self.sweepStaleLinks() }
+            for peer in self.connectedDevices.sorted { self.links.claimSoon(peer) }
             self.restartPendingRefresh()
         }
         // Everything is being asked for again now: earlier refusals' timers are moot.
-        forgetRetries()
+        requests.forgetRetries()
     }
-
-    func reassertPending(_ peer: BluetoothAddress) { sendAddDevice(peer) }
 
     func handle(_ event: MgmtEvent, on eventIndex: MgmtIndex) {
         if case .indexAdded = event { return indexAdded(eventIndex) }
@@ -88,7 +84,7 @@ extension KernelTransport {
         case .deviceConnected(let connected):
             guard let peer = connected.address.address else { return }
             connectedDevices.connected(peer)
-            claimIfWanted(peer)
+            links.claimSoon(peer)
             restartPendingRefresh()
         case .deviceDisconnected(let device, let reason):
             guard let peer = device.address else { return }
@@ -103,12 +99,12 @@ extension KernelTransport {
         case .discovering(_, let discovering):
             // LE discovery ends by itself after 10.24 s (DISCOV_LE_TIMEOUT); the seam's scan
             // runs until stopped, so it is restarted unless the end was our own doing.
-            if !discovering && isScanning && discoveryCommandsInFlight == 0 { startDiscovery() }
+            if !discovering { requests.discoveryStopped() }
         case .deviceRemoved(let device):
             // Another client (bluetoothd initialising the adapter) removed our entry.
-            if let peer = device.address, pendingConnections.contains(peer) { reassertPending(peer) }
+            if let peer = device.address { requests.deviceRemoved(peer) }
         case .advertisingRemoved(let instance):
-            if instance == Self.advertisingInstance, let advertising, state == .poweredOn { sendAdvertising(advertising) }
+            if instance == Self.advertisingInstance { requests.advertiseAgain() }
         case .controllerError(let code):
             onFailure?(KernelError(.system, "\(index) reported a controller hardware error (0x\(String(code, radix: 16)))"))
         default:
@@ -119,10 +115,9 @@ extension KernelTransport {
     /// Our controller went away (unplugged, driver reset): links end through their sockets.
     func detach() {
         controller.detach()
-        forgetRetries()  // re-asserted when the index returns
-        closeListener()
-        cancelClaims()
-        connectFailureWatch.close()
+        requests.forgetRetries()  // re-asserted when the index returns
+        links.detach()
+        pendingRescan.detach()
         connectionTimingWatch.close()
         connectedDevices.removeAll()
         updateState()
@@ -137,7 +132,7 @@ extension KernelTransport {
                   let info = try? ControllerInfo(decoding: parameters), info.address == self.address else { return }
             self.index = newIndex
             self.controller.attach(info.currentSettings)
-            self.connectFailureWatch.forgetRefusal()
+            self.pendingRescan.attach()
             self.connectionTimingWatch.forgetRefusal()
             self.configureController()
             self.updateState()
@@ -146,7 +141,7 @@ extension KernelTransport {
 
     func mgmtClosed(_ error: KernelError?) {
         controller.detach()
-        forgetRetries()  // nothing can be sent any more; the failure below says so
+        requests.forgetRetries()  // nothing can be sent any more; the failure below says so
         onFailure?(error ?? KernelError(.system, "the mgmt socket closed"))
         updateState()
     }
