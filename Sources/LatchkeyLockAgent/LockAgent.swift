@@ -89,8 +89,10 @@ public final class LockAgent: PeripheralManagerDelegate {
         self.peripheral = PeripheralManager(transport: transport, options: ManagerOptions(
             restoreIdentifier: configuration.restoreIdentifier, restorationStorage: restoration),
             genericAccess: GenericAccess(deviceName: configuration.name, appearance: .doorLock))
+        let random = configuration.random
         self.verifier = CommandVerifier(keys: keys, challenges: ChallengeIssuer(loop: transport.loop,
-                                                                               lifetime: configuration.challengeLifetime),
+                                                                               lifetime: configuration.challengeLifetime,
+                                                                               random: { random.bytes(CommandFrame.challengeLength) }),
                                         lockout: LockoutGuard(store: lockout, policy: configuration.lockout,
                                                               loop: transport.loop),
                                         unauthenticatedFrameLimit: configuration.unauthenticatedFrameLimit)
