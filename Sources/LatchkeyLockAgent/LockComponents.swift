@@ -69,7 +69,9 @@ final class LockComponents {
         let bindings = PreservedBindings(storage: restoration, emit: { event in
             events.emit(AgentEvent(event, time: loop.now))
         })
-        let verifier = CommandVerifier(keys: keys, challenges: ChallengeIssuer(loop: loop, lifetime: configuration.challengeLifetime),
+        let random = configuration.random
+        let verifier = CommandVerifier(keys: keys, challenges: ChallengeIssuer(loop: loop, lifetime: configuration.challengeLifetime,
+                                                                               random: { random.bytes(CommandFrame.challengeLength) }),
                                        lockout: LockoutGuard(store: lockout, policy: configuration.lockout, loop: loop),
                                        unauthenticatedFrameLimit: configuration.unauthenticatedFrameLimit)
         self.bindings = bindings
