@@ -30,8 +30,9 @@ public struct DecidedCommand: Hashable, Sendable {
     public var durable: Duration?
     /// The bolt is still moving when `submit` returns: its outcome comes later, as events.
     public var moving: Bool
-    /// The movement failed before `submit` returned (an actuator output that could not be set):
-    /// the journal holds the decision completed as failed.
+    /// The movement failed before `submit` returned (an actuator output that could not be set),
+    /// a lock the journal refused included: the decision is completed as failed in the journal
+    /// (for that lock, once the journal takes writes).
     public var failed: OperationError?
 
     public init(decision: DecisionID? = nil, durable: Duration? = nil, moving: Bool, failed: OperationError? = nil) {

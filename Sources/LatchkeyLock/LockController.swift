@@ -204,13 +204,15 @@ public final class LockController {
         case .alreadyThere:
             return .decided(DecidedCommand(moving: machine.isMoving))
         case .journaling(let decision):
+            // A movement that failed at once failed whatever the journal said of its decision.
+            let failed = answers.completed[decision.id]?.failure
             guard let durable = answers.recorded[decision.id] else {
                 // The journal refused the decision: a lock moves all the same (it is written
                 // once the journal takes writes), an unlock does not (`LockStateMachine`).
-                return decision.operation == .lock ? .decided(DecidedCommand(moving: machine.isMoving)) : .refused(.journalFailed)
+                return decision.operation == .lock ? .decided(DecidedCommand(moving: machine.isMoving, failed: failed))
+                                                   : .refused(.journalFailed)
             }
-            return .decided(DecidedCommand(decision: decision.id, durable: durable, moving: machine.isMoving,
-                                           failed: answers.completed[decision.id]?.failure))
+            return .decided(DecidedCommand(decision: decision.id, durable: durable, moving: machine.isMoving, failed: failed))
         }
     }
 

@@ -88,6 +88,21 @@ import Testing
         #expect(recorded(journal).isEmpty)
     }
 
+    /// An attacker who fills the disk gets the journal to refuse a lock (it moves all the same);
+    /// an output that cannot be set then leaves the bolt where it was. That lock failed, and
+    /// says so: it must not come back as decided and unfailed, which the phone hears as "locked".
+    @Test func aLockTheJournalRefusesWhoseMovementFailsAtOnceSaysSo() throws {
+        let journal = InMemoryDecisionJournal()
+        let rig = try LockRig(boltSensors: true, journal: journal, bolt: .unlocked)
+        rig.start()
+        journal.recordFailure = .init("disk full")
+        rig.chip.failWrites(to: "ACTUATOR")
+        guard case .decided(let decided) = rig.controller.submit(lock) else { Issue.record("not decided"); return }
+        #expect(decided.failed == .hardwareFault, "the bolt never locked")
+        #expect(!decided.moving)
+        #expect(rig.state == .notFullyLocked)
+    }
+
     @Test func aMovementThatFailsAtOnceSaysSo() throws {
         let rig = try LockRig()
         rig.start()

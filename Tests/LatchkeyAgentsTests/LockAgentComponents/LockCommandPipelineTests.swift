@@ -74,6 +74,19 @@ import Testing
         #expect(events.names == [EventKind.lockCounterWriteFailed.name])
     }
 
+    /// The journal refuses writes (a full disk) and the latch's line cannot be set: the lock the
+    /// phone asked for never happened, so it is refused, never accepted as done.
+    @Test func aLockThatFailsAtOnceWhileTheJournalRefusesIsRefused() throws {
+        _ = pipeline.submit(try allowed(.unlock), counter: KeyCounter(keyID: 2, counter: 1), received: loop.now)
+        loop.run()
+        try #require(controller.lockState == .unlocked)
+        journal.recordFailure = .init("disk full")
+        chip.failWrites(to: "latch")
+        let outcome = pipeline.submit(try allowed(.lock), counter: KeyCounter(keyID: 2, counter: 2), received: loop.now)
+        #expect(outcome == .refused(.hardwareFault), "the bolt did not lock")
+        #expect(controller.lockState == .notFullyLocked)
+    }
+
     @Test func aBridgesCommandHasNoCounterAndNoLatency() throws {
         let outcome = pipeline.submit(try allowed(.unlock, via: .bridge))
         guard case .accepted(let accepted) = outcome else { Issue.record("refused: \(outcome)"); return }
