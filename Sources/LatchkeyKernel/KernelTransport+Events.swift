@@ -4,7 +4,8 @@ import LatchkeyPosix
 import LatchkeyTransport
 
 /// The controller's life (`ControllerLifecycle` follows it): what its state moving, its index
-/// going and coming and the mgmt socket closing mean beyond it.
+/// going and coming and the mgmt socket closing mean beyond it; and what `MgmtEventRouter`
+/// finds while scanning.
 extension KernelTransport: ControllerLifecycleHost, MgmtEventRouterHost {
     func send(_ command: MgmtCommand, to index: MgmtIndex, _ completion: @escaping MgmtClient.Completion) {
         mgmt.send(command, to: index, completion)
