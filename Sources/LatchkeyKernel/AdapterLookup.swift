@@ -59,4 +59,9 @@ enum AdapterLookup {
         case nil: throw KernelError(.timedOut, "the kernel did not answer \(command.opcode) within \(timeout)")
         }
     }
+
+    /// Runs a decoder, turning its `MgmtError` into a `KernelError`.
+    private static func decoded<T>(_ body: () throws(MgmtError) -> T) throws(KernelError) -> T {
+        do { return try body() } catch { throw KernelError(error) }
+    }
 }

@@ -9,8 +9,6 @@ protocol KernelLinksHost: AnyObject {
     var isAttached: Bool { get }
     /// Whether a link to `peer` is wanted and the kernel has it up: a claim is due.
     func claimIsDue(_ peer: BluetoothAddress) -> Bool
-    /// The connection timing the controller reported for `peer`.
-    func timing(of peer: BluetoothAddress) -> (handle: UInt16, interval: Duration)?
     /// A link is up: offered to the application, which claims it by setting its delegate.
     func offer(_ link: KernelLink)
     /// The application claimed `link`.
@@ -29,7 +27,8 @@ protocol KernelLinksHost: AnyObject {
 /// the phone's side claims a link the kernel made from the auto-connect list by opening its
 /// ATT socket as soon as Device Connected arrives, before the kernel drops the unused link
 /// (~2 s; `LinkClaims`). Each link is held (`KernelLinkRegistry`) and kept in the descriptor
-/// store (`LinkKeeper`) from the moment its socket exists. It owns those four and decides
+/// store (`LinkKeeper`) from the moment its socket exists; the lock's links learn their
+/// connection intervals from `ConnectionTimingWatch`. It owns those five and decides
 /// when a claim is made and what is kept or dropped; the host says which claims are due,
 /// offers each link to the application and does what a link's end means beyond it.
 final class KernelLinks: KernelLinkOwner {
@@ -41,20 +40,27 @@ final class KernelLinks: KernelLinkOwner {
     private let claims: LinkClaims
     private let registry = KernelLinkRegistry<KernelLink>()
     private let keeper: LinkKeeper
+    private let timingWatch: ConnectionTimingWatch
 
-    init(address: BluetoothAddress, sockets: any LinkSocketProvider, loop: PosixEventLoop,
-         store: (any DescriptorStore)?) {
+    init(address: BluetoothAddress, sockets: any LinkSocketProvider, hciEvents: any HCIEventSourceProvider,
+         loop: PosixEventLoop, store: (any DescriptorStore)?) {
         self.address = address
         self.sockets = sockets
         self.loop = loop
         listener = ATTListener(sockets: sockets, loop: loop)
         claims = LinkClaims(sockets: sockets, loop: loop)
         keeper = LinkKeeper(store: store)
+        timingWatch = ConnectionTimingWatch(events: hciEvents, loop: loop)
         keeper.onFailure = { [weak self] in self?.host?.report($0) }
         listener.onAccept = { [weak self] fd, peer in self?.up(fd, peer: peer, role: .peripheral) }
         listener.onFailure = { [weak self] in self?.host?.report($0) }
         claims.onConnected = { [weak self] fd, peer in self?.up(fd, peer: peer, role: .central) }
         claims.onFailure = { [weak self] in self?.host?.report($0) }
+        timingWatch.onTiming = { [weak self] peer, handle, interval in
+            self?.registry.noteTiming(peer: peer, handle: handle, interval: interval)
+        }
+        timingWatch.peerOfHandle = { [weak self] handle in self?.registry.peer(ofHandle: handle) }
+        timingWatch.onFailure = { [weak self] in self?.host?.report($0) }
     }
 
     /// The links still connected (what the managers see).
@@ -74,12 +80,17 @@ final class KernelLinks: KernelLinkOwner {
     /// Whether a link or a claim of ours uses the baseband link to `peer`.
     func holdsSocket(for peer: BluetoothAddress) -> Bool { claims.isClaiming(peer) || registry.holds(peer) }
 
-    /// The controller reported `peer`'s connection timing (its 48-bit value, as the HCI watch names it).
-    func noteTiming(peer: UInt64, handle: UInt16, interval: Duration) {
-        registry.noteTiming(peer: peer, handle: handle, interval: interval)
-    }
-
     func peer(ofHandle handle: UInt16) -> UInt64? { registry.peer(ofHandle: handle) }
+
+    /// Opens the connection timing watch on controller `index` when the lock advertises;
+    /// returns the refusal to report the first time it cannot be opened.
+    func watchTiming(on index: MgmtIndex) -> KernelError? { timingWatch.open(index: index) }
+    /// The controller went away: the watch closes (advertising opens it again).
+    func closeTimingWatch() { timingWatch.close() }
+    /// The controller came back: a refused watch is tried again.
+    func retryTimingWatch() { timingWatch.forgetRefusal() }
+    /// The handle and interval the controller last reported for `peer`'s link.
+    func timing(of peer: BluetoothAddress) -> (handle: UInt16, interval: Duration)? { timingWatch.timing(of: peer) }
 
     /// Listens on our ATT channel; opened with the first advertising (only a peripheral
     /// takes incoming links, and a listener would also take the ATT channel of links the
@@ -117,7 +128,7 @@ final class KernelLinks: KernelLinkOwner {
         let link = KernelLink(id: registry.nextID(), fileDescriptor: fd, peer: peer, role: role,
                               maximumTransmissionUnit: sockets.maximumTransmissionUnit(fd), loop: loop,
                               transport: self)
-        let timing = host?.timing(of: peer)
+        let timing = timingWatch.timing(of: peer)
         link.noteTiming(handle: timing?.handle, interval: timing?.interval)
         registry.add(link)
         keeper.keep(link, fileDescriptor: fd)
@@ -188,6 +199,7 @@ final class KernelLinks: KernelLinkOwner {
     func linkDidEnd(_ link: KernelLink, errno: Errno?) -> DisconnectReason {
         registry.remove(link)
         forgetStored(link)
+        timingWatch.forget(link.peer)  // the next link's own complete says anew
         return host?.linkEnded(link, errno: errno) ?? KernelLink.reason(for: errno)
     }
 }

@@ -35,8 +35,3 @@ extension KernelTransport {
         }
     }
 }
-
-/// Runs a decoder, turning its `MgmtError` into a `KernelError`.
-func decoded<T>(_ body: () throws(MgmtError) -> T) throws(KernelError) -> T {
-    do { return try body() } catch { throw KernelError(error) }
-}

@@ -9,10 +9,6 @@ extension KernelTransport: KernelLinksHost {
 
     func claimIsDue(_ peer: BluetoothAddress) -> Bool { requests.wants(peer) && connectedDevices.contains(peer) }
 
-    func timing(of peer: BluetoothAddress) -> (handle: UInt16, interval: Duration)? {
-        connectionTimingWatch.timing(of: peer)
-    }
-
     func offer(_ link: KernelLink) { delegate?.transport(self, didConnect: link) }
 
     /// A central linked: advertising beside it (`ControllerRequests.centralLinked`).
@@ -24,7 +20,6 @@ extension KernelTransport: KernelLinksHost {
     /// socket is read first and its reason used when present. When a central leaves, the
     /// advertising instance is re-added (`ControllerRequests.centralLeft`).
     func linkEnded(_ link: KernelLink, errno: Errno?) -> DisconnectReason {
-        connectionTimingWatch.forget(link.peer)
         mgmt.readAvailable()
         if link.role == .peripheral { requests.centralLeft() }
         return connectedDevices.takeReason(for: link.peer) ?? KernelLink.reason(for: errno)
@@ -35,15 +30,12 @@ extension KernelTransport: KernelLinksHost {
     }
 
     func report(_ error: KernelError) { onFailure?(error) }
+}
 
-    /// Once, when we first advertise and know the links that are up: a link we hold no
-    /// socket for and do not want was made to a predecessor's advertising (a lock agent
-    /// SIGKILLed: the kernel kept its instance). Its peer would talk to nobody until a
-    /// timeout ended it, and could not link to us meanwhile: it is disconnected.
-    func sweepStaleLinks() {
-        let stale = connectedDevices.sweepStale { links.holdsSocket(for: $0) || requests.wants($0) }
-        for peer in stale {
-            send(.disconnect(peer)) { _ in }  // Not Connected: it went by itself
-        }
-    }
+/// Devices linking (`ConnectedDevices` follows them): the wanted ones are claimed.
+extension KernelTransport: ConnectedDevicesHost {
+    func keeps(_ peer: BluetoothAddress) -> Bool { links.holdsSocket(for: peer) || requests.wants(peer) }
+    var sweepIsDue: Bool { requests.advertising != nil }
+    func deviceLinked(_ peer: BluetoothAddress) { links.claimSoon(peer) }
+    func linkedDevicesChanged() { restartPendingRefresh() }
 }

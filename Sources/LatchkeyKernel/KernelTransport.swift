@@ -20,18 +20,19 @@ public final class KernelTransport: BluetoothTransport {
     /// The controller's identity address (Read Controller Information).
     public let address: BluetoothAddress
     /// The controller's current mgmt index (it can change if the controller reappears).
-    public internal(set) var index: MgmtIndex
+    public var index: MgmtIndex { lifecycle.index }
     public weak var delegate: (any BluetoothTransportDelegate)?
     /// A command the kernel refused, or a link that could not be claimed, after the call
     /// that caused it returned.
     public var onFailure: ((KernelError) -> Void)?
 
-    /// The controller as the kernel last reported it, and the state the managers see
-    /// (`ControllerMirror`).
-    let controller: ControllerMirror
+    /// The controller's setup, index and power state as mgmt tells them (`ControllerLifecycle`).
+    let lifecycle: ControllerLifecycle
+    /// Where each mgmt event goes (`MgmtEventRouter`).
+    let events: MgmtEventRouter
     /// Whether our controller's index is present: commands go to it only then.
-    var isAttached: Bool { controller.isAttached }
-    public var state: RadioState { controller.state }
+    var isAttached: Bool { lifecycle.isAttached }
+    public var state: RadioState { lifecycle.state }
 
     /// What the application asked for, the commands that carry it, and when a refused one is
     /// asked again (`ControllerRequests`).
@@ -79,25 +80,25 @@ public final class KernelTransport: BluetoothTransport {
     }
     /// `pendingRefreshInterval`'s value unless a test sets it (`latchkey doctor --phone` names it).
     public static let defaultPendingRefreshInterval: Duration = .seconds(5)
-    /// The lock's watch of its links' connection intervals.
-    let connectionTimingWatch: ConnectionTimingWatch
 
     init(mgmt: MgmtClient, index: MgmtIndex, info: ControllerInfo, loop: PosixEventLoop, sockets: any LinkSocketProvider,
          hciEvents: any HCIEventSourceProvider, descriptorStore: (any DescriptorStore)? = nil) {
         self.mgmt = mgmt
-        self.index = index
         self.address = info.address
-        controller = ControllerMirror(settings: info.currentSettings)
+        lifecycle = ControllerLifecycle(index: index, info: info)
         posixLoop = loop
-        links = KernelLinks(address: info.address, sockets: sockets, loop: loop, store: descriptorStore)
-        connectionTimingWatch = ConnectionTimingWatch(events: hciEvents, loop: loop)
+        links = KernelLinks(address: info.address, sockets: sockets, hciEvents: hciEvents, loop: loop,
+                            store: descriptorStore)
         requests = ControllerRequests(loop: loop)
         pendingRescan = PendingRescan(events: hciEvents, loop: loop)
+        events = MgmtEventRouter(lifecycle: lifecycle, devices: connectedDevices, requests: requests)
+        lifecycle.host = self
+        connectedDevices.host = self
         requests.host = self
         links.host = self
-        mgmt.onEvent = { [weak self] index, event in self?.handle(event, on: index) }
-        mgmt.onClose = { [weak self] error in self?.mgmtClosed(error) }
-        wireConnectionTiming()
+        events.host = self
+        mgmt.onEvent = { [weak self] index, event in self?.events.route(event, on: index) }
+        mgmt.onClose = { [weak self] error in self?.lifecycle.mgmtClosed(error) }
         wirePendingRescan()
         // Before anything is asked of the kernel: the links a predecessor kept are ours, so
         // neither the sweep below nor a claim touches them.
@@ -105,20 +106,11 @@ public final class KernelTransport: BluetoothTransport {
         // A predecessor killed before `close()` left its instance advertising: remove it
         // (Invalid Parameters when there is none, which is no failure).
         send(.removeAdvertising(instance: Self.advertisingInstance)) { _ in }
-        configureController()
+        lifecycle.configure()
         if state == .poweredOn { reassert() }  // already on: learn which links are up
     }
 
     deinit { close() }
-
-    /// What the connection timing watch learns goes to the links of its peer.
-    private func wireConnectionTiming() {
-        connectionTimingWatch.onTiming = { [weak self] peer, handle, interval in
-            self?.links.noteTiming(peer: peer, handle: handle, interval: interval)
-        }
-        connectionTimingWatch.peerOfHandle = { [weak self] handle in self?.links.peer(ofHandle: handle) }
-        connectionTimingWatch.onFailure = { [weak self] error in self?.onFailure?(error) }
-    }
 
     /// Bounds `close()`'s wait for the kernel to answer Remove Advertising. Our choice: the
     /// kernel answers after one HCI command, itself bounded by HCI_CMD_TIMEOUT (2 s).
@@ -169,9 +161,9 @@ public final class KernelTransport: BluetoothTransport {
             instance: try AdvertisingInstance(instance: Self.advertisingInstance, advertisement),
             timing: try SystemConfiguration.peripheral(advertisingInterval: advertisement.interval))
         do { try links.openListener() } catch { throw TransportError(.failed, error.description) }
-        if let refused = connectionTimingWatch.open(index: index) { onFailure?(refused) }
+        if let refused = links.watchTiming(on: index) { onFailure?(refused) }
         requests.advertise(set)
-        sweepStaleLinks()
+        connectedDevices.sweepStaleLinks()
     }
 
     public func stopAdvertising() { requests.stopAdvertising() }
@@ -225,9 +217,7 @@ public final class KernelTransport: BluetoothTransport {
     /// is re-asserted when it comes back) and false is returned.
     @discardableResult
     func send(_ command: MgmtCommand, _ completion: @escaping MgmtClient.Completion) -> Bool {
-        guard isAttached else { return false }
-        mgmt.send(command, to: index, completion)
-        return true
+        lifecycle.send(command, completion)
     }
 
     /// The mgmt queue answers in order, so what waits follows the last command sent; a
@@ -244,7 +234,7 @@ extension KernelTransport: ControllerRequestsHost {
     var hasPeripheralLink: Bool { links.hasPeripheralLink }
     func unlinked(among peers: Set<BluetoothAddress>) -> [BluetoothAddress] { connectedDevices.unlinked(among: peers) }
     func commandRefused(_ error: KernelError) { onFailure?(error) }
-    func powerRetryDue() { configureController() }
+    func powerRetryDue() { lifecycle.configure() }
 
     /// Reported to `onFailure` and the delegate (`didRefuse`); `ControllerRequests` asks again.
     func requestRefused(_ refusal: TransportRefusal, _ error: MgmtError) {

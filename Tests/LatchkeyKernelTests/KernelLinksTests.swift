@@ -24,9 +24,6 @@ import Testing
         var reports: [KernelError] = []
 
         func claimIsDue(_ peer: BluetoothAddress) -> Bool { due.contains(peer) }
-        func timing(of peer: BluetoothAddress) -> (handle: UInt16, interval: Duration)? {
-            (0x40, .microseconds(30_000))
-        }
         func offer(_ link: KernelLink) {
             offered.append(link)
             if claims { link.delegate = application }
@@ -47,11 +44,12 @@ import Testing
     static let local = BluetoothAddress(string: "C0:FF:EE:00:00:01")!
     let loop = PosixEventLoop()
     let sockets = FakeLinkSockets()
+    let hciEvents = FakeHCIEvents()
     let host = Host()
     let links: KernelLinks
 
     init() {
-        links = KernelLinks(address: Self.local, sockets: sockets, loop: loop, store: nil)
+        links = KernelLinks(address: Self.local, sockets: sockets, hciEvents: hciEvents, loop: loop, store: nil)
         links.host = host
     }
 
@@ -61,6 +59,9 @@ import Testing
 
     @Test func anIncomingLinkIsOfferedHeldWithItsTimingAndSaidToBeClaimed() throws {
         try links.openListener()
+        #expect(links.watchTiming(on: TransportWorld.hci0) == nil)
+        #expect(hciEvents.emit(KernelTransportConnectionTimingTests.complete(units: 24)))
+        try until { links.timing(of: TransportWorld.phone) != nil }
         #expect(sockets.listened == [Self.local])
         _ = try #require(sockets.listener).push(TransportWorld.phone)
         try until { !host.offered.isEmpty }
