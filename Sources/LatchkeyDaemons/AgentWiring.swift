@@ -47,7 +47,9 @@ public final class WiredLock {
                                             journal: stores.journal,
                                             firstDecisionID: DecisionID((stores.lastDecisionID?.rawValue ?? 0) + 1))
         } catch { throw RuntimeError.configuration("lock configuration: \(error)") }
-        let pairing = stores.pairing.map { PairingResponder(identity: $0.identity, registry: $0.registry, loop: loop) }
+        let pairing = stores.pairing.map {
+            PairingResponder(identity: $0.identity, registry: $0.registry, loop: loop, random: settings.agent.random)
+        }
         let agent = LockAgent(transport: transport, controller: controller, keys: stores.keys, log: stores.log,
                               events: events, configuration: settings.agent, outputClock: outputClock,
                               lockout: stores.lockout, pairing: pairing, restoration: stores.restoration,
@@ -101,22 +103,23 @@ public final class WiredPhone {
     /// Everything the control socket answers; callable in-process (`handle`).
     package let dispatcher: ControlDispatcher
 
+    /// `random`: the agent's (`PhoneAgentConfiguration.random`); the daemon keeps the system's.
     package init(_ settings: PhoneSettings, key: PhoneDaemon.Key, store: any PhoneStateStore,
                  restoration: any RestorationStorage, transport: any BluetoothTransport, loop: any EventLoop,
-                 events: any AgentEventSink, logger: Logger) throws(RuntimeError) {
+                 events: any AgentEventSink, logger: Logger, random: RandomSource = .system) throws(RuntimeError) {
         logger.info("relaunch", metadata: [
             "restoring": "\(RestorationRegistry(storage: restoration).identifiersWithPendingWork(CentralRestorationState.self))"])
         let agent: PhoneAgent
+        var configuration = PhoneAgentConfiguration(lockAddress: key.lock, keyID: key.id, secret: key.secret,
+                                                    gracePeriod: settings.gracePeriod,
+                                                    connectOptions: settings.connectOptions,
+                                                    arrivalIntentWindow: settings.arrivalIntentWindow,
+                                                    nearbyLimit: settings.nearbyLimit,
+                                                    connectionInterval: settings.connectionInterval,
+                                                    idleConnectionInterval: settings.idleConnectionInterval)
+        configuration.random = random
         do {
-            agent = try PhoneAgent(transport: transport,
-                                   configuration: PhoneAgentConfiguration(lockAddress: key.lock,
-                                                                          keyID: key.id, secret: key.secret,
-                                                                          gracePeriod: settings.gracePeriod,
-                                                                          connectOptions: settings.connectOptions,
-                                                                          arrivalIntentWindow: settings.arrivalIntentWindow,
-                                                                          nearbyLimit: settings.nearbyLimit,
-                                                                          connectionInterval: settings.connectionInterval,
-                                                                          idleConnectionInterval: settings.idleConnectionInterval),
+            agent = try PhoneAgent(transport: transport, configuration: configuration,
                                    store: store, events: events, restoration: restoration)
         } catch { throw RuntimeError("phone state in \(settings.stateDirectory): \(error)") }
         agent.central.trace = { peer, direction, pdu in logger.trace("ATT \(direction) \(peer): \(hex(pdu))") }

@@ -20,11 +20,13 @@ public enum StateStores {
     /// starts locked (`storeWasReset`: a LockFactoryReset alarm). On a read-only file system an
     /// existing store opens read-only and the lock runs degraded; with none there it exits 73
     /// (`exCantCreate`). `warn`: a store that works but not as well as it should, said once (its
-    /// WAL not laid out: `AgentStore.walNotPrepared`).
+    /// WAL not laid out: `AgentStore.walNotPrepared`). `random`: where a first start draws the
+    /// lock's identity from (the daemon keeps the system's).
     public static func openLock(_ directory: String, loop: any EventLoop, wallClock: WallClock = .system,
                                 fileSystem: StoreFileSystem = .system,
                                 logRetention: Int = StoredEventLog.defaultRetention,
                                 refusedCommits: RefusedCommitLedger? = nil,
+                                random: RandomSource = .system,
                                 warn: (String) -> Void = { _ in },
                                 report: (String) -> Void = { _ in }) throws(RuntimeError) -> LockStores {
         var reset = false
@@ -38,7 +40,7 @@ public enum StateStores {
         do {
             let records = try store.lockRecords(loop: loop, logRetention: logRetention)
             let keys = store.keyStore()
-            let identity = try LockIdentity(rawPrivateKey: try store.lockIdentity(create: LockIdentity.newRawPrivateKey))
+            let identity = try LockIdentity(rawPrivateKey: try store.lockIdentity(create: { LockIdentity.newRawPrivateKey(from: random) }))
             // The verifier's counters commit with the decisions (`StoredLockRecords+Counters`).
             return LockStores(journal: records, interrupted: try records.journal.interrupted(),
                               lastDecisionID: try records.journal.lastDecisionID(), log: records,

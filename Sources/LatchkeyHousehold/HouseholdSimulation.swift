@@ -11,7 +11,8 @@ import LatchkeyStore
 import LatchkeyTransport
 
 /// What the trace hash is made of: every step, every agent event's name and time, every
-/// rise of the unlock line; and the last lines of it, for a failure's context.
+/// rise of the unlock line, every PDU on the air (`fold`: the challenges, nonces and sealed
+/// frames the agents drew); and the last lines of it, for a failure's context.
 final class Trace {
     private(set) var hash: UInt64 = 0xCBF2_9CE4_8422_2325
     private(set) var recent: [String] = []
@@ -23,6 +24,11 @@ final class Trace {
         withUnsafeBytes(of: at.nanoseconds) { for b in $0 { hash = (hash ^ UInt64(b)) &* 0x100_0000_01B3 } }
         let text = HouseholdClock.format(at) + " " + line
         if recent.count < Self.kept { recent.append(text) } else { recent[next] = text; next = (next + 1) % Self.kept }
+    }
+
+    /// Octets into the hash only (no line): what crossed the air.
+    func fold(_ bytes: [UInt8]) {
+        for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01B3 }
     }
 
     var lastLines: [String] { Array(recent[next...] + recent[..<next]) }
@@ -122,7 +128,7 @@ public struct HouseholdRun {
 
     enum Action {
         case depart, comeHome, arrivalIntent, tap(LockOperationType), button, door(Duration), mqtt(LockOperationType)
-        case addGuest, revokeGuest, guestComes, guestTap, guestLeaves, pairingWindow
+        case guestPairs, revokeGuest, guestComes, guestTap, guestLeaves
         case killLock, killOwner, killGuest, killBridge, powerCut(Duration), diskSpell(DiskFault, Duration), dropLink
         case wallStep(Int64), brokerOutage(Duration), stranger(Duration), relay(Duration, Duration),
              radioRefusal(lock: Bool, Duration), sample
@@ -177,10 +183,10 @@ public struct HouseholdRun {
         for _ in 0..<2 { out.append((anytime(from: 6, to: 23), .button)) }
         for _ in 0..<4 { out.append((anytime(from: 6, to: 23), .door(.seconds(Int64(r.next(in: 3...60)))))) }
         for _ in 0..<3 { out.append((anytime(), .mqtt(r.next(through: 2) == 0 ? .unlock : .lock))) }
-        // The month: a guest from its second day, revoked on its twentieth, whose phone keeps
-        // trying afterwards; a pairing window on its fifteenth.
+        // The month: a guest whose new phone pairs through the month's pairing window on its
+        // second day, revoked on its twentieth, whose phone keeps trying afterwards.
         let dayOfMonth = day % 30
-        if dayOfMonth == 1 { out.append((at(10), .addGuest)) }
+        if dayOfMonth == 1 { out.append((at(10), .guestPairs)) }
         if (2...28).contains(dayOfMonth) {
             let comes = anytime(from: 11, to: 15)
             out.append((comes, .guestComes))
@@ -188,7 +194,6 @@ public struct HouseholdRun {
             out.append((comes + minutes(20...90), .guestLeaves))
         }
         if dayOfMonth == 20 { out.append((at(16), .revokeGuest)) }
-        if dayOfMonth == 15 { out.append((at(12, jitterMinutes: 30), .pairingWindow)) }
         // Faults.
         // A refusal spell of 2 to 60 s on the lock's radio from its first kill of the day, and
         // on the owner's phone's from the phone's: the restarted agent's first requests
@@ -224,7 +229,7 @@ public struct HouseholdRun {
         return out.sorted { $0.0 < $1.0 }
     }
 
-    /// Every violation is planted on day 3 (the month's guest arrived on day 1): a self-test
+    /// Every violation is planted on day 3 (the month's guest paired on day 1): a self-test
     /// run of 5 days sees it and what follows.
     func plantDay(_ plant: PlantedViolation) -> Int { 3 }
 
@@ -290,12 +295,11 @@ public struct HouseholdRun {
         case .button: world.pressButton()
         case .door(let d): world.cycleDoor(openFor: d)
         case .mqtt(let op): world.mqttCommand(op)
-        case .addGuest: world.addGuest(seed: seed)
+        case .guestPairs: world.guestPairs()
         case .revokeGuest: world.revokeGuest()
         case .guestComes: world.moveGuest(home: true)
         case .guestTap: if world.guestHome { world.tap(.unlock, guest: true) }
         case .guestLeaves: world.moveGuest(home: false)
-        case .pairingWindow: world.openPairingWindow()
         case .killLock:
             world.killLock(powerCut: false)
             world.count("lock killed")

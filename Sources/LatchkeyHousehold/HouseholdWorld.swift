@@ -68,10 +68,10 @@ final class HouseholdWorld {
     private(set) var doorOpen = false
     private(set) var buttonPressed = false
     private(set) var ownerHome = true
-    private(set) var guestKey: UInt32?
+    var guestKey: UInt32?
     private(set) var guestHome = false
-    private var nextGuestKey: UInt32 = 100
-    private var guestSecret: [UInt8] = []
+    /// The number of the next guest (its phone's state directory and its key's name).
+    var nextGuest = 100
     private var homeAssistant: SimulatedMQTTConnection
     private var homeAssistantDelegate: HomeAssistant?
     private var commandNumber = 0
@@ -103,7 +103,15 @@ final class HouseholdWorld {
     var ownerState: String { directory + "/owner" }
     var guestState: String { directory + "/guest" }
     /// This month's guest's phone's state directory.
-    private var guestDirectory: String?
+    var guestDirectory: String?
+    /// Each agent's random octets, drawn from the seed (`RandomSource.seeded`): a restarted
+    /// agent goes on with its stream, as a real one draws fresh octets. A new guest's phone
+    /// gets its own (`guestPairs`); the stranger's forgeries and pairing requests theirs.
+    let seed: UInt64
+    let lockRandom: RandomSource, ownerRandom: RandomSource, strangerRandom: RandomSource
+    var guestRandom: RandomSource
+    /// Whether a pairing window is open on the lock (its `pair` command said so, and has not ended).
+    var pairingWindowOpen = false
 
     /// The lock's configured `lock.log_retention_events`.
     let logRetention: Int
@@ -115,6 +123,11 @@ final class HouseholdWorld {
         self.logRetention = logRetention ?? StoredEventLog.defaultRetention
         self.judge = judge
         self.trace = trace
+        self.seed = seed
+        lockRandom = .seeded(seed ^ 0x10C4)
+        ownerRandom = .seeded(seed ^ 0x0111E4)
+        strangerRandom = .seeded(seed ^ 0x57A4)
+        guestRandom = .seeded(seed ^ 0x6E57)
         air = SimulatedAir(loop: loop, seed: seed)
         _ = air.addDevice(address: Self.lockAddress, position: 0)
         _ = air.addDevice(address: Self.ownerAddress, position: Self.home)
@@ -172,8 +185,11 @@ final class HouseholdWorld {
                 trace.add("\(whose) radio: \(refusal)", loop.now)
             }
         }
-        // A sniffer beside the door keeps the owner's writes to the lock, for the stranger to replay.
+        // Every PDU on the air goes into the trace's hash (challenges, nonces, sealed frames: a
+        // replay must draw the same octets). A sniffer beside the door keeps the owner's
+        // writes to the lock, for the stranger to replay.
         air.sniffer = { [unowned self] from, to, pdu in
+            trace.fold(pdu)
             guard from == Self.ownerAddress, to == Self.lockAddress,
                   let value = HouseholdStranger.writeValue(ofPDU: pdu) else { return }
             overheard.append(value)
@@ -187,7 +203,8 @@ final class HouseholdWorld {
         return (0..<4).flatMap { _ in withUnsafeBytes(of: random.next()) { Array($0) } }
     }
 
-    private func writePhoneConfig(_ state: String, key: UInt32, address: BluetoothAddress) throws {
+    /// With no `key`, the phone uses the key file `latchkey phone pair` wrote in `state`.
+    func writePhoneConfig(_ state: String, key: UInt32?, address: BluetoothAddress) throws {
         try Self.writeFile(state + "/phone.yaml", """
             transport: sim
             sim:
@@ -195,9 +212,7 @@ final class HouseholdWorld {
               address: "\(address)"
             state_directory: \(state)
             lock_address: "\(Self.lockAddress)"
-            key_id: \(key)
-            key_secret_file: \(state)/key.hex
-            """)
+            """ + (key.map { "\nkey_id: \($0)\nkey_secret_file: \(state)/key.hex\n" } ?? "\n"))
     }
 
     static func writeFile(_ path: String, _ text: String) throws {
@@ -239,7 +254,8 @@ final class HouseholdWorld {
         guard lock == nil else { return }
         do {
             if disk.state == .crashed { try disk.restart() }
-            let settings = try lockSettings ?? LockSettings.load(try AgentProcesses.loadConfig(directory + "/lock.yaml"))
+            var settings = try lockSettings ?? LockSettings.load(try AgentProcesses.loadConfig(directory + "/lock.yaml"))
+            settings.agent.random = lockRandom
             lockSettings = settings
             let process = ProcessLoop(loop)
             let chip = SimulatedGPIOChip(label: "door", lineNames: ["motor_unlock", "motor_lock", "door", "button"],
@@ -263,7 +279,8 @@ final class HouseholdWorld {
                                                   fileSystem: StoreFileSystem.readOnly(while: { disk.isReadOnly })
                                                       .through(sqliteVFS: disk.vfsName),
                                                   logRetention: plantedLogRetention ?? settings.logRetention
-                                                      ?? StoredEventLog.defaultRetention)
+                                                      ?? StoredEventLog.defaultRetention,
+                                                  random: lockRandom)
             let sink = Sink { [weak self] in self?.lockEvent($0) }
             let wired = try WiredLock(settings, stores: stores, transport: lockRadio,
                                       chips: GPIOChipSet([watched]), loop: process, events: sink, logger: logger)
@@ -347,7 +364,7 @@ final class HouseholdWorld {
             let transport: any BluetoothTransport = given ?? (isGuest ? guestRadio : relay?.phoneTransport ?? ownerRadio)
             let wired = try WiredPhone(settings, key: try PhoneDaemon.key(settings), store: store,
                                        restoration: restoration, transport: transport, loop: process,
-                                       events: sink, logger: logger)
+                                       events: sink, logger: logger, random: isGuest ? guestRandom : ownerRandom)
             let started = PhoneProcess(loop: process, wired: wired, key: isGuest ? guestKey! : Self.ownerKey,
                                        address: address, store: opened)
             if isGuest { guest = started } else { owner = started; judge.relinkClockRestarts(at: loop.now) }
@@ -495,31 +512,6 @@ final class HouseholdWorld {
 
     // MARK: Guests and pairing
 
-    /// `latchkey keys add` for a guest (a user key), and the guest's phone set up with it.
-    func addGuest(seed: UInt64) {
-        guard let keys = lock?.keys else { count("guest add deferred (lock down)"); return }
-        killPhone(guest: true)
-        let id = nextGuestKey
-        nextGuestKey += 1
-        let secret = Self.secret(seed, UInt64(id))
-        do {
-            try keys.add(PhoneKey(id: id, name: "guest-\(id)", secret: secret, role: .user))
-            // A fresh phone for each guest: its own state directory.
-            let fresh = guestState + "-\(id)"
-            mkdir(fresh, 0o700)
-            try writeSecretFile(fresh + "/key.hex", secret)
-            try writePhoneConfig(fresh, key: id, address: Self.guestAddress)
-            guestDirectory = fresh
-            guestKey = id
-            count("guest added")
-            trace.add("guest \(id) added", loop.now)
-            startPhone(guest: true)
-        } catch {
-            count("guest add failed")
-            trace.add("guest add failed: \(error)", loop.now)
-        }
-    }
-
     /// `latchkey keys revoke`: from now on no success for that key, wherever its phone is.
     func revokeGuest() {
         guard let id = guestKey else { return }
@@ -532,16 +524,6 @@ final class HouseholdWorld {
         } catch {
             count("guest revoke failed")
             trace.add("guest revoke failed: \(error)", loop.now)
-        }
-    }
-
-    /// `latchkey pair --window 60`: a pairing window on the lock, which closes unused.
-    func openPairingWindow() {
-        guard let lock else { return }
-        lock.wired.dispatcher.handle(["pair", "60", "user", "no", "visitor"]) { [weak self] line in
-            guard let self else { return }
-            if line.hasPrefix("note pairing window open") { self.count("pairing window opened") }
-            if line.hasPrefix("error") { self.count(line.contains("closed with no phone") ? "pairing window closed unused" : "pairing window refused") }
         }
     }
 
@@ -597,6 +579,12 @@ final class HouseholdWorld {
             guard let self else { return }
             let lied = self.strangerLies
             self.strangerLies = false
+            if what == HouseholdStranger.pairingRequest {
+                // A window open now (the month's guest pairing) may take the request: only a
+                // pairing outside a window is the judge's business.
+                guard !self.pairingWindowOpen else { self.count("stranger pairing request during a window"); return }
+                if !accepted { self.count("stranger pairing request refused (no window)") }
+            }
             self.count(accepted || lied ? "stranger write accepted" : "stranger write refused")
             self.trace.add(accepted || lied ? "stranger write accepted" : "stranger write refused", self.loop.now)
             self.judge.strangerAnswered(accepted: accepted || lied, what: what, at: self.loop.now)
@@ -606,17 +594,23 @@ final class HouseholdWorld {
         count("stranger visit")
         var random = SplitMix64(seed: seed)
         let secret = (0..<4).flatMap { _ in withUnsafeBytes(of: random.next()) { Array($0) } }
+        // First a pairing request of its own, while no window is open: the lock must refuse it.
+        if !pairingWindowOpen, let request = HouseholdStranger.pairingRequest(random: strangerRandom) {
+            visitor.sendPairing(request)
+        }
         // Three frames a link before the lock drops it: one forged, one junk, one replay (or
         // a second forgery when nothing was overheard yet), for each link of the visit.
         for n in 0..<Int(random.next(in: 2...6)) {
-            visitor.send("forged command", HouseholdStranger.forged(key: Self.ownerKey, secret: secret, counter: UInt64(n + 1)))
+            visitor.send("forged command", HouseholdStranger.forged(key: Self.ownerKey, secret: secret, counter: UInt64(n + 1),
+                                                                      random: strangerRandom))
             let junk = (0..<Int(random.next(in: 1...24))).map { _ in UInt8(truncatingIfNeeded: random.next()) }
             visitor.send("junk") { _ in junk }
             if let heard = overheard.isEmpty ? nil : overheard[Int(random.next(in: 0...(overheard.count - 1)))] {
                 visitor.send("replayed write") { _ in heard }
                 count("stranger replay")
             } else {
-                visitor.send("forged command", HouseholdStranger.forged(key: Self.ownerKey, secret: secret, counter: UInt64(n + 100)))
+                visitor.send("forged command", HouseholdStranger.forged(key: Self.ownerKey, secret: secret,
+                                                                          counter: UInt64(n + 100), random: strangerRandom))
             }
         }
         visitor.connect()

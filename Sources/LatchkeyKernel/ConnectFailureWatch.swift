@@ -8,7 +8,7 @@ import LatchkeyTransport
 /// then, and only then, that the entries with no link must be sent again (`onFailedAttempt`):
 /// no mgmt event reports that failure (see `KernelTransport.pendingRefreshInterval`), and a
 /// timer would wake an idle phone every interval. It owns the socket, the refusal and the
-/// delayed re-send. The transport opens it when the first entry is left without a link (the
+/// delayed re-send. `PendingRescan` opens it when the first entry is left without a link (the
 /// lock never does); where it cannot be opened, `open` says so once and the timer re-sends.
 final class ConnectFailureWatch {
     private let events: any HCIEventSourceProvider

@@ -7,7 +7,7 @@ import LatchkeyTransport
 /// (docs/SECURITY.md, "Arrival unlock") and neither mgmt nor the L2CAP socket gives: a
 /// receive-only raw HCI socket copies the controller's LE Connection Complete (peer, interval)
 /// and Update Complete (`ConnectionTimingEvent`), filtered so that nothing else wakes the lock.
-/// It owns the socket, the refusal and what it learnt per peer; the transport opens it when the
+/// It owns the socket, the refusal and what it learnt per peer; `KernelLinks` opens it when the
 /// lock first advertises and hands what it learns to the links (`onTiming`). Where it cannot be
 /// opened (no CAP_NET_RAW), `open` says so once and links keep an unknown interval.
 final class ConnectionTimingWatch {

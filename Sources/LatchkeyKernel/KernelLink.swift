@@ -3,6 +3,18 @@ import LatchkeyKernelSockets
 import LatchkeyPosix
 import LatchkeyTransport
 
+/// What a link tells the transport that holds it.
+protocol KernelLinkOwner: AnyObject {
+    /// Something about the link failed after the call that caused it returned.
+    func report(_ error: KernelError)
+    /// The link is ending (or was never wanted): its stored copy must go, before our own closes.
+    func forgetStored(_ link: KernelLink)
+    /// The application ended the link (our socket is closed): the kernel is to disconnect it.
+    func linkWasClosedLocally(_ link: KernelLink)
+    /// The link ended under us; returns the reason its peer is told.
+    func linkDidEnd(_ link: KernelLink, errno: Errno?) -> DisconnectReason
+}
+
 /// One ATT bearer on an L2CAP socket (CID 4): one PDU per message, non-blocking.
 ///
 /// Back-pressure is the kernel's: a send the socket buffer cannot take fails with EAGAIN,
@@ -19,11 +31,12 @@ public final class KernelLink: ATTLink {
     public weak var delegate: (any ATTLinkDelegate)? {
         didSet { if delegate != nil { startReading() } }
     }
-    /// The name its socket is kept under in the transport's descriptor store; nil when not kept.
-    var storeName: String?
+    /// The name its socket is kept under in the transport's descriptor store; nil when not kept
+    /// (`LinkKeeper` says, through `keptSocket(as:)` and `endKeeping`).
+    private(set) var storeName: String?
     /// The memfd kept beside the socket in the store (`KeptLinkState`), and its name there;
     /// nil when the link is not kept, or the file could not be made or kept (reported).
-    var stateFile: (file: MemoryFile, name: String)?
+    private(set) var stateFile: (file: MemoryFile, name: String)?
     /// From the LE Connection Complete / Update Complete events of the link's peer, which the
     /// lock's raw HCI watch reads (`ConnectionTimingWatch`), or from the state
     /// kept with an adopted link; nil until one came (or without the watch, CAP_NET_RAW
@@ -41,7 +54,7 @@ public final class KernelLink: ATTLink {
     private var receiveBuffer = [UInt8](repeating: 0, count: KernelLink.receiveCapacity)
     /// Set by a `.full` answer; cleared when `linkIsWritable` is delivered.
     private var owesWritable = false
-    private weak var transport: KernelTransport?
+    private weak var transport: (any KernelLinkOwner)?
 
     /// The kernel gives ATT sockets an incoming MTU of 672 (L2CAP_DEFAULT_MTU), so no
     /// message is longer; a longer one is reported, not cut.
@@ -50,7 +63,7 @@ public final class KernelLink: ATTLink {
     static let receiveBatch = 32
 
     init(id: LinkID, fileDescriptor: CInt, peer: BluetoothAddress, role: LinkRole, maximumTransmissionUnit: Int,
-         loop: PosixEventLoop, transport: KernelTransport?) {
+         loop: PosixEventLoop, transport: (any KernelLinkOwner)?) {
         self.id = id
         self.peer = peer
         self.role = role
@@ -58,6 +71,18 @@ public final class KernelLink: ATTLink {
         self.loop = loop
         self.transport = transport
         fd = fileDescriptor
+    }
+
+    /// Its socket is kept in the descriptor store under `name`.
+    func keptSocket(as name: String) { storeName = name }
+
+    /// Its state is kept in `file`, under `name` in the store; nil: it is not (any more).
+    func keepState(in file: MemoryFile?, name: String) { stateFile = file.map { ($0, name) } }
+
+    /// The link is ending: nothing of it is kept any more. Returns the store names to remove.
+    func endKeeping() -> (socket: String?, state: String?) {
+        defer { storeName = nil; stateFile = nil }
+        return (storeName, stateFile?.name)
     }
 
     /// What is kept of this link beside its socket.
@@ -72,12 +97,12 @@ public final class KernelLink: ATTLink {
         connectionHandle = handle
         connectionInterval = interval
         do { try writeKeptState() } catch {
-            transport?.onFailure?(KernelError(.system, "\(id)'s connection interval not kept (\(error)): a process "
-                                              + "that adopts the link would not know it", errno: error.errno))
+            transport?.report(KernelError(.system, "\(id)'s connection interval not kept (\(error)): a process "
+                                          + "that adopts the link would not know it", errno: error.errno))
         }
     }
 
-    /// What an adopted link's predecessor kept (`KernelTransport.adoptHandedLinks`).
+    /// What an adopted link's predecessor kept (`LinkKeeper.adopt`).
     func restore(_ kept: KeptLinkState) {
         connectionHandle = kept.connectionHandle
         connectionInterval = kept.connectionInterval

@@ -8,7 +8,7 @@ import LatchkeyTransport
 /// What the application asks for is mirrored here and re-asserted whenever the kernel may have
 /// forgotten it (power-on, the index reappearing, another mgmt client removing ours). A call
 /// updates the mirror at once; a refused command is retried with a capped backoff
-/// (KernelTransport+Retry.swift), reported, and the mirror says it is not held until it takes.
+/// (`ControllerRequests`), reported, and the mirror says it is not held until it takes.
 /// docs/ARCHITECTURE.md, "The kernel transport (LatchkeyKernel)".
 public final class KernelTransport: BluetoothTransport {
     /// The one advertising instance we use (1...254; mgmt-api.txt, Add Advertising).
@@ -20,68 +20,53 @@ public final class KernelTransport: BluetoothTransport {
     /// The controller's identity address (Read Controller Information).
     public let address: BluetoothAddress
     /// The controller's current mgmt index (it can change if the controller reappears).
-    public internal(set) var index: MgmtIndex
+    public var index: MgmtIndex { lifecycle.index }
     public weak var delegate: (any BluetoothTransportDelegate)?
     /// A command the kernel refused, or a link that could not be claimed, after the call
     /// that caused it returned.
     public var onFailure: ((KernelError) -> Void)?
 
-    /// The controller as the kernel last reported it, and the state the managers see
-    /// (`ControllerMirror`).
-    let controller: ControllerMirror
+    /// The controller's setup, index and power state as mgmt tells them (`ControllerLifecycle`).
+    let lifecycle: ControllerLifecycle
+    /// Where each mgmt event goes (`MgmtEventRouter`).
+    let events: MgmtEventRouter
     /// Whether our controller's index is present: commands go to it only then.
-    var isAttached: Bool { controller.isAttached }
-    public var state: RadioState { controller.state }
+    var isAttached: Bool { lifecycle.isAttached }
+    public var state: RadioState { lifecycle.state }
 
-    // What the application asked for.
-    var advertising: AdvertisingSet?
-    var scan: ScanParameters?
-    public internal(set) var pendingConnections: Set<BluetoothAddress> = []
-    var connectionTiming: [SystemParameter]?
-    /// Start/Stop Discovery commands not yet answered (a Discovering event meanwhile is ours).
-    var discoveryCommandsInFlight = 0
-    /// When refused requests are asked again (`RetrySchedule`; KernelTransport+Retry.swift).
-    let retrySchedule: RetrySchedule
+    /// What the application asked for, the commands that carry it, and when a refused one is
+    /// asked again (`ControllerRequests`).
+    let requests: ControllerRequests
+    public var pendingConnections: Set<BluetoothAddress> { requests.pendingConnections }
     /// How refused requests are asked again.
     public var retryBackoff: RetryBackoff {
-        get { retrySchedule.backoff }
-        set { retrySchedule.backoff = newValue }
+        get { requests.backoff }
+        set { requests.backoff = newValue }
     }
 
-    // Links.
-    let sockets: any LinkSocketProvider
-    /// The lock's listening ATT socket (`ATTListener`).
-    let listener: ATTListener
-    var links: [KernelLink] = []
-    /// Keeps each link's socket in systemd's file descriptor store, so that the link outlives
-    /// this process, and adopts what a predecessor kept (`LinkKeeper`).
-    let linkKeeper: LinkKeeper
+    /// The lock's listener, the phone's claims, the links we hold a socket for and what is
+    /// kept of them in the descriptor store (`KernelLinks`).
+    let links: KernelLinks
     /// The links a predecessor kept that this transport adopted at start.
-    public internal(set) var adoptedLinks: [LinkID] = []
+    public var adoptedLinks: [LinkID] { links.adopted }
     /// What was handed back but could not be adopted (closed and removed from the store).
-    public var adoptionFailures: [KernelError] { linkKeeper.adoptionFailures }
-    /// ATT sockets connecting to links the kernel made (`LinkClaims`).
-    let claims: LinkClaims
+    public var adoptionFailures: [KernelError] { links.adoptionFailures }
     /// LE devices with a baseband link up, their disconnect reasons, the stale-link sweep
     /// (`ConnectedDevices`).
     let connectedDevices = ConnectedDevices()
-    var linkCount: UInt64 = 0
-    /// Advertising beside peripheral links: whether the controller can, and the re-add of the
-    /// instance after a central left (`LinkedAdvertising`; see `linkDidEnd`).
-    let linkedAdvertising: LinkedAdvertising
     /// Whether the controller advertises while a central is linked to us: nil until a link
     /// tried it, false once the kernel refused the instance then (it checks the
     /// controller's LE states, `is_advertising_allowed`). While false, one linked central
-    /// hides the lock until it leaves; `onFailure` said so once (KernelTransport+Links).
-    public var advertisesWhileLinked: Bool? { linkedAdvertising.advertisesWhileLinked }
+    /// hides the lock until it leaves; `onFailure` said so once (`ControllerRequests.centralLinked`).
+    public var advertisesWhileLinked: Bool? { requests.advertisesWhileLinked }
     /// How long after a central left the instance is re-added (`LinkedAdvertising.delay`).
     var readvertiseDelay: Duration {
-        get { linkedAdvertising.delay }
-        set { linkedAdvertising.delay = newValue }
+        get { requests.readvertiseDelay }
+        set { requests.readvertiseDelay = newValue }
     }
-    /// Re-sends Add Device for entries with no link (`PendingRefresh`), where the HCI event
-    /// watch cannot be opened.
-    let pendingRefresh: PendingRefresh
+    /// When the auto-connect entries with no link are sent again: on a failed attempt the HCI
+    /// watch saw, or on a timer where it cannot watch (`PendingRescan`).
+    let pendingRescan: PendingRescan
     /// How long an auto-connect entry may go without a link before it is sent again, where the
     /// failure cannot be seen. A 6.12 kernel stops scanning for an entry after a failed connection
     /// attempt and reports it to no mgmt socket, so the transport watches the controller's HCI
@@ -90,78 +75,42 @@ public final class KernelTransport: BluetoothTransport {
     /// the kernel's own 4 s attempt. The finding, and HIL scenario 41 that provokes it:
     /// docs/LINUX-BLE.md, "What the HIL suite found".
     var pendingRefreshInterval: Duration {
-        get { pendingRefresh.interval }
-        set { pendingRefresh.interval = newValue }
+        get { pendingRescan.interval }
+        set { pendingRescan.interval = newValue }
     }
     /// `pendingRefreshInterval`'s value unless a test sets it (`latchkey doctor --phone` names it).
     public static let defaultPendingRefreshInterval: Duration = .seconds(5)
-    /// The HCI event watch that says when a failed connection attempt needs the entries sent
-    /// again (`ConnectFailureWatch`); where it cannot be opened, the timer re-sends.
-    let connectFailureWatch: ConnectFailureWatch
-    /// The lock's watch of its links' connection intervals.
-    let connectionTimingWatch: ConnectionTimingWatch
-
-    /// What was sent for an advertising request, re-sent on power-on.
-    struct AdvertisingSet: Equatable {
-        var advertisement: Advertisement
-        var instance: AdvertisingInstance
-        var timing: [SystemParameter]
-    }
 
     init(mgmt: MgmtClient, index: MgmtIndex, info: ControllerInfo, loop: PosixEventLoop, sockets: any LinkSocketProvider,
          hciEvents: any HCIEventSourceProvider, descriptorStore: (any DescriptorStore)? = nil) {
         self.mgmt = mgmt
-        linkKeeper = LinkKeeper(store: descriptorStore)
-        self.index = index
         self.address = info.address
-        controller = ControllerMirror(settings: info.currentSettings)
+        lifecycle = ControllerLifecycle(index: index, info: info)
         posixLoop = loop
-        self.sockets = sockets
-        connectionTimingWatch = ConnectionTimingWatch(events: hciEvents, loop: loop)
-        connectFailureWatch = ConnectFailureWatch(events: hciEvents, loop: loop)
-        retrySchedule = RetrySchedule(loop: loop)
-        pendingRefresh = PendingRefresh(loop: loop)
-        linkedAdvertising = LinkedAdvertising(loop: loop)
-        listener = ATTListener(sockets: sockets, loop: loop)
-        claims = LinkClaims(sockets: sockets, loop: loop)
-        mgmt.onEvent = { [weak self] index, event in self?.handle(event, on: index) }
-        mgmt.onClose = { [weak self] error in self?.mgmtClosed(error) }
-        wireConnectionTiming()
-        wireConnectFailureWatch()
-        pendingRefresh.onDue = { [weak self] in
-            guard let self, self.isAttached, self.state == .poweredOn else { return }
-            for peer in self.unlinkedPendingConnections { self.resendPending(peer) }
-            self.restartPendingRefresh()
-        }
-        retrySchedule.onDue = { [weak self] in self?.retry($0) }
-        linkedAdvertising.onDue = { [weak self] in self?.readvertise() }
-        linkKeeper.onFailure = { [weak self] in self?.onFailure?($0) }
-        listener.onAccept = { [weak self] fd, peer in self?.linkUp(fd, peer: peer, role: .peripheral) }
-        listener.onFailure = { [weak self] in self?.onFailure?($0) }
-        claims.onConnected = { [weak self] fd, peer in self?.linkUp(fd, peer: peer, role: .central) }
-        claims.onFailure = { [weak self] in self?.onFailure?($0) }
+        links = KernelLinks(address: info.address, sockets: sockets, hciEvents: hciEvents, loop: loop,
+                            store: descriptorStore)
+        requests = ControllerRequests(loop: loop)
+        pendingRescan = PendingRescan(events: hciEvents, loop: loop)
+        events = MgmtEventRouter(lifecycle: lifecycle, devices: connectedDevices, requests: requests)
+        lifecycle.host = self
+        connectedDevices.host = self
+        requests.host = self
+        links.host = self
+        events.host = self
+        mgmt.onEvent = { [weak self] index, event in self?.events.route(event, on: index) }
+        mgmt.onClose = { [weak self] error in self?.lifecycle.mgmtClosed(error) }
+        wirePendingRescan()
         // Before anything is asked of the kernel: the links a predecessor kept are ours, so
         // neither the sweep below nor a claim touches them.
-        adoptHandedLinks()
+        links.adoptHanded()
         // A predecessor killed before `close()` left its instance advertising: remove it
         // (Invalid Parameters when there is none, which is no failure).
         send(.removeAdvertising(instance: Self.advertisingInstance)) { _ in }
-        configureController()
+        lifecycle.configure()
         if state == .poweredOn { reassert() }  // already on: learn which links are up
     }
 
     deinit { close() }
-
-    /// What the connection timing watch learns goes to the links of its peer.
-    private func wireConnectionTiming() {
-        connectionTimingWatch.onTiming = { [weak self] peer, handle, interval in
-            for link in self?.links ?? [] where link.peer.value == peer { link.noteTiming(handle: handle, interval: interval) }
-        }
-        connectionTimingWatch.peerOfHandle = { [weak self] handle in
-            self?.links.first { $0.connectionHandle == handle }?.peer.value
-        }
-        connectionTimingWatch.onFailure = { [weak self] error in self?.onFailure?(error) }
-    }
 
     /// Bounds `close()`'s wait for the kernel to answer Remove Advertising. Our choice: the
     /// kernel answers after one HCI command, itself bounded by HCI_CMD_TIMEOUT (2 s).
@@ -171,16 +120,14 @@ public final class KernelTransport: BluetoothTransport {
     /// advertising it for a process that is gone), then links, listener, claims and the mgmt
     /// socket are closed. The auto-connect list stays, as it does when a process dies.
     public func close() {
-        let waits = withdrawAdvertising() + endLinksForClose()
+        let waits = withdrawAdvertising() + links.endAll(canDisconnect: isAttached && mgmt.isOpen)
         // Closing goes on either way: a loop error or no answer leaves the kernel's instance
         // (which the next start removes, see init) or a link (which the kernel's idle-link
         // timeout ends once its sockets are closed).
         if !waits.isEmpty { _ = try? posixLoop.run(until: { waits.allSatisfy { $0() } }, timeout: Self.closeTimeout) }
-        closeListener()
-        cancelClaims()
-        linkedAdvertising.cancel()
-        cancelPendingRefresh()
-        _ = retrySchedule.forgetAll()  // nothing waits on a closed transport
+        links.detach()
+        pendingRescan.close()
+        requests.close()  // nothing waits on a closed transport
         mgmt.onClose = nil
         mgmt.close()
     }
@@ -188,8 +135,8 @@ public final class KernelTransport: BluetoothTransport {
     /// Removes our instance; `close()` waits (bounded) for the answer, so the removal has
     /// happened before the socket closes.
     private func withdrawAdvertising() -> [() -> Bool] {
-        guard advertising != nil, isAttached, mgmt.isOpen else { return [] }
-        advertising = nil
+        guard requests.advertising != nil, isAttached, mgmt.isOpen else { return [] }
+        requests.forgetAdvertising()
         let answer = Answer()
         send(.removeAdvertising(instance: Self.advertisingInstance)) { _ in answer.came = true }  // refused: none left
         return [{ answer.came }]
@@ -198,7 +145,7 @@ public final class KernelTransport: BluetoothTransport {
     // MARK: Advertising
 
     /// False while a refused Add Advertising waits for its next attempt.
-    public var isAdvertising: Bool { advertising != nil && state == .poweredOn && !isRetrying(.advertising) }
+    public var isAdvertising: Bool { requests.isAdvertising }
 
     /// Idempotent: what the kernel already advertises for us (the mirror says so: it is
     /// re-asserted on power-on and whenever the kernel drops the instance) is not sent again.
@@ -209,94 +156,31 @@ public final class KernelTransport: BluetoothTransport {
     /// power-on, right after the transport re-asserted the same advertising (HIL scenario 31).
     public func startAdvertising(_ advertisement: Advertisement) throws(TransportError) {
         guard state == .poweredOn else { throw TransportError(.poweredOff, "cannot advertise while \(state)") }
-        let set = AdvertisingSet(advertisement: advertisement,
-                                 instance: try AdvertisingInstance(instance: Self.advertisingInstance, advertisement),
-                                 timing: try SystemConfiguration.peripheral(advertisingInterval: advertisement.interval))
-        do { try openListener() } catch { throw TransportError(.failed, error.description) }
-        if let refused = connectionTimingWatch.open(index: index) { onFailure?(refused) }
-        if advertising != set {
-            advertising = set
-            attemptNow(.advertising)
-            sendAdvertising(set)
-        }
-        sweepStaleLinks()
+        let set = ControllerRequests.AdvertisingSet(
+            advertisement: advertisement,
+            instance: try AdvertisingInstance(instance: Self.advertisingInstance, advertisement),
+            timing: try SystemConfiguration.peripheral(advertisingInterval: advertisement.interval))
+        do { try links.openListener() } catch { throw TransportError(.failed, error.description) }
+        if let refused = links.watchTiming(on: index) { onFailure?(refused) }
+        requests.advertise(set)
+        connectedDevices.sweepStaleLinks()
     }
 
-    public func stopAdvertising() {
-        guard advertising != nil else { return }
-        advertising = nil
-        forgetRetry(.advertising)
-        command(.removeAdvertising(instance: Self.advertisingInstance))
-    }
-
-    /// Interval first (the kernel copies its default interval into an instance when the
-    /// instance is added), then the instance; re-adding an instance replaces it. Either
-    /// refused (the instance would carry the default interval without the first) is one
-    /// refusal of the advertising, asked again; answers for a set no longer wanted are the
-    /// newer set's business.
-    func sendAdvertising(_ set: AdvertisingSet) {
-        let timing = Refusal()
-        send(.setDefaultSystemConfiguration(set.timing)) { result in
-            if case .failure(let error) = result { timing.error = error }
-        }
-        send(.addAdvertising(set.instance)) { [weak self] result in
-            guard let self, self.advertising == set else { return }
-            switch (result, timing.error) {
-            case (.failure(let error), _), (.success, let error?): self.refused(.advertising, error)
-            case (.success, nil): self.took(.advertising)
-            }
-        }
-    }
+    public func stopAdvertising() { requests.stopAdvertising() }
 
     // MARK: Scanning
 
     /// False while a refused Start Discovery waits for its next attempt.
-    public var isScanning: Bool { scan != nil && state == .poweredOn && !isRetrying(.scanning) }
+    public var isScanning: Bool { requests.isScanning }
 
     /// mgmt discovery is always an active scan: `parameters.active` cannot be honoured, and
     /// duplicate filtering is the caller's (CentralManager does it).
     public func startScanning(_ parameters: ScanParameters) throws(TransportError) {
         guard state == .poweredOn else { throw TransportError(.poweredOff, "cannot scan while \(state)") }
-        let timing = try SystemConfiguration.discovery(parameters)
-        if scan != nil { discoveryCommand(.stopDiscovery(.lowEnergy)) }
-        scan = parameters
-        attemptNow(.scanning)
-        command(.setDefaultSystemConfiguration(timing)) { [weak self] error in
-            if self?.scan == parameters { self?.refused(.scanning, error) }
-        }
-        startDiscovery()
+        requests.startScanning(parameters, timing: try SystemConfiguration.discovery(parameters))
     }
 
-    public func stopScanning() {
-        guard scan != nil else { return }
-        scan = nil
-        forgetRetry(.scanning)
-        discoveryCommand(.stopDiscovery(.lowEnergy))
-    }
-
-    /// A refused start keeps the scan wanted and is asked again (KernelTransport+Retry.swift).
-    func startDiscovery() {
-        let parameters = scan
-        discoveryCommand(.startDiscovery(.lowEnergy)) { [weak self] result in
-            guard let self, let parameters, self.scan == parameters else { return }
-            switch result {
-            case .success: self.took(.scanning)
-            case .failure(let error): self.refused(.scanning, error)
-            }
-        }
-    }
-
-    /// A Start/Stop Discovery, counted so the Discovering events it causes are not taken
-    /// for the kernel ending the scan by itself. A failed stop is harmless (Rejected: the
-    /// kernel had already stopped), so a stop's answer is not looked at.
-    private func discoveryCommand(_ command: MgmtCommand, answered: MgmtClient.Completion? = nil) {
-        let sent = send(command) { [weak self] result in
-            guard let self else { return }
-            self.discoveryCommandsInFlight -= 1
-            answered?(result)
-        }
-        if sent { discoveryCommandsInFlight += 1 }
-    }
+    public func stopScanning() { requests.stopScanning() }
 
     // MARK: The pending-connection list (mgmt Add Device, auto-connect)
 
@@ -310,64 +194,51 @@ public final class KernelTransport: BluetoothTransport {
     /// `pendingRefreshInterval`).
     public func addPendingConnection(to peer: BluetoothAddress) throws(TransportError) {
         guard peer != address else { throw TransportError(.invalidParameters, "cannot connect to ourselves") }
-        guard pendingConnections.insert(peer).inserted else { return claimIfWanted(peer) }
-        sendAddDevice(peer)
+        guard requests.addPending(peer) else { return links.claimSoon(peer) }
         // Already linked at the HCI level (made while we were away): claim it now.
-        claimIfWanted(peer)
+        links.claimSoon(peer)
         restartPendingRefresh()
     }
 
     public func removePendingConnection(to peer: BluetoothAddress) {
-        guard pendingConnections.remove(peer) != nil else { return }
-        forgetRetry(.pendingConnection(peer))
-        command(.removeDevice(peer))
+        guard requests.removePending(peer) else { return }
         restartPendingRefresh()
     }
 
-    /// The kernel keeps new defaults for its next passive scan but does not restart a running
-    /// one (mgmt_config.c stores them only), so the entries with no link are re-sent after
-    /// the timing: Add Device ends in hci_update_passive_scan_sync, which restarts the
-    /// auto-connect scan with the new interval and window now (an execution mode switch).
+    /// The entries with no link are re-sent after the timing, so that the running
+    /// auto-connect scan restarts with it (`ControllerRequests.setConnectionTiming`).
     public func setConnectionParameters(_ parameters: ConnectionParameters) throws(TransportError) {
-        let timing = try SystemConfiguration.connection(parameters)
-        connectionTiming = timing
-        attemptNow(.connectionTiming)
-        sendConnectionTiming(timing)
-        guard state == .poweredOn else { return }
-        for peer in unlinkedPendingConnections { resendPending(peer) }
+        requests.setConnectionTiming(try SystemConfiguration.connection(parameters))
     }
 
     // MARK: Commands
-
-    /// Sends `command` to our controller if it is attached; a refusal goes to `onFailure`
-    /// after `failed` has corrected the mirror.
-    func command(_ command: MgmtCommand, failed: ((MgmtError) -> Void)? = nil) {
-        send(command) { [weak self] result in
-            guard case .failure(let error) = result else { return }
-            failed?(error)
-            self?.onFailure?(KernelError(error))
-        }
-    }
 
     /// Sends `command` to our controller; while it is detached nothing is sent (the mirror
     /// is re-asserted when it comes back) and false is returned.
     @discardableResult
     func send(_ command: MgmtCommand, _ completion: @escaping MgmtClient.Completion) -> Bool {
-        guard isAttached else { return false }
-        mgmt.send(command, to: index, completion)
-        return true
+        lifecycle.send(command, completion)
     }
 
     /// The mgmt queue answers in order, so what waits follows the last command sent; a
     /// refused request waiting for its next attempt is not answered yet (it has not taken).
     public func afterRequestsAnswered(_ body: @escaping () -> Void) {
         mgmt.afterAnswers(on: index) { [weak self] in
-            guard let self, self.retrySchedule.wait(body) else { return body() }
+            guard let self, self.requests.wait(body) else { return body() }
         }
     }
 }
 
-/// The first refusal among commands answered in order (one request's several commands).
-final class Refusal {
-    var error: MgmtError?
+extension KernelTransport: ControllerRequestsHost {
+    var isPoweredOn: Bool { state == .poweredOn }
+    var hasPeripheralLink: Bool { links.hasPeripheralLink }
+    func unlinked(among peers: Set<BluetoothAddress>) -> [BluetoothAddress] { connectedDevices.unlinked(among: peers) }
+    func commandRefused(_ error: KernelError) { onFailure?(error) }
+    func powerRetryDue() { lifecycle.configure() }
+
+    /// Reported to `onFailure` and the delegate (`didRefuse`); `ControllerRequests` asks again.
+    func requestRefused(_ refusal: TransportRefusal, _ error: MgmtError) {
+        onFailure?(KernelError(error))
+        delegate?.transport(self, didRefuse: refusal)
+    }
 }

@@ -71,7 +71,7 @@ final class LinkKeeper {
                 continue
             }
             let link = makeLink(id, handed.fileDescriptor, peer, role)
-            link.storeName = handed.name
+            link.keptSocket(as: handed.name)
             adoptState(stateFile, of: link)
             adopted.append(link)
             highest = max(highest, id.rawValue)
@@ -96,7 +96,7 @@ final class LinkKeeper {
             discardHanded(handed, because: "not a link state file this agent made (\(error))")
             return keepNewStateFile(for: link, reporting: { self.failures.append($0) })
         }
-        link.stateFile = (file, name)
+        link.keepState(in: file, name: name)
         switch Result(catching: { () throws(KeptLinkState.Refusal) -> KeptLinkState in
             guard let bytes = try? file.read() else { throw .damaged }  // unreadable: as untrusted as damaged
             return try KeptLinkState.read(bytes, for: link.id, peer: link.peer, role: link.role)
@@ -130,11 +130,11 @@ final class LinkKeeper {
         let name = Self.stateName(of: link.id, role: link.role)
         do {
             let file = try MemoryFile(name: "latchkey-\(name)", capacity: KeptLinkState.fileCapacity)
-            link.stateFile = (file, name)
+            link.keepState(in: file, name: name)
             try link.writeKeptState()
             try store.keep(file.fileDescriptor, name: name)
         } catch {
-            link.stateFile = nil
+            link.keepState(in: nil, name: name)
             report(KernelError(.system, "\(link.id)'s state file not kept (\(error)): a process that adopts the link "
                                + "will not know its connection interval or session", errno: error.errno))
         }
@@ -147,7 +147,7 @@ final class LinkKeeper {
         let name = Self.storeName(of: link.id, role: link.role)
         do {
             try store.keep(fileDescriptor, name: name)
-            link.storeName = name
+            link.keptSocket(as: name)
         } catch {
             onFailure?(KernelError(.system, "\(link.id) to \(link.peer) not kept in the service manager's descriptor "
                                    + "store (\(error)): it ends if this process dies", errno: error.errno))
@@ -159,14 +159,9 @@ final class LinkKeeper {
     /// The link is ending (or was never wanted): its stored copy must go, or it would hold
     /// the link up after us. Said before our own copy closes.
     func forget(_ link: KernelLink) {
-        if let name = link.storeName {
-            link.storeName = nil
-            forgetStored(name: name)
-        }
-        if let state = link.stateFile {
-            link.stateFile = nil
-            forgetStored(name: state.name)
-        }
+        let kept = link.endKeeping()
+        if let socket = kept.socket { forgetStored(name: socket) }
+        if let state = kept.state { forgetStored(name: state) }
     }
 
     private func forgetStored(name: String) {

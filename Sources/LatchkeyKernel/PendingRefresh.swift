@@ -4,7 +4,7 @@ import LatchkeyTransport
 /// attempts cannot be watched (no `ConnectFailureWatch`): each change of what is waiting starts
 /// the interval over, so the first re-send comes a whole interval after the last change, never in
 /// the middle of the kernel's own reaction to it; with the watch open there is no timer at all
-/// (no periodic wake-ups while idle). It owns the timer and the interval; the transport says what
+/// (no periodic wake-ups while idle). It owns the timer and the interval; `PendingRescan` says what
 /// waits and what a re-send sends (`onDue`).
 final class PendingRefresh {
     private let timer: OneShotTimer

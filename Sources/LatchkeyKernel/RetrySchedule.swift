@@ -79,3 +79,33 @@ final class RetrySchedule {
         return waiters
     }
 }
+
+/// A wanted state is never dropped: a mgmt command that carries one (power, advertising,
+/// discovery, connection timing, an Add Device entry) and that the kernel refuses is sent
+/// again after a capped backoff (`RetrySchedule`, `ControllerRequests`), until it takes or
+/// the application withdraws the wish. Each refusal is reported to the delegate
+/// (`didRefuse`) and to `onFailure`, and `afterRequestsAnswered` waits for it, so READY means taken.
+extension KernelTransport {
+    /// The wait before the next attempt: `first`, doubled after each refusal, at most `cap`.
+    public struct RetryBackoff: Sendable, Equatable {
+        public var first: Duration
+        public var cap: Duration
+        public init(first: Duration, cap: Duration) { self.first = first; self.cap = cap }
+
+        /// Our choice: the kernel refuses while one HCI command is outstanding, itself bounded
+        /// by HCI_CMD_TIMEOUT (2 s), so the first retry after 0.5 s usually takes; a kernel that
+        /// keeps refusing is asked at most every 30 s, so a phone still links within 30 s of
+        /// the kernel taking requests again.
+        public static let standard = RetryBackoff(first: .milliseconds(500), cap: .seconds(30))
+
+        /// The wait after the `attempt`-th refusal in a row (1-based).
+        public func delay(after attempt: Int) -> Duration {
+            var delay = first
+            for _ in 1..<max(attempt, 1) {
+                delay = delay * 2
+                if delay >= cap { return cap }
+            }
+            return min(delay, cap)
+        }
+    }
+}

@@ -149,15 +149,14 @@ public final class LockController {
 
     /// A key's lock or unlock, as `LockAuthority` allowed it: the only way a request from a
     /// key reaches the bolt. The lock's own rules still decide (operating mode, door, a
-    /// moving bolt). Returns the refusal, or nil when the command was decided (journalled; the
-    /// bolt is moving or already there). The movement's outcome arrives later as events:
-    /// LockOperation when the bolt arrives, LockOperationError when it failed.
-    /// `relockAfter` is an unlock-with-timeout's time; `validUntil` the command's deadline.
+    /// moving bolt). Returns what became of it (`CommandOutcome`): the refusal, or the decision
+    /// the journal holds (none when the bolt was already there) and whether the bolt is moving;
+    /// the movement's end comes later as events (LockOperation, LockOperationError).
+    /// `relockAfter` is an unlock-with-timeout's time; `validUntil` the command's deadline;
+    /// `counter` the command's new counter, committed with its decision (`DecisionJournal`).
     @discardableResult
-    /// `counter`: the command's new counter, committed with its decision
-    /// (`DecisionJournal.record(_:committing:)`).
     public func submit(_ authorization: Authorization, counter: KeyCounter? = nil, validUntil: Instant? = nil,
-                       relockAfter: Duration = .seconds(1)) -> OperationError? {
+                       relockAfter: Duration = .seconds(1)) -> CommandOutcome {
         commandCounter = counter.flatMap { $0.keyID == authorization.keyID ? $0 : nil }
         defer { commandCounter = nil }
         let operation: LockCommand.Operation
@@ -165,7 +164,7 @@ public final class LockController {
         case .lock: operation = .lock
         case .unlock, .arrivalUnlock: operation = .unlock
         case .unlockWithTimeout: operation = .unlockWithTimeout(relockAfter)
-        case .present, .setOperatingMode: return .unspecified  // they move no bolt
+        case .present, .setOperatingMode: return .refused(.unspecified)  // they move no bolt
         }
         let source: OperationSource = authorization.entry == .bluetooth ? .remote : .proprietaryRemote
         return decide(LockCommand(operation, source: source, who: KeyID(authorization.keyID), validUntil: validUntil))
@@ -175,29 +174,46 @@ public final class LockController {
     /// not follow), in `key`'s name when it is that key's leaving. Only ever a lock: nothing
     /// unlocks on its own.
     @discardableResult
-    public func lockAutomatically(for key: KeyID?) -> OperationError? {
+    public func lockAutomatically(for key: KeyID?) -> CommandOutcome {
         decide(LockCommand(.lock, source: .auto, who: key))
-    }
-
-    /// Submits `command` and returns its refusal, read from the events its decision emitted.
-    private func decide(_ command: LockCommand) -> OperationError? {
-        let outer = refusal
-        refusal = .some(nil)
-        defer { refusal = outer }
-        submit(command)
-        return refusal ?? nil
     }
 
     /// The counter of the key command being submitted, for the decision it leads to.
     private var commandCounter: KeyCounter?
 
-    /// What `decide` collects while its command is fed: the first LockOperationError.
-    private var refusal: OperationError??
-
     /// Feeds a command whatever its source: the button's path inside the lock, and tests.
     /// Everything from a key goes through `submit(_ authorization:)`.
-    func submit(_ command: LockCommand) {
-        feed(.command(command))
+    @discardableResult
+    func submit(_ command: LockCommand) -> CommandOutcome {
+        decide(command)
+    }
+
+    /// Runs `command` and everything it causes. What became of it comes from the machine's
+    /// verdict, the journal's answer to the decision, and the decision's completion when the
+    /// movement ended before this returns.
+    private func decide(_ command: LockCommand) -> CommandOutcome {
+        guard !draining else {
+            inbox.append(.command(command))  // behind the input running now, like any input
+            return .queued
+        }
+        let (verdict, actions) = machine.handle(command, at: loop.now)
+        let answers = drain(first: actions)
+        switch verdict {
+        case .refused(let error):
+            return .refused(error)
+        case .alreadyThere:
+            return .decided(DecidedCommand(moving: machine.isMoving))
+        case .journaling(let decision):
+            // A movement that failed at once failed whatever the journal said of its decision.
+            let failed = answers.completed[decision.id]?.failure
+            guard let durable = answers.recorded[decision.id] else {
+                // The journal refused the decision: a lock moves all the same (it is written
+                // once the journal takes writes), an unlock does not (`LockStateMachine`).
+                return decision.operation == .lock ? .decided(DecidedCommand(moving: machine.isMoving, failed: failed))
+                                                   : .refused(.journalFailed)
+            }
+            return .decided(DecidedCommand(decision: decision.id, durable: durable, moving: machine.isMoving, failed: failed))
+        }
     }
 
     /// A key's change of the operating mode, as `LockAuthority` allowed it (an admin key's
@@ -240,16 +256,34 @@ public final class LockController {
     private func feed(_ input: LockInput) {
         inbox.append(input)
         guard !draining else { return }
-        draining = true
-        defer { draining = false }
-        while !inbox.isEmpty {
-            let next = inbox.removeFirst()
-            for action in machine.handle(next, at: loop.now) { perform(action) }
-        }
-        statusLight?.show(machine.lockState)
+        drain()
     }
 
-    private func perform(_ action: LockAction) {
+    /// What the journal was told while inputs ran: how long each decision took to be durable
+    /// (those it refused are absent), and how each decision completed.
+    private struct JournalAnswers {
+        var recorded: [DecisionID: Duration] = [:]
+        var completed: [DecisionID: DecisionOutcome] = [:]
+    }
+
+    /// Performs `first` (a command's actions), then runs each waiting input and everything it
+    /// causes, in order.
+    @discardableResult
+    private func drain(first: [LockAction] = []) -> JournalAnswers {
+        draining = true
+        defer { draining = false }
+        var answers = JournalAnswers()
+        var actions = first
+        while true {
+            for action in actions { perform(action, answers: &answers) }
+            guard !inbox.isEmpty else { break }
+            actions = machine.handle(inbox.removeFirst(), at: loop.now)
+        }
+        statusLight?.show(machine.lockState)
+        return answers
+    }
+
+    private func perform(_ action: LockAction, answers: inout JournalAnswers) {
         switch action {
         case .record(let decision):
             do {
@@ -261,8 +295,10 @@ public final class LockController {
                 } else {
                     try journal.record(decision)
                 }
-                lastRecordDuration = loop.now - started
+                let took = loop.now - started
+                lastRecordDuration = took
                 lastRecordedDecision = decision.id
+                answers.recorded[decision.id] = took
                 journalFault = nil
                 inbox.append(.journalRecorded(decision.id))
             } catch {
@@ -272,6 +308,7 @@ public final class LockController {
                 inbox.append(.journalFailed(decision.id))
             }
         case .complete(let id, let outcome):
+            answers.completed[id] = outcome
             do {
                 try writeBacklog()
                 try journal.complete(id, outcome: outcome)
@@ -298,7 +335,6 @@ public final class LockController {
             timers[timer]?.cancel()
             timers[timer] = nil
         case .emit(let event):
-            if case .some(nil) = refusal, case .lockOperationError(_, let error) = event.kind { refusal = .some(error) }
             onEvent?(event)
         }
     }

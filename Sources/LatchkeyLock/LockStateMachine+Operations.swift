@@ -3,7 +3,8 @@ import LatchkeyTransport
 // Deciding, moving, succeeding and failing.
 extension LockStateMachine {
     /// Applies the lock's own rules to a command; an accepted one goes to the journal.
-    mutating func decide(_ command: LockCommand) {
+    @discardableResult
+    mutating func decide(_ command: LockCommand) -> CommandVerdict {
         let operation = command.type
         if operatingMode == .noRemoteLockUnlock && command.source.isRemote {
             return refuse(command, .restricted)
@@ -18,15 +19,19 @@ extension LockStateMachine {
             // Already there: nothing moves. A fresh unlock restarts the relock countdown.
             emit(.lockOperation(LockOperationRecord(operation: operation, source: command.source, who: command.who)))
             if operation == .unlock { armAutoRelock(after: command.relockAfter) }
-            return
+            return .alreadyThere
         }
-        journal(LockDecision(id: takeDecisionID(), operation: operation, source: command.source, who: command.who,
-                             decidedAt: now, deadline: command.validUntil ?? now + behaviour.decisionValidity,
-                             relockAfter: command.relockAfter))
+        let decision = LockDecision(id: takeDecisionID(), operation: operation, source: command.source, who: command.who,
+                                    decidedAt: now, deadline: command.validUntil ?? now + behaviour.decisionValidity,
+                                    relockAfter: command.relockAfter)
+        journal(decision)
+        return .journaling(decision)
     }
 
-    mutating func refuse(_ command: LockCommand, _ error: OperationError) {
+    @discardableResult
+    mutating func refuse(_ command: LockCommand, _ error: OperationError) -> CommandVerdict {
         emit(.lockOperationError(LockOperationRecord(operation: command.type, source: command.source, who: command.who), error))
+        return .refused(error)
     }
 
     /// Hands the decision to the journal; the actuator waits for `journalRecorded`.

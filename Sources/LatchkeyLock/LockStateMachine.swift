@@ -104,8 +104,6 @@ public struct LockStateMachine {
         // Before start nothing is measured: refuse commands, ignore the hardware.
         case (.starting, .start(let reading, let recovered)):
             begin(reading, recovered: recovered)
-        case (.starting, .command(let command)):
-            refuse(command, .notReady)
         case (.starting, .setOperatingMode(let mode, _, _)):
             operatingMode = mode  // restored before start: not a change, nothing to log
         case (.starting, .buttonPressed), (.starting, .doorSensor), (.starting, .boltPosition),
@@ -115,13 +113,11 @@ public struct LockStateMachine {
         case (.idle, .start), (.journaling, .start), (.moving, .start):
             break  // start happens once
 
-        // Commands: one operation at a time.
-        case (.idle, .command(let command)):
-            decide(command)
+        // Commands: one operation at a time, none before start.
+        case (_, .command(let command)):
+            rule(on: command)
         case (.idle, .buttonPressed):
             decide(buttonCommand)
-        case (.journaling, .command(let command)), (.moving, .command(let command)):
-            refuse(command, .busy)
         case (.journaling, .buttonPressed), (.moving, .buttonPressed):
             break  // the bolt is already moving: a press is not queued
 
@@ -182,6 +178,24 @@ public struct LockStateMachine {
             break  // stale
         }
         return actions
+    }
+
+    /// Feeds one command at `now`: what the lock's rules made of it, and the actions to perform.
+    public mutating func handle(_ command: LockCommand, at now: Instant) -> (verdict: CommandVerdict, actions: [LockAction]) {
+        self.now = now
+        actions = []
+        let verdict = rule(on: command)
+        return (verdict, actions)
+    }
+
+    /// One operation at a time, and none before the sensors were read.
+    @discardableResult
+    private mutating func rule(on command: LockCommand) -> CommandVerdict {
+        switch phase {
+        case .starting: refuse(command, .notReady)
+        case .idle: decide(command)
+        case .journaling, .moving: refuse(command, .busy)
+        }
     }
 
     // MARK: Helpers shared by the extensions

@@ -11,7 +11,7 @@ protocol ArrivalLockSide: AnyObject {
     var lockState: LockState { get }
     var doorState: DoorState { get }
     var operatingMode: OperatingMode { get }
-    @discardableResult func lockAutomatically(for key: KeyID?) -> OperationError?
+    @discardableResult func lockAutomatically(for key: KeyID?) -> CommandOutcome
 }
 
 extension LockController: ArrivalLockSide {}

@@ -10,7 +10,7 @@ extension LockAgent {
     /// journalled before the actuator moves, and the audit log names the key with source
     /// ProprietaryRemote, refusals included.
     public func bridgeCommand(_ operation: LockOperationType, keyID: UInt32) -> Result<DecisionID?, BridgeCommandRefusal> {
-        bridge.command(operation, keyID: keyID)
+        parts.bridge.command(operation, keyID: keyID)
     }
 
     /// A wrong unlock code the MQTT bridge refused (`bridge wrong-code` on the control
@@ -20,10 +20,10 @@ extension LockAgent {
     /// locked out nothing more is counted or logged, and the bridge's unlocks are refused
     /// whatever their code (`bridgeCommand`). Returns the lockout this failure engaged.
     public func bridgeWrongCode(keyID: UInt32) -> Result<LockoutEngagement?, BridgeCommandRefusal> {
-        bridge.wrongCode(keyID: keyID)
+        parts.bridge.wrongCode(keyID: keyID)
     }
 
     /// Why the bridge may not read the audit log or the lock's state now, acting as its key
     /// `keyID`; nil when it may (`LockAuthority.logScope`, the one gate for reads too).
-    public func bridgeReadRefusal(keyID: UInt32) -> BridgeCommandRefusal? { bridge.readRefusal(keyID: keyID) }
+    public func bridgeReadRefusal(keyID: UInt32) -> BridgeCommandRefusal? { parts.bridge.readRefusal(keyID: keyID) }
 }

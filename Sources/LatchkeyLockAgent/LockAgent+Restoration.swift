@@ -10,15 +10,15 @@ import LatchkeyPeripheral
 extension LockAgent {
     public func peripheralManager(_ pm: PeripheralManager, willRestoreState state: RestoredPeripheralState) {
         if let restored = state.services.first(where: { $0.uuid == LockServiceUUID.service }) {
-            published.restore(restored)
+            parts.published.restore(restored)
         }
-        relaunch.restore(state.centrals)
+        parts.relaunch.restore(state.centrals)
         emit(.lockRestored(services: state.services.count, centrals: state.centrals.count,
-                           subscribed: published.stateSubscribers.count,
+                           subscribed: parts.published.stateSubscribers.count,
                            advertising: state.advertisement != nil))
         // The lock may have moved (or resolved an interrupted decision) before the service
         // was back: tell the phones that stayed subscribed where it stands now.
-        loop.execute { [weak self] in self?.publishStatus() }
+        loop.execute { [weak self] in self?.parts.status.publish() }
     }
 
     public func peripheralManager(_ pm: PeripheralManager, didChangeServicesIn range: ClosedRange<UInt16>,
@@ -35,19 +35,16 @@ extension LockAgent {
     /// Appends a DoorLockAlarm to the log (and notifies it like any lock event):
     /// `lockFactoryReset` when the store was found corrupt and started empty,
     /// `lockRadioPowerCycled` when the controller went off and came back.
-    public func logAlarm(_ code: AlarmCode) {
-        lockEvent(LockEvent(kind: .doorLockAlarm(code), time: loop.now, lockStateBefore: controller.lockState,
-                            lockStateAfter: controller.lockState, doorState: controller.doorState))
-    }
+    public func logAlarm(_ code: AlarmCode) { parts.logAlarm(code) }
 
     /// A deliberate stop (`systemctl stop`): stop advertising and withdraw the service, so
     /// that the restoration entry goes (no relaunch restores it; the next start publishes
     /// the same definition at the same handles anyway). A decision in flight stays open in
     /// the journal: the next start reconciles it like after a crash.
     public func stop() {
-        keyWatch.stop()
+        parts.keyWatch.stop()
         peripheral.discardPreservedState()
-        bindings.remove()
-        published.withdraw()
+        parts.bindings.remove()
+        parts.published.withdraw()
     }
 }

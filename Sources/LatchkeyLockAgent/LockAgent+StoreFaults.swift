@@ -6,18 +6,18 @@ extension LockAgent {
     /// The parts of the store at fault now: "read-only" (the lock runs on a store it could
     /// open only read-only: `storeIsReadOnly`), "journal" (its last write failed, or writes wait:
     /// a lock moved without its record), "lockout", "bindings"; empty when all is on disk.
-    public var storeFaults: [String] { storeHealth.faults }
+    public var storeFaults: [String] { parts.storeHealth.faults }
 
     /// The store is open read-only (`storeIsReadOnly`) until it takes writes again.
-    public var storeOpenReadOnly: Bool { storeHealth.isReadOnly }
+    public var storeOpenReadOnly: Bool { parts.storeHealth.isReadOnly }
 
     /// The store could be opened only read-only (its file system is: a card gone read-only).
     /// The lock runs degraded: a lock moves and waits to be recorded, an unlock and anything
     /// else needing a durable write is refused (`storageFailure`); said once, as a warning,
     /// and in `status` until `storeBecameWritable`.
-    public func storeIsReadOnly(_ path: String) { storeHealth.becameReadOnly(path) }
+    public func storeIsReadOnly(_ path: String) { parts.storeHealth.becameReadOnly(path) }
 
     /// The store is open read-write again: what waits is written now, the journal's backlog
     /// and the bindings of the links up.
-    public func storeBecameWritable(_ path: String) { storeHealth.becameWritable(path) }
+    public func storeBecameWritable(_ path: String) { parts.storeHealth.becameWritable(path) }
 }

@@ -30,6 +30,9 @@ public struct LockAgentConfiguration: Sendable {
     /// Links the lock takes at once: it keeps advertising while fewer are up (where the
     /// controller can advertise beside a link), so one linked central never hides it.
     public var maximumLinks: Int
+    /// Where the challenges and the pairing exchanges' keys and nonces are drawn from: the
+    /// system's cryptographic generator; only the simulator and tests pass a seeded one.
+    public var random: RandomSource = .system
 
     /// 5 s: a phone's whole setup and first command is ten or so ATT round trips, about a
     /// second at the kernel's longest default connection interval (50 ms); five leave room

@@ -61,23 +61,29 @@ final class LockCommandPipeline {
                 relockAfter: Duration = .seconds(1)) -> DecisionOutcome {
         let key = authorization.keyID
         let changesBefore = outputClock?.changeCount ?? 0
-        let decidedBefore = controller.lastRecordedDecision
-        if let error = controller.submit(authorization, counter: counter, validUntil: received.map { $0 + validity },
-                                         relockAfter: relockAfter) {
+        let decided: DecidedCommand
+        switch controller.submit(authorization, counter: counter, validUntil: received.map { $0 + validity },
+                                 relockAfter: relockAfter) {
+        case .refused(let error):
             return .refused(error)
+        case .decided(let command):
+            // A movement that failed at once (an output that could not be set) is answered as the
+            // lock's refusal: the bolt did not move.
+            if let failed = command.failed { return .refused(failed) }
+            decided = command
+        case .queued:
+            // Only an event handler's command is queued (none from a phone or the bridge): it
+            // runs next, and its decision is told by its events.
+            decided = DecidedCommand(moving: controller.machine.isMoving)
         }
         if counter != nil {
             if authorization.operation == .lock { commitLockCounter(key: key) }  // the bolt moves whatever the store says
             else if commitCounter(key: key) != nil { return .counterNotStored }  // committed with the decision: nothing left
         }
-        var accepted = AcceptedDecision(moving: controller.machine.isMoving)
+        var accepted = AcceptedDecision(decision: decided.decision, durable: decided.durable, moving: decided.moving)
         if let received, let clock = outputClock, clock.changeCount > changesBefore, let changed = clock.lastChange {
             accepted.actuatorLatency = changed - received
             latencies.append((changed - received).milliseconds)
-        }
-        if let decided = controller.lastRecordedDecision, decided != decidedBefore {
-            accepted.decision = decided
-            accepted.durable = controller.lastRecordDuration
         }
         return .accepted(accepted)
     }

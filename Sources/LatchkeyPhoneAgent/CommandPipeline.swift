@@ -145,7 +145,7 @@ final class CommandPipeline {
             let frame = try CommandSealing.seal(CommandBody(operation: f.operation, commandID: counter,
                                                             operatingMode: f.mode),
                                                 keyID: configuration.keyID, secret: configuration.secret,
-                                                counter: counter, challenge: challenge)
+                                                counter: counter, challenge: challenge, random: configuration.random)
             session.prepareSession(for: frame)
             emit(.phoneCommandSent(op: .init(f.operation), counter: counter))
             wakeWork.commandWritten()

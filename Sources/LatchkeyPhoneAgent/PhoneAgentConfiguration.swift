@@ -53,6 +53,9 @@ public struct PhoneAgentConfiguration: Sendable {
     public var idleConnectionInterval: Duration?
     /// 5 s: the life of the challenge the phone reads ahead (`ChallengeIssuer.defaultLifetime`).
     public var idleAfter: Duration
+    /// Where the commands' nonces are drawn from: the system's cryptographic generator; only
+    /// the simulator and tests pass a seeded one.
+    public var random: RandomSource = .system
 
     public static let defaultGracePeriod: Duration = .seconds(30)
     public static let defaultRestoreIdentifier = "latchkey.phone.central"

@@ -42,6 +42,8 @@ public final class PhonePairing: CentralManagerDelegate, PeripheralDelegate {
     private var found: [BluetoothAddress: FoundLock] = [:]
     private var completion: ((Result<PairedKey, PairingFailure>) -> Void)?
     private var loop: any EventLoop { central.transport.loop }
+    /// Where the attempt's ephemeral key and nonce are drawn from.
+    private let random: RandomSource
 
     /// The lock paired with (or being paired with): the target's address, or the one chosen.
     public var lockAddress: BluetoothAddress? { lock?.identifier }
@@ -52,8 +54,10 @@ public final class PhonePairing: CentralManagerDelegate, PeripheralDelegate {
     public static let defaultScan: Duration = .seconds(5)
 
     public init(transport: any BluetoothTransport, target: PairingTarget, name: String,
-                events: any AgentEventSink, timeout: Duration = PhonePairing.defaultTimeout) {
+                events: any AgentEventSink, timeout: Duration = PhonePairing.defaultTimeout,
+                random: RandomSource = .system) {
         self.target = target
+        self.random = random
         self.name = name
         self.events = events
         self.timeout = timeout
@@ -74,7 +78,7 @@ public final class PhonePairing: CentralManagerDelegate, PeripheralDelegate {
     /// Pins the lock: its address and the fingerprint its identity must have.
     private func choose(_ address: BluetoothAddress, fingerprint: String) {
         do throws(PairingSetupError) {
-            initiator = try PairingInitiator(name: name, expectedFingerprint: fingerprint)
+            initiator = try PairingInitiator(name: name, expectedFingerprint: fingerprint, random: random)
         } catch {
             finish(.failure(.setup(error)))
             return

@@ -17,7 +17,7 @@ public final class ChallengeIssuer {
     public static let defaultLifetime: Duration = .seconds(5)
 
     public init(loop: any EventLoop, lifetime: Duration = ChallengeIssuer.defaultLifetime,
-                random: @escaping () -> [UInt8] = { CommandSealing.newSecret().prefix(16).map { $0 } }) {
+                random: @escaping () -> [UInt8] = { RandomSource.system.bytes(CommandFrame.challengeLength) }) {
         self.loop = loop
         self.lifetime = lifetime
         self.random = random

@@ -5,10 +5,11 @@ import LatchkeyLockProtocol
 /// is the frame header — version, kind, key id, counter, challenge, nonce — so the tag
 /// covers the whole frame, not just the operation.
 public enum CommandSealing {
-    /// The phone side: seals `body` for the lock.
+    /// The phone side: seals `body` for the lock, with a nonce drawn from `random`.
     public static func seal(_ body: CommandBody, keyID: UInt32, secret: [UInt8], counter: UInt64,
-                            challenge: [UInt8]) throws -> CommandFrame {
-        try seal(body, keyID: keyID, secret: secret, counter: counter, challenge: challenge, nonce: ChaChaPoly.Nonce())
+                            challenge: [UInt8], random: RandomSource = .system) throws -> CommandFrame {
+        try seal(body, keyID: keyID, secret: secret, counter: counter, challenge: challenge,
+                 nonce: try ChaChaPoly.Nonce(data: random.bytes(CommandFrame.nonceLength)))
     }
 
     /// With a given nonce: docs/PROTOCOL.md's test vectors (a phone must never reuse one).
@@ -38,7 +39,7 @@ public enum CommandSealing {
     }
 
     /// 32 random octets for a new phone key.
-    public static func newSecret() -> [UInt8] {
-        SymmetricKey(size: .bits256).withUnsafeBytes { Array($0) }
+    public static func newSecret(from random: RandomSource = .system) -> [UInt8] {
+        random.bytes(32)
     }
 }

@@ -67,19 +67,22 @@ public enum PairingSetupError: Error, Equatable, Sendable, CustomStringConvertib
 /// The lock's fingerprint is mandatory: the phone pins the lock it pairs with, so nobody in
 /// the middle can play the lock (docs/SECURITY.md, "Why this design").
 public struct PairingInitiator {
-    private let ephemeral = Curve25519.KeyAgreement.PrivateKey()
-    private let nonce = Array(CommandSealing.newSecret().prefix(PairingRequest.nonceLength))
+    private let ephemeral: Curve25519.KeyAgreement.PrivateKey
+    private let nonce: [UInt8]
     public let name: String
     /// Only a lock whose identity has this fingerprint (normalized) is accepted.
     public let expectedFingerprint: String
 
-    public init(name: String, expectedFingerprint: String) throws(PairingSetupError) {
+    /// `random`: where the ephemeral key and the nonce are drawn from.
+    public init(name: String, expectedFingerprint: String, random: RandomSource = .system) throws(PairingSetupError) {
         guard let fingerprint = PairingKeyAgreement.normalizedFingerprint(expectedFingerprint) else {
             throw .badFingerprint(expectedFingerprint)
         }
         if let problem = PairingName.problem(name) { throw .badName(problem) }
         self.name = name
         self.expectedFingerprint = fingerprint
+        ephemeral = random.agreementKey()
+        nonce = random.bytes(PairingRequest.nonceLength)
     }
 
     public var request: PairingRequest {

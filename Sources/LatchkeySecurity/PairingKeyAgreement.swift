@@ -116,8 +116,8 @@ public struct LockIdentity: Sendable {
     }
 
     /// 32 random octets for a new identity (what the store keeps).
-    public static func newRawPrivateKey() -> [UInt8] {
-        Array(Curve25519.KeyAgreement.PrivateKey().rawRepresentation)
+    public static func newRawPrivateKey(from random: RandomSource = .system) -> [UInt8] {
+        Array(random.agreementKey().rawRepresentation)
     }
 
     public var publicKey: [UInt8] { Array(privateKey.publicKey.rawRepresentation) }

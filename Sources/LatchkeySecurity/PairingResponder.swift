@@ -85,10 +85,14 @@ public final class PairingResponder {
     /// A genuine phone writes once per link; a few more allow a retry after a lost answer.
     public static let maximumWritesPerLink = 3
 
-    public init(identity: LockIdentity, registry: any KeyRegistry, loop: any EventLoop) {
+    /// Where each exchange's ephemeral key and nonce are drawn from.
+    private let random: RandomSource
+
+    public init(identity: LockIdentity, registry: any KeyRegistry, loop: any EventLoop, random: RandomSource = .system) {
         self.identity = identity
         self.registry = registry
         self.loop = loop
+        self.random = random
     }
 
     public var isOpen: Bool { window != nil }
@@ -175,8 +179,8 @@ public final class PairingResponder {
         }
         // One request per window: a key pending confirmation shuts the window to every other.
         guard let w = window, w.pending == nil else { return .failure(.pairingClosed) }
-        let ephemeral = Curve25519.KeyAgreement.PrivateKey()
-        let nonce = Array(CommandSealing.newSecret().prefix(PairingRequest.nonceLength))
+        let ephemeral = random.agreementKey()
+        let nonce = random.bytes(PairingRequest.nonceLength)
         let keyID: UInt32
         let derived: PairingKeyAgreement.Derived
         let grant: PairingKeyAgreement.Grant

@@ -180,7 +180,7 @@ import LatchkeyKernelSockets
     /// and accepts again after the backoff; the failing calls are bounded, not a spin.
     @Test func anAcceptErrorPausesTheListenerAndItAcceptsAgain() throws {
         let world = try TransportWorld(address: TransportWorld.lock)
-        world.transport.listener.backoff = (first: .milliseconds(10), cap: .milliseconds(20))
+        world.transport.links.listenerBackoff = (first: .milliseconds(10), cap: .milliseconds(20))
         try world.settle()
         try world.transport.startAdvertising(Advertisement(data: AdvertisingData(localName: "Door")))
         let listener = try #require(world.sockets.listener)

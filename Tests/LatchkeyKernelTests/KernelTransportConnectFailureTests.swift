@@ -22,7 +22,7 @@ import LatchkeyKernelSockets
         try world.transport.addPendingConnection(to: TransportWorld.lock)
         try world.settle()
         #expect(world.hciEvents.opened == [TransportWorld.hci0])
-        #expect(world.transport.connectFailureWatch.index != nil)
+        #expect(world.transport.pendingRescan.watchIndex != nil)
         return world
     }
 
@@ -30,13 +30,13 @@ import LatchkeyKernelSockets
     /// Device goes out on the refused cancel, at once, not after a settle delay or interval.
     @Test func aRefusedCancelResendsThePendingConnectionAtOnce() throws {
         let world = try waitingPhone()
-        world.transport.connectFailureWatch.settleDelay = .seconds(30)
+        world.transport.pendingRescan.settleDelay = .seconds(30)
         let before = world.kernel.commands(.addDevice).count
         world.hciEvents.emit(FakeHCIEvents.connectionComplete(status: 0x3E))
         world.hciEvents.emit(FakeHCIEvents.cancelComplete(status: 0x0C))
         try world.until { world.kernel.commands(.addDevice).count == before + 1 }
         #expect(world.kernel.commands(.addDevice).last?.encoded() == Self.addLock)
-        #expect(!world.transport.connectFailureWatch.resendIsWaiting, "the refused cancel replaced the delayed re-send")
+        #expect(!world.transport.pendingRescan.resendIsWaiting, "the refused cancel replaced the delayed re-send")
         try idle(world, .milliseconds(100))
         #expect(world.kernel.commands(.addDevice).count == before + 1, "once per failure")
     }
@@ -45,10 +45,10 @@ import LatchkeyKernelSockets
     /// re-send waits out the settle delay.
     @Test func aFailedConnectionCompleteAloneResendsAfterTheSettleDelay() throws {
         let world = try waitingPhone()
-        world.transport.connectFailureWatch.settleDelay = .milliseconds(60)
+        world.transport.pendingRescan.settleDelay = .milliseconds(60)
         let before = world.kernel.commands(.addDevice).count
         world.hciEvents.emit(FakeHCIEvents.connectionComplete(status: 0x3E, subevent: 0x0A))  // Enhanced
-        try world.until { world.transport.connectFailureWatch.resendIsWaiting }
+        try world.until { world.transport.pendingRescan.resendIsWaiting }
         #expect(world.kernel.commands(.addDevice).count == before, "not while the kernel may still cancel")
         try world.until { world.kernel.commands(.addDevice).count == before + 1 }
         #expect(world.kernel.commands(.addDevice).last?.encoded() == Self.addLock)
@@ -57,12 +57,12 @@ import LatchkeyKernelSockets
     /// Only failures re-send: a link made, a cancel that succeeded, advertising reports.
     @Test func otherEventsSendNothing() throws {
         let world = try waitingPhone()
-        world.transport.connectFailureWatch.settleDelay = .milliseconds(20)
+        world.transport.pendingRescan.settleDelay = .milliseconds(20)
         let before = world.kernel.received.count
         world.hciEvents.emit(FakeHCIEvents.advertisingReport)
         world.hciEvents.emit(FakeHCIEvents.connectionComplete(status: 0))
         world.hciEvents.emit(FakeHCIEvents.cancelComplete(status: 0))
-        try world.until { world.transport.connectFailureWatch.eventsReceived == 3 }
+        try world.until { world.transport.pendingRescan.eventsReceived == 3 }
         try idle(world, .milliseconds(100))
         #expect(world.kernel.received.count == before)
     }
@@ -76,7 +76,7 @@ import LatchkeyKernelSockets
         let before = world.kernel.received.count
         world.hciEvents.emit(FakeHCIEvents.connectionComplete(status: 0x3E))
         world.hciEvents.emit(FakeHCIEvents.cancelComplete(status: 0x0C))
-        try world.until { world.transport.connectFailureWatch.eventsReceived == 2 }
+        try world.until { world.transport.pendingRescan.eventsReceived == 2 }
         try idle(world, .milliseconds(50))
         #expect(world.kernel.received.count == before)
 
@@ -84,7 +84,7 @@ import LatchkeyKernelSockets
         try world.settle()
         let removed = world.kernel.received.count
         world.hciEvents.emit(FakeHCIEvents.cancelComplete(status: 0x0C))
-        try world.until { world.transport.connectFailureWatch.eventsReceived == 3 }
+        try world.until { world.transport.pendingRescan.eventsReceived == 3 }
         try idle(world, .milliseconds(50))
         #expect(world.kernel.received.count == removed)
 
@@ -101,7 +101,7 @@ import LatchkeyKernelSockets
         world.kernel.emit(FakeKernel.deviceDisconnected(TransportWorld.hci0, TransportWorld.lock, reason: 8))
         try world.until { world.kernel.received.count > 0 && world.transport.connectedDevices.sorted.isEmpty }
         try world.settle()
-        #expect(!world.transport.pendingRefresh.isRunning)
+        #expect(!world.transport.pendingRescan.isTimerRunning)
         let before = world.kernel.received.count
         try idle(world, .milliseconds(200))
         #expect(world.kernel.received.count == before, "no re-send without a failure")
@@ -114,7 +114,7 @@ import LatchkeyKernelSockets
         world.transport.pendingRefreshInterval = .milliseconds(40)
         try world.settle()
         try world.transport.addPendingConnection(to: TransportWorld.lock)
-        #expect(world.transport.pendingRefresh.isRunning)
+        #expect(world.transport.pendingRescan.isTimerRunning)
         world.kernel.emit(FakeKernel.deviceConnected(TransportWorld.hci0, TransportWorld.lock))
         world.kernel.emit(FakeKernel.deviceDisconnected(TransportWorld.hci0, TransportWorld.lock, reason: 8))
         try world.until { world.kernel.commands(.addDevice).count >= 3 }
@@ -130,7 +130,7 @@ import LatchkeyKernelSockets
         let world = try waitingPhone()
         let first = world.hciEvents.source
         world.kernel.emit(bytes("05 00 00 00 00 00"))  // Index Removed
-        try world.until { world.transport.connectFailureWatch.index == nil }
+        try world.until { world.transport.pendingRescan.watchIndex == nil }
         #expect(first?.isClosed == true)
         let hci1 = MgmtIndex(1)
         let info = ControllerInfo(address: TransportWorld.phone, supportedSettings: [], currentSettings: [.lowEnergy])
@@ -138,7 +138,7 @@ import LatchkeyKernelSockets
             packet.code == 0x0004 ? [FakeKernel.complete(0x0004, packet.index, info.encoded())] : model.answer(packet)
         }
         world.kernel.emit(bytes("04 00 01 00 00 00"))  // Index Added
-        try world.until { world.transport.connectFailureWatch.index == hci1 }
+        try world.until { world.transport.pendingRescan.watchIndex == hci1 }
         #expect(world.hciEvents.opened == [TransportWorld.hci0, hci1])
     }
 

@@ -34,7 +34,7 @@ import Testing
         let world = try advertisingLock()
         #expect(world.hciEvents.openedTiming == [TransportWorld.hci0])
         world.hciEvents.emit(Self.complete(units: 24))
-        try world.until { world.transport.connectionTimingWatch.timing(of: TransportWorld.phone) != nil }
+        try world.until { world.transport.links.timing(of: TransportWorld.phone) != nil }
         _ = try #require(world.sockets.listener).push(TransportWorld.phone)
         try world.until { world.delegate.links.count == 1 }
         #expect(world.delegate.links[0].connectionInterval == .milliseconds(30))

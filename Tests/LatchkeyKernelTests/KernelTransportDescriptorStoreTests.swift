@@ -36,8 +36,7 @@ import Testing
 
     /// The agent is SIGKILLed: its own descriptors close, nothing is said to anyone.
     func kill(_ world: TransportWorld) {
-        for link in world.transport.links { link.drop() }
-        world.transport.links = []
+        world.transport.links.dropAll()
     }
 
     @Test func aLinkIsKeptFromTheMomentItExistsUnderANameWithoutAColon() throws {

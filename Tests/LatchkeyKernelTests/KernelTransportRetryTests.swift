@@ -41,7 +41,7 @@ import Testing
         #expect(world.delegate.refusals.map(\.retryIn) == [.milliseconds(5), .milliseconds(10), .milliseconds(20)])
         #expect(world.delegate.refusals.first?.reason.contains("Busy") == true)
         #expect(world.failures.count == 3)
-        #expect(!world.transport.isRetrying(.pendingConnection(TransportWorld.lock)), "taken: no retry left")
+        #expect(!world.transport.requests.isRetrying(.pendingConnection(TransportWorld.lock)), "taken: no retry left")
         // Taken: nothing more is sent.
         let sent = world.kernel.commands(.addDevice).count
         _ = try world.loop.run(until: { false }, timeout: .milliseconds(60))
@@ -115,7 +115,7 @@ import Testing
         try world.until { world.kernel.commands(.setDefaultSystemConfiguration).count == 3 }
         try world.settle()
         #expect(world.delegate.refusals.map(\.request) == [.connectionTiming, .connectionTiming])
-        #expect(!world.transport.isRetrying(.connectionTiming))
+        #expect(!world.transport.requests.isRetrying(.connectionTiming))
         // Each attempt is followed by Add Device for the unlinked entry: the scan restarts with the timing.
         #expect(world.kernel.commands(.addDevice).count == addDevices + 3)
     }

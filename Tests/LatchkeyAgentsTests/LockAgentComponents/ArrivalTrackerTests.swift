@@ -13,10 +13,10 @@ private final class FakeLock: ArrivalLockSide {
     var doorState: DoorState = .closed
     var operatingMode: OperatingMode = .normal
     var automaticLocks: [KeyID?] = []
-    func lockAutomatically(for key: KeyID?) -> OperationError? {
+    func lockAutomatically(for key: KeyID?) -> CommandOutcome {
         automaticLocks.append(key)
         lockState = .locked
-        return nil
+        return .decided(DecidedCommand(moving: false))
     }
 }
 

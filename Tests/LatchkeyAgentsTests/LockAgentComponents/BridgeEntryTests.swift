@@ -34,7 +34,8 @@ import Testing
 
     @Test func theBridgesKeyUnlocksThroughTheLocksDecision() throws {
         let decided = try entry.command(.unlock, keyID: 9).get()
-        #expect(decided != nil && decided == rig.controller.lastRecordedDecision)
+        let held = rig.journal.entries.compactMap { if case .recorded(let decision) = $0 { decision.id } else { nil } }
+        #expect(decided != nil && held == [decided].compactMap { $0 }, "the decision the journal holds")
         #expect(rig.chip.isHigh("latch"))
         #expect(heard.events == [EventKind.lockCommandAccepted.name])
         #expect(heard.moving == 1)

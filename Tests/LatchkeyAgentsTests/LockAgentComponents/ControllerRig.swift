@@ -10,6 +10,7 @@ struct ControllerRig {
     let chip: SimulatedGPIOChip
     let clock: OutputChangeClock
     let controller: LockController
+    let journal = InMemoryDecisionJournal()
 
     init(loop: ManualEventLoop) throws {
         chip = SimulatedGPIOChip(label: "sim-lock", lineNames: ["latch", "door"], loop: loop)
@@ -18,7 +19,7 @@ struct ControllerRig {
         let hardware = try LockHardware.open(LockWiring(chipLabel: "sim-lock", actuator: .hold, unlockOutput: .init("latch"),
                                                         door: .init("door")),
                                              chips: TimingChipFinder(GPIOChipSet([chip]), clock: clock), loop: loop)
-        controller = try LockController(loop: loop, hardware: hardware, journal: InMemoryDecisionJournal())
+        controller = try LockController(loop: loop, hardware: hardware, journal: journal)
         controller.start(recovered: nil, lastLogged: nil)
         loop.run()
     }

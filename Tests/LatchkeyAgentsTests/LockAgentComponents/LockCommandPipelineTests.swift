@@ -14,6 +14,7 @@ import Testing
     let loop = ManualEventLoop()
     let chip: SimulatedGPIOChip
     let controller: LockController
+    let journal: InMemoryDecisionJournal
     let authority: LockAuthority
     private let counter = CounterCommits()
     private let events = EmittedNames()
@@ -21,7 +22,7 @@ import Testing
 
     init() throws {
         let rig = try ControllerRig(loop: loop)
-        (chip, controller) = (rig.chip, rig.controller)
+        (chip, controller, journal) = (rig.chip, rig.controller, rig.journal)
         authority = LockAuthority(keys: InMemoryKeyStore([
             PhoneKey(id: 2, name: "member", secret: CommandSealing.newSecret(), role: .user),
         ]), lockout: LockoutGuard(store: InMemoryLockoutStore(), loop: loop))
@@ -37,8 +38,9 @@ import Testing
     @Test func anUnlockComesBackDecidedWithItsLatency() throws {
         let outcome = pipeline.submit(try allowed(.unlock), counter: KeyCounter(keyID: 2, counter: 1), received: loop.now)
         guard case .accepted(let accepted) = outcome else { Issue.record("refused: \(outcome)"); return }
-        #expect(accepted.decision == controller.lastRecordedDecision)
+        let held = journal.entries.compactMap { if case .recorded(let decision) = $0 { decision.id } else { nil } }
         #expect(accepted.decision != nil)
+        #expect(held == [accepted.decision].compactMap { $0 }, "the outcome names the decision the journal holds")
         #expect(accepted.actuatorLatency == .zero, "the latch rose in the same instant on the manual loop")
         #expect(chip.isHigh("latch"))
         #expect(pipeline.commandLatencies == [0])
@@ -48,8 +50,8 @@ import Testing
     @Test func aRefusalComesBackAsTheLocksReasonAndDecidesNothing() throws {
         controller.setOperatingMode(.noRemoteLockUnlock, source: .auto)
         let outcome = pipeline.submit(try allowed(.unlock), counter: KeyCounter(keyID: 2, counter: 1), received: loop.now)
-        guard case .refused = outcome else { Issue.record("not refused: \(outcome)"); return }
-        #expect(controller.lastRecordedDecision == nil)
+        #expect(outcome == .refused(.restricted))
+        #expect(journal.entries.isEmpty, "a refusal journals nothing")
         #expect(!chip.isHigh("latch"))
         #expect(pipeline.commandLatencies.isEmpty)
         #expect(counter.commits == 0, "the caller commits after a refusal (`LockAgent`)")
@@ -70,6 +72,19 @@ import Testing
         let outcome = pipeline.submit(try allowed(.lock), counter: KeyCounter(keyID: 2, counter: 2), received: loop.now)
         guard case .accepted = outcome else { Issue.record("refused: \(outcome)"); return }
         #expect(events.names == [EventKind.lockCounterWriteFailed.name])
+    }
+
+    /// The journal refuses writes (a full disk) and the latch's line cannot be set: the lock the
+    /// phone asked for never happened, so it is refused, never accepted as done.
+    @Test func aLockThatFailsAtOnceWhileTheJournalRefusesIsRefused() throws {
+        _ = pipeline.submit(try allowed(.unlock), counter: KeyCounter(keyID: 2, counter: 1), received: loop.now)
+        loop.run()
+        try #require(controller.lockState == .unlocked)
+        journal.recordFailure = .init("disk full")
+        chip.failWrites(to: "latch")
+        let outcome = pipeline.submit(try allowed(.lock), counter: KeyCounter(keyID: 2, counter: 2), received: loop.now)
+        #expect(outcome == .refused(.hardwareFault), "the bolt did not lock")
+        #expect(controller.lockState == .notFullyLocked)
     }
 
     @Test func aBridgesCommandHasNoCounterAndNoLatency() throws {
