@@ -21,7 +21,8 @@ public final class Bridge: MQTTConnectionDelegate {
     private var retry: Scheduled?
     private var agents: [any BridgedAgent] = []
     private var handlers: [String: (MQTTMessage) -> Void] = [:]
-    private var acknowledgements: [Int: any BridgedAgent] = [:]
+    /// QoS 1 publications awaiting their PUBACK, by message id: the agent to tell.
+    private(set) var acknowledgements: [Int: any BridgedAgent] = [:]
     private var stopped = false
 
     public static let online = "online"

@@ -8,7 +8,9 @@ public protocol MQTTConnection: AnyObject {
     /// Sends DISCONNECT (the will is not published) and closes.
     func disconnect()
     /// Queues a message. QoS 1 messages are acknowledged by `didAcknowledge` with the
-    /// returned message id; a message not acknowledged before a disconnection may not have arrived.
+    /// returned message id; a message not acknowledged before a disconnection may not have
+    /// arrived (or arrived and its PUBACK was lost), and is never sent again by the connection:
+    /// after the next `didConnect` the owner publishes again what must arrive.
     func publish(_ message: MQTTMessage) throws(MQTTError) -> Int
     /// Subscribes at QoS 1; the broker's copies of our own publications are not sent back
     /// (No Local), and a message keeps the retain flag it was published with (Retain As

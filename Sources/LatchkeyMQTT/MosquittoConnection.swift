@@ -4,11 +4,14 @@ import LatchkeyTransport
 /// An MQTT 5 connection through libmosquitto, driven by the real-time loop: its socket is
 /// watched like any other, a timer runs the keepalive, and every callback arrives on the
 /// loop (libmosquitto starts no thread). Reconnecting is the owner's decision: after a
-/// `didDisconnect` or `didFailToConnect`, `connect()` starts a fresh attempt.
+/// `didDisconnect` or `didFailToConnect`, `connect()` starts a fresh attempt with a fresh
+/// libmosquitto client. A reused one would send again, after the next CONNACK, every QoS 1
+/// message still in flight when the link went, and the owner republishes those itself (the
+/// bridge from its event cursor): each would reach the broker twice.
 public final class MosquittoConnection: MQTTConnection {
     public weak var delegate: (any MQTTConnectionDelegate)?
     private let loop: PosixEventLoop
-    private let client: Mosquitto
+    private var client: Mosquitto
     private let endpoint: MQTTEndpoint
     private var watch: Watch?
     private var keepaliveTimer: Scheduled?
@@ -20,12 +23,23 @@ public final class MosquittoConnection: MQTTConnection {
     public init(endpoint: MQTTEndpoint, loop: PosixEventLoop) throws(MQTTError) {
         self.loop = loop
         self.endpoint = endpoint
-        client = try Mosquitto(clientID: endpoint.clientID)
+        client = try Self.client(for: endpoint)
+        answer(client)
+    }
+
+    /// A libmosquitto client with the endpoint's credentials, TLS files and will.
+    private static func client(for endpoint: MQTTEndpoint) throws(MQTTError) -> Mosquitto {
+        let client = try Mosquitto(clientID: endpoint.clientID)
         if let user = endpoint.username { try client.credentials(username: user, password: endpoint.password) }
         if case .tls(let ca, let cert) = endpoint.security {
             try client.tls(caFile: ca, certificate: cert?.certificate, key: cert?.key)
         }
         if let will = endpoint.will { try client.will(will) }
+        return client
+    }
+
+    /// Routes `client`'s callbacks to this connection and its delegate.
+    private func answer(_ client: Mosquitto) {
         client.onConnect = { [weak self] code in self?.connectAnswered(code) }
         client.onDisconnect = { [weak self] code in
             self?.ended(code == 0 ? "disconnected" : Mosquitto.failureText(code))
@@ -42,8 +56,23 @@ public final class MosquittoConnection: MQTTConnection {
 
     public func connect() {
         guard session == .idle else { return }
-        let rc = attempted ? client.reconnect() : client.connect(host: endpoint.host, port: endpoint.port,
-                                                                  keepalive: endpoint.keepaliveSeconds)
+        if attempted {
+            // Nothing of the last session is sent again (the type's comment says why).
+            do {
+                let retired = client
+                client = try Self.client(for: endpoint)
+                answer(client)
+                // Destroyed on a later turn of the loop, never inside one of its own callbacks.
+                loop.execute { withExtendedLifetime(retired) {} }
+            } catch {
+                loop.execute { [weak self] in
+                    guard let self else { return }
+                    self.delegate?.mqtt(self, didFailToConnect: .unreachable(error.message))
+                }
+                return
+            }
+        }
+        let rc = client.connect(host: endpoint.host, port: endpoint.port, keepalive: endpoint.keepaliveSeconds)
         attempted = true
         guard rc == Mosquitto.success else {
             let why = Mosquitto.failureText(rc)

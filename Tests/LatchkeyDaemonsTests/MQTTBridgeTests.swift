@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import FoundationEssentials
-import LatchkeyBridge
+@testable import LatchkeyBridge
 import LatchkeyControl
 import LatchkeyEvents
 import LatchkeyLock
@@ -38,7 +38,7 @@ final class MQTTBridgeTests {
         // The bridge reaches the lock as its own user, as under systemd: restricted to what it needs.
         try rig.connectAsTheBridge()
         try rig.startLock()
-        broker = try MosquittoBroker(directory: rig.directory, users: ["door": "right", "watcher": "w"])
+        broker = try MosquittoBroker(directory: rig.directory, users: ["door": "right", "watcher": "w"], logPackets: true)
         tick()
         #expect(wait { self.broker.isListening })
     }
@@ -93,9 +93,34 @@ final class MQTTBridgeTests {
         }
     }
 
+    /// Starts the subscriber and returns once it is subscribed (it has a retained marker), so
+    /// that it sees everything the bridge publishes from then on.
     func subscribe() throws {
+        #expect(try broker.publish("latchkey/test/ready", "ready", retain: true) == 0)
         subscriber = try broker.subscribe(["homeassistant/#", "latchkey/#"], to: rig.directory + "/sub.txt",
                                           user: "watcher", password: "w")
+        #expect(wait { self.payloads("latchkey/test/ready").contains("ready") })
+    }
+
+    private var flushes = 0
+
+    /// Returns once the broker has read the subscriber's PUBACK for every message the
+    /// subscriber has written down. mosquitto_sub sends the PUBACK before it prints, so it
+    /// sits in the broker's socket before a marker published now; the broker reads every
+    /// ready socket in the turn that routes the marker, and a SIGTERM ends its loop only after
+    /// that turn. Without this, a broker stopped just after the subscriber printed an event
+    /// keeps it as unacknowledged in the subscriber's session and sends it again after its
+    /// restart: one event twice, which the bridge did not publish twice.
+    func subscriberAcknowledged() throws {
+        flushes += 1
+        let marker = "flush \(flushes)"
+        #expect(try broker.publish("latchkey/test/flush", marker) == 0)
+        #expect(wait { self.payloads("latchkey/test/flush").contains(marker) })
+    }
+
+    /// The last event the broker acknowledged to the bridge, from the bridge's cursor file.
+    func delivered() -> UInt64 {
+        (try? CursorFile(path: rig.directory + "/mqtt/" + MQTTSettings.slug("Rig Door") + ".cursor").load()) ?? 0
     }
 
     func now() -> Double { Files.wallSeconds() }
@@ -178,6 +203,11 @@ final class MQTTBridgeTests {
         #expect(wait { !self.sequences().isEmpty || self.payloads("latchkey/rig-door/state").last == "LOCKED" })
         let before = rig.lock!.agent.statusFrame.lastEventSequence
         #expect(wait { self.sequences().last.map(UInt32.init) == before || before == 0 })
+        // Before the stop the broker has acknowledged every event to the bridge, and the
+        // subscriber every one to the broker: neither is owed again after the restart, so a
+        // second copy could only be the bridge publishing an event twice.
+        #expect(wait { self.delivered() == UInt64(before) })
+        try subscriberAcknowledged()
         broker.stop()
         #expect(wait { !(self.bridge?.isConnected ?? true) })
         // Events while the broker is down: unlocks and locks through the control socket.
@@ -191,6 +221,34 @@ final class MQTTBridgeTests {
         #expect(wait { self.bridge?.isConnected ?? false })
         #expect(wait { self.sequences().last.map(UInt32.init) == last })
         #expect(sequences() == Array(1...Int(last)))
+    }
+
+    /// Events the bridge had sent when the link dropped, never acknowledged (the broker
+    /// frozen, then killed with them unread in its socket), reach the restarted broker once:
+    /// the bridge publishes them again from its cursor, and the MQTT library must not resend
+    /// its own copies of them as well. The broker's log is the record of what it received.
+    @Test func eventsInFlightWhenTheLinkDropsReachTheBrokerOnceAfterReconnecting() throws {
+        try startBridge(settings())
+        #expect(wait { self.bridge?.isConnected ?? false })
+        let before = rig.lock!.agent.statusFrame.lastEventSequence
+        #expect(wait { self.delivered() == UInt64(before) })
+        broker.freeze()
+        for i in 0..<4 {
+            _ = try rig.send("bridge \(i % 2 == 0 ? "unlock" : "lock")", to: rig.lock)
+            #expect(wait { !self.rig.lock!.agent.controller.machine.isMoving })
+        }
+        let last = rig.lock!.agent.statusFrame.lastEventSequence
+        #expect(last > before)
+        // Every new event is written to the frozen broker's socket, awaiting its PUBACK.
+        #expect(wait { self.bridge?.acknowledgements.count == Int(last - before) })
+        broker.crash()
+        #expect(wait { !(self.bridge?.isConnected ?? true) })
+        try broker.start()
+        #expect(wait { self.bridge?.isConnected ?? false })
+        #expect(wait { self.delivered() == UInt64(last) })
+        let received = broker.publicationsReceived(from: "bridge-test", topic: "latchkey/rig-door/events")
+        #expect(received.count == Int(last), "\(received)")
+        #expect(!received.contains { $0.contains("(d1,") }, "a copy resent by the MQTT library")
     }
 
     /// `latchkey doctor --mqtt`: the broker refusing mqtt.yaml's password is a FIX line naming

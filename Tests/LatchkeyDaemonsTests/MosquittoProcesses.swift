@@ -24,9 +24,11 @@ final class MosquittoBroker {
     /// `running: false` picks the port and writes the configuration but starts nothing: a
     /// broker that is down until the test calls `start()`.
     /// `acl`: an `acl_file` for the broker; `anonymous`: admit clients without a user name
-    /// beside `users` (the ACL then decides what they may do).
+    /// beside `users` (the ACL then decides what they may do). `logPackets`: the broker's log
+    /// names every packet it receives (`Received PUBLISH from <client> (d0, q1, ...)`), the
+    /// record of what a client sent.
     init(directory: String, users: [String: String] = [:], tls: Bool = false, running: Bool = true,
-         acl: String? = nil, anonymous: Bool = false) throws {
+         acl: String? = nil, anonymous: Bool = false, logPackets: Bool = false) throws {
         self.directory = directory
         self.users = users
         port = try Self.freePort()
@@ -39,6 +41,7 @@ final class MosquittoBroker {
         }
         // As root the broker would switch to user mosquitto, which cannot write the scratch directory.
         if getuid() == 0 { conf += "user root\n" }
+        if logPackets { conf += "log_type all\n" }
         if let acl {
             try writeFile(directory + "/acl", acl)
             conf += "acl_file \(directory)/acl\n"
@@ -65,6 +68,27 @@ final class MosquittoBroker {
         guard pid > 0 else { return }
         terminate(pid)
         pid = 0
+    }
+
+    /// SIGSTOP: the broker holds its connections but reads nothing, so nothing is acknowledged.
+    func freeze() {
+        if pid > 0 { kill(pid, SIGSTOP) }
+    }
+
+    /// SIGKILL, then reaped: the broker dies without reading what its sockets hold (the
+    /// kernel resets those connections) and without saving its persistence file.
+    func crash() {
+        guard pid > 0 else { return }
+        kill(pid, SIGKILL)
+        var status: Int32 = 0
+        waitpid(pid, &status, 0)
+        pid = 0
+    }
+
+    /// The broker log's `Received PUBLISH` lines from `client` on `topic`.
+    func publicationsReceived(from client: String, topic: String) -> [String] {
+        ((try? readTextFile(directory + "/broker.log")) ?? "").split(separator: "\n").map(String.init)
+            .filter { $0.contains("Received PUBLISH from \(client) (") && $0.contains(", '\(topic)',") }
     }
 
     /// Whether a TCP connect to the port succeeds now.

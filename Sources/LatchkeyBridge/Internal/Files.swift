@@ -75,8 +75,9 @@ public enum Files {
 
 /// Where the bridge remembers the last event the broker acknowledged, per agent: one
 /// decimal number. Written before the next event is counted as delivered, so a restarted
-/// bridge resumes after it (at-least-once: an event acknowledged but not yet recorded is
-/// published again, with the same `seq`, which is how a consumer recognises it).
+/// bridge resumes after it (at-least-once: an event acknowledged but not yet recorded, or one
+/// whose PUBACK a lost connection took with it, is published again, with the same `seq`,
+/// which is how a consumer recognises it).
 public struct CursorFile: Sendable {
     public let path: String
     public init(path: String) { self.path = path }

@@ -90,7 +90,6 @@ final class Mosquitto {
         Int(Self.api.mosquitto_connect_async!(handle, host, Int32(port), Int32(keepalive)))
     }
 
-    func reconnect() -> Int { Int(Self.api.mosquitto_reconnect_async!(handle)) }
     func disconnect() -> Int { Int(Self.api.mosquitto_disconnect!(handle)) }
 
     var socket: Int32 { Self.api.mosquitto_socket!(handle) }
