@@ -165,7 +165,14 @@ final class MQTTBridgeTests {
             payloads("homeassistant/binary_sensor/latchkey_rig-door/problem/config")[0].utf8))
         #expect(problem.device_class == "problem" && problem.payload_on == "ON")
         #expect(!payloads("homeassistant/sensor/latchkey_rig-door/last_event/config").isEmpty)
-        #expect(received.filter { $0.topic.hasPrefix("homeassistant/") }.allSatisfy { _ in true })
+        // Every discovery message names this lock's device, whichever entity it configures.
+        struct Discovery: Decodable { var unique_id: String; struct Device: Decodable { var identifiers: [String] }; var device: Device }
+        let discovery = received.filter { $0.topic.hasPrefix("homeassistant/") }
+        #expect(discovery.count >= 4)
+        for message in discovery {
+            let decoded = try JSONDecoder().decode(Discovery.self, from: Data(message.payload.utf8))
+            #expect(decoded.device.identifiers == ["latchkey_rig-door"] && decoded.unique_id.hasPrefix("latchkey_rig-door_"))
+        }
         #expect(payloads("latchkey/rig-door/availability").last == "online")
 
         // unlock from the broker: the actuator runs, the audit log names the bridge's key.
