@@ -102,6 +102,17 @@ final class MQTTStage {
         return false
     }
 
+    /// Waits until the observer has the lock's last event and a marker published after it: by
+    /// then the broker has read the observer's acknowledgements. A broker stopped before it reads
+    /// the last one sends that event again to the persistent session when it returns.
+    func settleObserver() throws(RuntimeError) -> Bool {
+        let last = try lastEventSequence()
+        guard world.wait(.seconds(10), until: { (self.sequences().last ?? 0) >= last }) else { return false }
+        let flush = topic("flush"), marker = "flush-\(last)"
+        _ = try world.runTool(["-h", "127.0.0.1", "-p", "\(port)", "-q", "1", "-t", flush, "-m", marker], program: programs.publisher)
+        return world.wait(.seconds(10), until: { self.payloads(flush).contains(marker) })
+    }
+
     func startBridge() throws(RuntimeError) {
         let p = try ChildProcess(name: "bridge", executable: world.executable,
                                  arguments: ["mqtt", "--config", bridgeConfig, "--log-level", world.verbose ? "info" : "warning"],
