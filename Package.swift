@@ -254,7 +254,7 @@ let package = Package(
         // Kills the agents at random moments and checks what survives (issue 5).
         // A household's year in one process on simulated time, faults and invariants from a seed.
         .target(name: "LatchkeyHousehold", dependencies: ["LatchkeyAgents", "LatchkeyBridge", "LatchkeyCentral", "LatchkeyControl", "LatchkeyDaemons",
-                                                          "LatchkeyGPIO", "LatchkeyLock", "LatchkeyLockProtocol", "LatchkeyManagers", "LatchkeyMQTT", "LatchkeyPhoneAgent",
+                                                          "LatchkeyGPIO", "LatchkeyLock", "LatchkeyLockProtocol", "LatchkeyManagers", "LatchkeyMQTT", "LatchkeyPhone", "LatchkeyPhoneAgent",
                                                           "LatchkeyLockAgent", "LatchkeyPosix", "LatchkeySecurity", "LatchkeySettings", "LatchkeySim",
                                                           "LatchkeySimDisk", "LatchkeySimGPIO", "LatchkeySimMQTT", "LatchkeyStore",
                                                           "LatchkeyTestKit", "LatchkeyTorture", "LatchkeyTransport", "LatchkeyEvents",

@@ -222,8 +222,12 @@ extension EventKind {
         "phone.store_recovered", "The store was found damaged at start and recovered.",
         [.detail])
     public static let phonePersistFailed = EventKind(
-        "phone.persist_failed", "The phone's state could not be stored.",
+        "phone.persist_failed",
+        "The phone's store refused to save its state (said once, until a save works again): no command goes, its counter not durable, and the phone re-links only after a growing wait.",
         [.error])
+    public static let phonePersistRecovered = EventKind(
+        "phone.persist_recovered", "The phone's store saves again after refusing: the phone links and sends again.",
+        [EventField("refused", .integer, "the saves it refused meanwhile"), .seconds])
     public static let phoneRadio = EventKind(
         "phone.radio", "The radio's power state changed.",
         [.radioState])
@@ -506,6 +510,7 @@ extension EventKind {
         .phoneStoreWalUnprepared,
         .phoneStoreRecovered,
         .phonePersistFailed,
+        .phonePersistRecovered,
         .phoneRadio,
         .phoneConnectPending,
         .phoneConnectFailed,
@@ -893,6 +898,10 @@ extension Event {
 
     public static func phonePersistFailed(error: String) -> Event {
         Event(.phonePersistFailed, error)
+    }
+
+    public static func phonePersistRecovered(refused: Int, seconds: Duration) -> Event {
+        Event(.phonePersistRecovered, refused, WholeSeconds(seconds))
     }
 
     public static func phoneRadio(state: RadioState) -> Event {

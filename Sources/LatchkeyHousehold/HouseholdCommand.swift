@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import LatchkeyPhoneAgent
 import LatchkeySim
 import LatchkeyStore
 
@@ -86,6 +87,9 @@ public enum HouseholdCommand {
         print("unlock line rises: \(r.rises)")
         print("re-links after a return: \(r.relinkCount), slowest \(r.relinkMax.map { "\($0)" } ?? "-") "
               + "(bound \(HouseholdJudge.relinkBound))")
+        print("re-links after the owner's phone's disk came back: \(r.relinkAfterBackoffCount), slowest "
+              + "\(r.relinkAfterBackoffMax.map { "\($0)" } ?? "-") (bound: its back-off's longest step, "
+              + "\(PhoneAgentConfiguration.defaultStoreRetryLimit), then \(HouseholdJudge.relinkBound))")
         print("broker: \(r.brokerEvents) events, \(r.brokerDuplicates) repeated after a bridge restart, "
               + "\(r.brokerGaps) gaps (\(r.brokerGapsExplained) explained by the log's retention)")
         print("audit log: at most \(r.logCountMax) events at a sample (retention \(r.logRetention)), "

@@ -56,6 +56,13 @@ final class HouseholdJudge {
     /// When the owner's phone came back, and since when it could have linked.
     private var awaitingRelinkSince: Instant?
     private(set) var relinkTimes: [Duration] = []
+    /// Until when the owner's phone may still be backing off from a store that refused
+    /// writes: its disk came back, and the phone finds out at its back-off's next step
+    /// (`ConnectionRequest`), at most its longest step later. The re-link's clock starts then.
+    private var backingOffUntil: Instant?
+    /// Re-links that waited for such a back-off, measured as `relinkTimes` (from the return, or
+    /// the clock's last restart); judged against the bound from the back-off's end.
+    private(set) var relinkTimesAfterBackoff: [Duration] = []
     private var lastBrokerSequence: UInt64 = 0
     private var bridgeRestartedSinceLast = false
     private(set) var brokerEvents = 0, brokerDuplicates = 0, brokerGaps = 0, brokerGapsExplained = 0
@@ -100,8 +107,13 @@ final class HouseholdJudge {
     func phoneLeft() { awaitingRelinkSince = nil }
     /// A start, a power-on or a dropped link: the re-link's clock starts again.
     func relinkClockRestarts(at: Instant) { if awaitingRelinkSince != nil { awaitingRelinkSince = at } }
+    /// The owner's phone's disk takes writes again: the phone may wait up to `longestStep`.
+    func phoneStoreBack(at: Instant, longestStep: Duration) { backingOffUntil = at + longestStep }
     func phoneReady(at: Instant) {
-        if let since = awaitingRelinkSince { relinkTimes.append(at - since) }
+        if let since = awaitingRelinkSince {
+            if let until = backingOffUntil, since < until { relinkTimesAfterBackoff.append(at - since) }
+            else { relinkTimes.append(at - since) }
+        }
         awaitingRelinkSince = nil
     }
 
@@ -171,8 +183,9 @@ final class HouseholdJudge {
     /// After every step. `journal`: the running lock's (nil while it is down: its checks wait).
     /// `relinkPossible`: both agents up and the phone in range.
     func check(now: Instant, journal: StoredDecisionJournal?, relinkPossible: Bool) {
-        if let since = awaitingRelinkSince, relinkPossible, now - since > Self.relinkBound {
-            fail(.relinkTooSlow, now, "back in range since \(HouseholdClock.format(since)), not ready after \(now - since)")
+        if let since = awaitingRelinkSince, relinkPossible, now - max(since, backingOffUntil ?? since) > Self.relinkBound {
+            fail(.relinkTooSlow, now, "back in range since \(HouseholdClock.format(since)), not ready after \(now - since)"
+                 + (backingOffUntil.map { $0 > since ? " (its back-off over by \(HouseholdClock.format($0)))" : "" } ?? ""))
             awaitingRelinkSince = nil
         }
         guard let journal else { return }

@@ -1,3 +1,5 @@
+import LatchkeyPhone
+import LatchkeyPhoneAgent
 import LatchkeySim
 import LatchkeySimDisk
 import LatchkeyTransport
@@ -49,7 +51,11 @@ extension HouseholdWorld {
                 if disk.fired.count > firedBefore { self.count("\(whose) disk fault fired") }
                 disk.cancelScheduledFaults()
                 if fault == .diskFull { disk.makeRoom() } else { disk.remountReadWrite() }
-                if !isGuest { self.judge.relinkClockRestarts(at: self.loop.now) }
+                if !isGuest {
+                    // A phone backing off from its refusing store finds out at its next step.
+                    self.judge.phoneStoreBack(at: self.loop.now, longestStep: PhoneAgentConfiguration.defaultStoreRetryLimit)
+                    self.judge.relinkClockRestarts(at: self.loop.now)
+                }
             }
         }
         end(after: spell, tries: 0)
@@ -88,5 +94,23 @@ extension HouseholdRun {
             out.append((kill, .guestRadioRefusal(.seconds(Int64(r.next(in: 2...60))))))
         }
         return out
+    }
+}
+
+/// A phone's store as the household counts it: every save its disk refused (a full or
+/// read-only spell), whatever the agent says of it.
+final class CountedPhoneStore: PhoneStateStore {
+    private let store: any PhoneStateStore
+    private let refused: () -> Void
+    init(_ store: any PhoneStateStore, refused: @escaping () -> Void) {
+        self.store = store
+        self.refused = refused
+    }
+    func load() throws -> PhoneState? { try store.load() }
+    func save(_ state: PhoneState) throws {
+        do { try store.save(state) } catch {
+            refused()
+            throw error
+        }
     }
 }

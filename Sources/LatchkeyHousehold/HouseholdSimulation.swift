@@ -104,6 +104,9 @@ public struct HouseholdRun {
         public var diskTraceHash: UInt64
         public var relinkMax: Duration?
         public var relinkCount: Int
+        /// Re-links that waited for the owner's phone's back-off after its disk came back.
+        public var relinkAfterBackoffMax: Duration?
+        public var relinkAfterBackoffCount: Int
         /// At each sample: the lock's store files, the bytes allocated and not freed (what
         /// growth is judged on), the process's data size.
         public var samples: [Sample]
@@ -276,7 +279,9 @@ public struct HouseholdRun {
         }
         return Report(seed: seed, days: days, steps: step, counts: world.counts, violations: judge.violations,
                       traceHash: trace.hash, diskTraceHash: world.disk.traceHash,
-                      relinkMax: judge.relinkTimes.max(), relinkCount: judge.relinkTimes.count, samples: samples,
+                      relinkMax: judge.relinkTimes.max(), relinkCount: judge.relinkTimes.count,
+                      relinkAfterBackoffMax: judge.relinkTimesAfterBackoff.max(),
+                      relinkAfterBackoffCount: judge.relinkTimesAfterBackoff.count, samples: samples,
                       brokerEvents: judge.brokerEvents, brokerDuplicates: judge.brokerDuplicates,
                       brokerGaps: judge.brokerGaps, brokerGapsExplained: judge.brokerGapsExplained,
                       logCountMax: judge.logCountMax, logRetention: world.logRetention, logTrimmed: trimmed,

@@ -357,7 +357,9 @@ final class HouseholdWorld {
             let opened = try StateStores.openPhoneStore(settings.stateDirectory, wallClock: wallClock,
                                                         fileSystem: StoreFileSystem.readOnly(while: { disk.isReadOnly })
                                                             .through(sqliteVFS: disk.vfsName))
-            let (store, restoration) = (opened.phoneStateStore(), opened.restorationStorage())
+            let whose = isGuest ? "guest phone" : "owner phone"
+            let store = CountedPhoneStore(opened.phoneStateStore()) { [weak self] in self?.count("\(whose) state not saved") }
+            let restoration = opened.restorationStorage()
             let process = ProcessLoop(loop)
             let sink = Sink { [weak self] in self?.phoneEvent($0, guest: isGuest) }
             // While a relay is at work the owner's phone is where the relay's far radio is.
@@ -398,11 +400,12 @@ final class HouseholdWorld {
            let key = isGuest ? guestKey : Self.ownerKey {
             judge.phoneSent(key: key, counter: counter, at: event.time)
         }
-        if event.name == EventKind.phonePersistFailed.name { count(isGuest ? "guest phone state not saved" : "owner phone state not saved") }
+        if event.name == EventKind.phoneLinked.name { count(isGuest ? "guest phone linked" : "owner phone linked") }
     }
 
-    /// Whether the owner's phone could link now: both agents up, the phone in range.
-    var relinkPossible: Bool { lock != nil && owner != nil && ownerHome }
+    /// Whether the owner's phone could link now: both agents up, the phone in range, its disk
+    /// taking writes (a phone that cannot save a counter cannot prove itself, and backs off).
+    var relinkPossible: Bool { lock != nil && owner != nil && ownerHome && !ownerDisk.isReadOnly && !ownerDisk.isFull }
 
     // MARK: What people do
 

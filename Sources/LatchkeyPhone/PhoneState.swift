@@ -18,7 +18,17 @@ public protocol PhoneStateStore: AnyObject {
 public final class InMemoryPhoneStateStore: PhoneStateStore {
     public var state: PhoneState?
     public var saves = 0
+    /// While set, `save` throws it and keeps nothing (a full or read-only disk, for tests).
+    public var refusal: (any Error)?
+    /// The saves refused while `refusal` was set.
+    public private(set) var refused = 0
     public init(_ state: PhoneState? = nil) { self.state = state }
     public func load() throws -> PhoneState? { state }
-    public func save(_ state: PhoneState) throws { self.state = state; saves += 1 }
+    public func save(_ state: PhoneState) throws {
+        if let refusal {
+            refused += 1
+            throw refusal
+        }
+        self.state = state; saves += 1
+    }
 }

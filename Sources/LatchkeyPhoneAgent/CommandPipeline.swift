@@ -42,6 +42,9 @@ final class CommandPipeline {
         case notDelivered(LockOperation)
     }
 
+    /// Why a command whose counter could not be made durable did not go.
+    static let counterNotSaved = "its counter could not be saved (the phone's store refused the write)"
+
     private let configuration: PhoneAgentConfiguration
     private let link: Link
     private let readAhead: ChallengeReadAhead
@@ -138,7 +141,7 @@ final class CommandPipeline {
         }
         // The counter is durable before the frame leaves: a restart never reuses one.
         guard let counter = link.nextCounter() else {
-            finish(.failure(.notDelivered("its counter could not be saved (the phone's store refused the write)")))
+            finish(.failure(.notDelivered(Self.counterNotSaved)))
             return
         }
         do {

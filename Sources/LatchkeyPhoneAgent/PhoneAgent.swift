@@ -37,8 +37,9 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
     let output: PhoneEventOutput
     var ready: Bool { link.ready }
     var commands: CommandPipeline { link.commands }
-    /// Whether the connect request stays open: not after `stop()`, nor while the key is revoked.
-    let connection: ConnectionRequest
+    /// Whether the connect request stays open: not after `stop()`, nor while the key is
+    /// revoked; not at once while the store refuses writes. Set once in `init`.
+    private(set) var connection: ConnectionRequest!
     /// The wake-up work this agent marks (`WakeWork`): GATT setup, commands, the bolt's
     /// report after one. The runtime attaches the application gate.
     public var backgroundTasks: BackgroundTasks { wakeWork.backgroundTasks }
@@ -73,9 +74,11 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
         let lock = central.retrievePeripherals(withIdentifiers: [configuration.lockAddress])[0]
         self.output = PhoneEventOutput(sink: events, loop: central.transport.loop)
         self.wakeWork = WakeWork(backgroundTasks: BackgroundTasks(), events: output)
-        self.connection = ConnectionRequest(configuration: configuration, events: output)
         presenceKeeper = PresenceKeeper(restoring: saved, store: store, configuration: configuration, events: output) {
             [weak self] cycle in self?.requestArrival(cycle)
+        }
+        connection = ConnectionRequest(configuration: configuration, events: output) { [weak self] in
+            self?.retryAfterBackoff()
         }
         link = LockServiceLink(agent: self, lock: lock, configuration: configuration, wakeWork: wakeWork, output: output)
         central.delegate = self
@@ -100,6 +103,16 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
     private func enqueue(_ operation: LockOperation, _ mode: UInt8?,
                          _ completion: @escaping (Result<Void, CommandError>) -> Void) {
         askAgainIfTheOwnerAsks(operation)
+        // Backing off from a store that refused writes, with no link: the owner's tap tries a
+        // save now rather than at the back-off's next step. One that works links at once;
+        // one that fails tells the owner now, not when the command would have gone.
+        if connection.isBackingOff && operation != .present && operation != .arrivalUnlock {
+            guard presenceKeeper.saveAgain() else {
+                completion(.failure(.notDelivered(CommandPipeline.counterNotSaved)))
+                return
+            }
+            requestConnection()
+        }
         commands.append(operation, mode: mode, completion: completion)
         // A command asked for before the link is ready waits for it (the owner tapped
         // "unlock" walking up to the door): said, so that the wait can be seen and timed.
@@ -123,13 +136,20 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
     }
 
     func requestConnection() {
-        guard connection.isWanted else { return }
+        guard connection.next(storeRefusing: presenceKeeper.storeRefusing) == .connect else { return }
         do {
             try central.connect(lockPeripheral, options: configuration.connectOptions)
             emit(.phoneConnectPending(lock: "\(configuration.lockAddress)"))
         } catch {
             emit(.phoneConnectFailed(error: "\(error)"))
         }
+    }
+
+    /// A step of the back-off ended: a save tells whether the store takes writes again; the
+    /// request goes if it does, and the next, longer step starts if not.
+    private func retryAfterBackoff() {
+        presenceKeeper.saveAgain()
+        requestConnection()
     }
 
     public func centralManager(_ central: CentralManager, didConnect peripheral: Peripheral) {

@@ -53,6 +53,15 @@ public struct PhoneAgentConfiguration: Sendable {
     public var idleConnectionInterval: Duration?
     /// 5 s: the life of the challenge the phone reads ahead (`ChallengeIssuer.defaultLifetime`).
     public var idleAfter: Duration
+    /// While the phone's store refuses writes (a full or read-only disk) the phone cannot prove
+    /// itself on a link (its `present` needs a durable counter), so after a link drops it waits
+    /// before linking again (`ConnectionRequest`): `storeRetryFirst`, doubling at each save that
+    /// still fails, to `storeRetryLimit`. 5 s: the lock's unauthenticated link timeout, the pace
+    /// of the re-links this replaces, so a disk freed at once costs one step. 5 min: a spell of
+    /// hours costs about a dozen saves an hour and no link, and a disk that comes back is used
+    /// within 5 min (at once when the owner taps a command).
+    public var storeRetryFirst: Duration = PhoneAgentConfiguration.defaultStoreRetryFirst
+    public var storeRetryLimit: Duration = PhoneAgentConfiguration.defaultStoreRetryLimit
     /// Where the commands' nonces are drawn from: the system's cryptographic generator; only
     /// the simulator and tests pass a seeded one.
     public var random: RandomSource = .system
@@ -80,6 +89,8 @@ public struct PhoneAgentConfiguration: Sendable {
         self.idleConnectionInterval = idleConnectionInterval; self.idleAfter = idleAfter
     }
 
+    public static let defaultStoreRetryFirst: Duration = .seconds(5)
+    public static let defaultStoreRetryLimit: Duration = .seconds(300)
     public static let defaultArrivalIntentWindow: Duration = .seconds(120)
     public static let defaultNearbyLimit: Duration = .seconds(120)
     /// 7.5 ms: the shortest the Core spec allows (Vol 6 Part B 4.5.1).

@@ -26,6 +26,9 @@ final class PresenceKeeper {
     private var intentTimer: Scheduled?
     /// An arrival request that met a moving bolt, waiting to be asked again.
     private var arrivalRetry: (cycle: UInt64, timer: Scheduled)?
+    /// The store refuses writes: since when, and how many saves it refused. Said once when it
+    /// starts and once when a save works again, not at every refusal (a spell lasts hours).
+    private var refusing: (since: Instant, refused: Int)?
 
     /// Resumes `saved` (nil: a first start); a phone that died while leaving or arriving
     /// resumes as away (PresenceMachine rules). `askLock` sends the arrival request of a cycle.
@@ -41,9 +44,17 @@ final class PresenceKeeper {
 
     /// What the phone keeps: where it thinks its owner is, and the last counter it used.
     var current: PhoneState { state }
+    /// The last save failed: no counter can be handed out until one works.
+    var storeRefusing: Bool { refusing != nil }
+
+    /// Saves the state as it is, to learn whether the store takes writes again (the
+    /// connect request's back-off, a command the owner asks for meanwhile): true when it did.
+    @discardableResult
+    func saveAgain() -> Bool { persist() }
 
     /// The next command's counter, durable before the frame leaves: a restart never reuses one.
-    /// nil when it could not be saved (said as `phone.persist_failed`): the command must not
+    /// nil when it could not be saved (said as `phone.persist_failed` when saving starts to
+    /// fail, and `phone.persist_recovered` when it works again): the command must not
     /// go, or a restart would send its counter again. It stays used in this life all the same.
     func nextCounter() -> UInt64? {
         state.counter += 1
@@ -100,8 +111,16 @@ final class PresenceKeeper {
     @discardableResult
     private func persist() -> Bool {
         do { try store.save(state) } catch {
-            emit(.phonePersistFailed(error: "\(error)"))
+            if refusing == nil {
+                refusing = (loop.now, 0)
+                emit(.phonePersistFailed(error: "\(error)"))
+            }
+            refusing?.refused += 1
             return false
+        }
+        if let spell = refusing {
+            refusing = nil
+            emit(.phonePersistRecovered(refused: spell.refused, seconds: loop.now - spell.since))
         }
         return true
     }

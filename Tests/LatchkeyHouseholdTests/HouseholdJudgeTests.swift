@@ -82,6 +82,24 @@ import Testing
         #expect(judge.violations.map(\.rule) == [.relinkTooSlow])
     }
 
+    @Test func aPhoneWhoseDiskCameBackHasItsBackoffsLongestStepBeforeTheBound() {
+        let judge = HouseholdJudge()
+        judge.phoneReturned(at: Self.at(100))
+        judge.phoneStoreBack(at: Self.at(100), longestStep: .seconds(300))
+        judge.relinkClockRestarts(at: Self.at(100))
+        judge.check(now: Self.at(429), journal: nil, relinkPossible: true)
+        #expect(judge.violations.isEmpty, "its next step may come 300 s later, then 30 s to link")
+        judge.check(now: Self.at(431), journal: nil, relinkPossible: true)
+        #expect(judge.violations.map(\.rule) == [.relinkTooSlow])
+        judge.phoneReturned(at: Self.at(500))
+        judge.phoneStoreBack(at: Self.at(500), longestStep: .seconds(300))
+        judge.phoneReady(at: Self.at(650))
+        #expect(judge.relinkTimesAfterBackoff == [.seconds(150)] && judge.relinkTimes.isEmpty, "told apart")
+        judge.phoneReturned(at: Self.at(900))  // the back-off long over: the plain bound again
+        judge.check(now: Self.at(931), journal: nil, relinkPossible: true)
+        #expect(judge.violations.count == 2)
+    }
+
     @Test func growthIsJudgedFromTheSecondSample() {
         let judge = HouseholdJudge()
         judge.sample(at: Self.at(1), store: 0, heap: 0)              // the first month fills the store

@@ -133,4 +133,24 @@ struct PresenceKeeperTests {
         #expect(r.events(.phonePersistFailed).count == 1)
         #expect(r.keeper.nextCounter() == nil && r.keeper.current.counter == 2, "nor used again in this life")
     }
+
+    @Test func aSpellOfRefusedSavesIsSaidOnceWhenItStartsAndOnceWhenASaveWorks() throws {
+        let store = InMemoryPhoneStateStore()
+        store.refusal = FailingStore.Full()
+        let r = Rig(store: store)
+        #expect(r.keeper.nextCounter() == nil && r.keeper.storeRefusing)
+        r.rig.loop.advance(by: .seconds(90))
+        r.keeper.feed(.linkVerified)  // a change of presence, refused too
+        #expect(!r.keeper.saveAgain())
+        #expect(store.refused == 3 && r.events(.phonePersistFailed).count == 1)
+        #expect(r.events(.phonePersistFailed).first?.field("error") == "\(FailingStore.Full())")
+        store.refusal = nil
+        r.rig.loop.advance(by: .seconds(30))
+        #expect(r.keeper.saveAgain() && !r.keeper.storeRefusing && store.state == r.keeper.current)
+        let recovered = try #require(r.events(.phonePersistRecovered).first)
+        #expect(recovered.field("refused") == "3" && recovered.field("seconds") == "120")
+        #expect(r.keeper.nextCounter() == 2 && r.events(.phonePersistRecovered).count == 1)
+        store.refusal = FailingStore.Full()
+        #expect(r.keeper.nextCounter() == nil && r.events(.phonePersistFailed).count == 2, "a new spell is said again")
+    }
 }
