@@ -136,6 +136,9 @@ public final class PhoneAgent: CentralManagerDelegate, PeripheralDelegate {
     }
 
     func requestConnection() {
+        // A store that refused the last save may take writes again (its disk came back while
+        // nothing was saved): asked before a back-off starts, so that a drop then re-links at once.
+        if presenceKeeper.storeRefusing && !connection.isBackingOff { presenceKeeper.saveAgain() }
         guard connection.next(storeRefusing: presenceKeeper.storeRefusing) == .connect else { return }
         do {
             try central.connect(lockPeripheral, options: configuration.connectOptions)

@@ -86,4 +86,24 @@ struct PhoneStoreBackoffTests {
         #expect(recovered.field("refused") == "\(refused)")
         #expect(w.phone.state == w.phoneStore.state, "what the phone keeps is on disk again")
     }
+
+    @Test func aDropAfterTheDiskCameBackWithNothingSavedSinceReLinksAtOnce() throws {
+        let w = try AgentWorld(autoRelock: nil, phoneStartsAt: 2)
+        #expect(w.advance(until: { w.phone.isLinked && w.phone.presence == .home }, limit: .seconds(5)))
+        // A tap whose counter the disk refused, on a link the lock keeps (its key proven on it).
+        w.phoneStore.refusal = ReadOnly()
+        var result: Result<Void, PhoneAgent.CommandError>?
+        w.phone.perform(.unlock) { result = $0 }
+        #expect(w.advance(until: { result != nil }, limit: .seconds(5)))
+        #expect(count(w, .phonePersistFailed) == 1 && w.phone.isLinked)
+        // The disk comes back; nothing is saved until the link drops.
+        w.phoneStore.refusal = nil
+        w.walkPhone(to: 100)
+        #expect(w.advance(until: { !w.phone.isLinked }, limit: .seconds(10)))
+        let links = count(w, .phoneLinked)
+        w.walkPhone(to: 2)
+        // Without asking the store first, the back-off's first step (5 s) would come between.
+        #expect(w.advance(until: { count(w, .phoneLinked) == links + 1 }, limit: .seconds(2)))
+        #expect(count(w, .phonePersistRecovered) == 1 && w.phoneStore.refused == 1)
+    }
 }
