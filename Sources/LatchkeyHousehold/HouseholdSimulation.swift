@@ -401,24 +401,30 @@ public struct HouseholdRun {
 }
 
 extension HouseholdWorld {
-    /// Planted: someone republishes the first event on the lock's events topic.
-    /// A rogue publisher's event numbered two past the last the lock's log holds.
+    /// Planted: a rogue publisher's event numbered two past the last the lock's log holds.
     func publishEventSkippingOne() {
-        // A plant that cannot be made is counted; the self-test then fails for the rule it missed.
-        guard let last = try? lock?.log?.lastSequence() else { count("gap plant found the lock down"); return }
-        let rogue = broker.connection(MQTTEndpoint(host: "sim", port: 1, clientID: "skipper"))
-        rogue.connect()
-        loop.run()
-        _ = try? rogue.publish(MQTTMessage(topic: Self.prefix + "/events", text: "{\"seq\":\(last + 2),\"summary\":\"skipped\"}"))
-        loop.run()
+        guard let log = lock?.log else { count("gap plant found the lock down"); return }
+        do {
+            guard let last = try log.lastSequence() else { count("gap plant found the lock's log empty"); return }
+            publishRogue(clientID: "skipper", text: "{\"seq\":\(last + 2),\"summary\":\"skipped\"}")
+        } catch {
+            count("gap plant could not read the lock's log")
+        }
     }
 
+    /// Planted: someone republishes the first event on the lock's events topic.
     func publishStaleEvent() {
-        let rogue = broker.connection(MQTTEndpoint(host: "sim", port: 1, clientID: "replayer"))
+        publishRogue(clientID: "replayer", text: "{\"seq\":1,\"summary\":\"replayed\"}")
+    }
+
+    /// A plant that cannot be made is counted; the self-test then fails for the rule it missed.
+    private func publishRogue(clientID: String, text: String) {
+        let rogue = broker.connection(MQTTEndpoint(host: "sim", port: 1, clientID: clientID))
         rogue.connect()
         loop.run()
-        // Unpublished, the self-test reports the rule it did not see broken.
-        _ = try? rogue.publish(MQTTMessage(topic: Self.prefix + "/events", text: "{\"seq\":1,\"summary\":\"replayed\"}"))
+        do { _ = try rogue.publish(MQTTMessage(topic: Self.prefix + "/events", text: text)) } catch {
+            count("plant not published (\(clientID))")
+        }
         loop.run()
     }
 }
